@@ -1,0 +1,43 @@
+// A persistent pool of worker threads with a static partition of work.
+//
+// Contract (DETERMINISM.md, L2): run(n, fn) splits the index range [0, n) into `size()`
+// contiguous slices, slice i = [n*i/T, n*(i+1)/T), and calls fn(begin, end) once per non-empty
+// slice. Which thread computes an index never changes what is computed: callers hand out
+// independent outputs (matmul rows, attention heads), never parts of one reduction. The caller's
+// thread does slice 0, so a pool of size 1 has no worker threads at all.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace tz {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return n_threads_; }
+
+  // Blocks until every slice is done. Not reentrant: fn must not call run().
+  void run(size_t n, const std::function<void(size_t begin, size_t end)>& fn);
+
+ private:
+  void worker_loop(int index);
+  void do_slice(int index);
+
+  int n_threads_;
+  std::vector<std::thread> workers_;
+  const std::function<void(size_t, size_t)>* job_ = nullptr;
+  size_t job_n_ = 0;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace tz

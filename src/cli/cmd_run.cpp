@@ -1,0 +1,91 @@
+// tzero run: generate text from a prompt, streaming it, then print speeds.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/fingerprint.h"
+#include "runtime/generate.h"
+
+namespace tz::cli {
+
+Command add_run(CLI::App& app) {
+  auto* sub = app.add_subcommand("run", "Generate text from a prompt (greedy by default)");
+  struct Opts {
+    std::string model, prompt, prompt_file;
+    bool json = false, no_bos = false;
+    GenerateOptions gen;
+  };
+  auto o = std::make_shared<Opts>();
+  o->gen.n_threads = default_threads();
+  sub->add_option("-m,--model", o->model, "GGUF model file")->required();
+  sub->add_option("-p,--prompt", o->prompt, "Prompt text (default: empty, BOS only)");
+  sub->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
+  sub->add_option("-n,--n-predict", o->gen.n_predict, "Tokens to generate")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 24));
+  sub->add_option("-t,--threads", o->gen.n_threads, "Threads (results do not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("-c,--ctx-size", o->gen.n_ctx, "Context size (0: min(trained, 4096))")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("-b,--batch-size", o->gen.n_batch,
+                  "Prefill chunk: prompt tokens per forward pass (results do not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  sub->add_option("--temp", o->gen.temperature, "Temperature (0: greedy, ties to the lowest id)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  sub->add_option("--seed", o->gen.seed, "Sampling seed (used when --temp > 0)")
+      ->capture_default_str();
+  sub->add_flag("--no-bos", o->no_bos, "Do not add the BOS token to the prompt");
+  sub->add_flag("--parse-special", o->gen.parse_special,
+                "Turn control-token texts in the prompt into those tokens");
+  sub->add_flag("--json", o->json, "Print one JSON object instead of streaming text");
+  sub->add_option("--logits-out", o->gen.logits_out,
+                  "Write every evaluated logits row (float32, little-endian) to this file");
+  return {sub, [o] {
+            if (!o->prompt_file.empty()) o->gen.prompt = read_text_file(o->prompt_file);
+            else o->gen.prompt = o->prompt;
+            o->gen.add_bos = !o->no_bos;
+            auto model = Model::load(o->model);
+            const Vocab vocab = Vocab::from_gguf(model->gguf());
+            std::function<void(std::string_view)> on_text;
+            if (!o->json)
+              on_text = [](std::string_view s) {
+                std::fwrite(s.data(), 1, s.size(), stdout);
+                std::fflush(stdout);
+              };
+            const GenerateResult r = generate(*model, vocab, o->gen, on_text);
+            const double pp_tps = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
+            const int n_decoded = r.n_eval_rows > 0 ? r.n_eval_rows - 1 : 0;
+            const double tg_tps = r.gen_seconds > 0 ? n_decoded / r.gen_seconds : 0;
+            if (o->json) {
+              nlohmann::json j;
+              j["prompt_tokens"] = r.prompt_tokens;
+              j["tokens"] = r.tokens;
+              j["text"] = r.text;
+              j["stop_reason"] = r.stop_reason;
+              j["logits_digest"] = r.logits_digest;
+              j["n_ctx"] = r.n_ctx;
+              j["timings"] = {{"prompt_seconds", r.prompt_seconds},
+                              {"prompt_tokens_per_s", pp_tps},
+                              {"gen_seconds", r.gen_seconds},
+                              {"gen_tokens_per_s", tg_tps},
+                              {"threads", o->gen.n_threads}};
+              j["fingerprint"] = fingerprint_json(o->gen);
+              std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+            } else {
+              std::printf("\n");
+              std::fprintf(stderr,
+                           "\nprompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f "
+                           "tokens/s | threads %d | stop: %s\nlogits digest: %s\n",
+                           r.prompt_tokens.size(), pp_tps, r.tokens.size(), tg_tps,
+                           o->gen.n_threads, r.stop_reason.c_str(), r.logits_digest.c_str());
+            }
+            return 0;
+          }};
+}
+
+}  // namespace tz::cli

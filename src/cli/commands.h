@@ -1,0 +1,26 @@
+// The subcommands of the tzero command line. Each registers its options on the app and returns
+// the function that runs it; errors are thrown as tz::Error and reported by main.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace tz::cli {
+
+struct Command {
+  CLI::App* sub;           // the parsed subcommand
+  std::function<int()> run;  // runs it after parsing; returns the exit status
+};
+
+Command add_run(CLI::App& app);
+Command add_tokenize(CLI::App& app);
+Command add_info(CLI::App& app);
+Command add_convert(CLI::App& app);
+Command add_gen_model(CLI::App& app);
+
+// Reads a whole file; throws tz::Error naming it.
+std::string read_text_file(const std::string& path);
+// Hardware threads, at least 1.
+int default_threads();
+
+}  // namespace tz::cli

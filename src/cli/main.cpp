@@ -1,0 +1,56 @@
+// tzero: a reproducible LLM inference engine. Exit status: 0 success, 1 a check failed,
+// 2 bad input (unusable file, bad flag, prompt too long): one line on stderr says what.
+#include <cstdio>
+#include <thread>
+
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "cli/commands.h"
+
+namespace tz::cli {
+
+std::string read_text_file(const std::string& path) {
+  MappedFile f(path);
+  return std::string(reinterpret_cast<const char*>(f.data()), f.size());
+}
+
+int default_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : int(n);
+}
+
+}  // namespace tz::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"tzero: LLM inference whose temperature-0 output is bit-for-bit reproducible"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("tzero ") + TZ_VERSION);
+  const tz::cli::Command commands[] = {
+      tz::cli::add_run(app),     tz::cli::add_tokenize(app),  tz::cli::add_info(app),
+      tz::cli::add_convert(app), tz::cli::add_gen_model(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    for (const auto& c : commands)
+      if (c.sub->parsed()) return c.run();
+    return 2;
+  } catch (const tz::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "tzero: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tzero: error: out of memory\n");
+    return 2;
+  }
+}

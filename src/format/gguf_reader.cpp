@@ -1,0 +1,404 @@
+#include <cstring>
+#include <limits>
+
+#include "base/error.h"
+#include "format/gguf.h"
+
+namespace tz {
+
+namespace {
+
+constexpr uint64_t kMaxDims = 4;
+constexpr int kMaxArrayDepth = 4;
+
+}  // namespace
+
+size_t gguf_value_size(GgufValueType t) {
+  switch (t) {
+    case GgufValueType::U8:
+    case GgufValueType::I8:
+    case GgufValueType::BOOL:
+      return 1;
+    case GgufValueType::U16:
+    case GgufValueType::I16:
+      return 2;
+    case GgufValueType::U32:
+    case GgufValueType::I32:
+    case GgufValueType::F32:
+      return 4;
+    case GgufValueType::U64:
+    case GgufValueType::I64:
+    case GgufValueType::F64:
+      return 8;
+    default:
+      return 0;  // STRING, ARRAY: variable
+  }
+}
+
+namespace {
+
+bool known_value_type(uint32_t t) { return t <= uint32_t(GgufValueType::F64); }
+
+// A bounds-checked cursor over the file bytes.
+class Cursor {
+ public:
+  Cursor(const GgufFile& file, const uint8_t* data, size_t size)
+      : file_(file), data_(data), size_(size) {}
+  size_t pos() const { return pos_; }
+  size_t remaining() const { return size_ - pos_; }
+
+  void need(uint64_t n, const char* what) const {
+    if (n > remaining())
+      file_.fail(std::string("truncated: ") + what + " at byte " + std::to_string(pos_) +
+                 " needs " + std::to_string(n) + " bytes, " + std::to_string(remaining()) +
+                 " left");
+  }
+  template <typename T>
+  T read(const char* what) {
+    need(sizeof(T), what);
+    T v;
+    std::memcpy(&v, data_ + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string_view read_string(const char* what) {
+    uint64_t len = read<uint64_t>(what);
+    need(len, what);
+    std::string_view s(reinterpret_cast<const char*>(data_ + pos_), size_t(len));
+    pos_ += size_t(len);
+    return s;
+  }
+  const uint8_t* take(uint64_t n, const char* what) {
+    need(n, what);
+    const uint8_t* p = data_ + pos_;
+    pos_ += size_t(n);
+    return p;
+  }
+
+ private:
+  const GgufFile& file_;
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+GgufValue read_scalar(Cursor& c, GgufValueType t) {
+  GgufValue v;
+  v.type = t;
+  switch (t) {
+    case GgufValueType::U8: v.u = c.read<uint8_t>("u8 value"); break;
+    case GgufValueType::I8: v.i = c.read<int8_t>("i8 value"); break;
+    case GgufValueType::U16: v.u = c.read<uint16_t>("u16 value"); break;
+    case GgufValueType::I16: v.i = c.read<int16_t>("i16 value"); break;
+    case GgufValueType::U32: v.u = c.read<uint32_t>("u32 value"); break;
+    case GgufValueType::I32: v.i = c.read<int32_t>("i32 value"); break;
+    case GgufValueType::U64: v.u = c.read<uint64_t>("u64 value"); break;
+    case GgufValueType::I64: v.i = c.read<int64_t>("i64 value"); break;
+    case GgufValueType::F32: v.f = c.read<float>("f32 value"); break;
+    case GgufValueType::F64: v.f = c.read<double>("f64 value"); break;
+    case GgufValueType::BOOL: v.i = c.read<uint8_t>("bool value") != 0; break;
+    case GgufValueType::STRING: v.str = c.read_string("string value"); break;
+    default: break;
+  }
+  return v;
+}
+
+GgufValue read_value(const GgufFile& file, Cursor& c, GgufValueType t, const std::string& key,
+                     int depth) {
+  if (t != GgufValueType::ARRAY) return read_scalar(c, t);
+  if (depth >= kMaxArrayDepth) file.fail("metadata '" + key + "': arrays nested too deep");
+  GgufValue v;
+  v.type = GgufValueType::ARRAY;
+  uint32_t et = c.read<uint32_t>("array element type");
+  if (!known_value_type(et))
+    file.fail("metadata '" + key + "': unknown array element type " + std::to_string(et));
+  v.elem_type = GgufValueType(et);
+  v.count = c.read<uint64_t>("array length");
+  size_t es = gguf_value_size(v.elem_type);
+  if (es > 0) {
+    if (v.count > c.remaining() / es)
+      file.fail("metadata '" + key + "': array of " + std::to_string(v.count) +
+                " elements does not fit in the file");
+    v.elems = c.take(v.count * es, "array data");
+  } else if (v.elem_type == GgufValueType::STRING) {
+    // Each string takes at least its 8-byte length: bound the count before reserving.
+    if (v.count > c.remaining() / 8)
+      file.fail("metadata '" + key + "': array of " + std::to_string(v.count) +
+                " strings does not fit in the file");
+    v.strings.reserve(size_t(v.count));
+    for (uint64_t k = 0; k < v.count; ++k) v.strings.push_back(c.read_string("array string"));
+  } else {  // nested arrays: validated and skipped
+    if (v.count > c.remaining() / 12)
+      file.fail("metadata '" + key + "': nested array count does not fit in the file");
+    for (uint64_t k = 0; k < v.count; ++k) read_value(file, c, v.elem_type, key, depth + 1);
+  }
+  return v;
+}
+
+}  // namespace
+
+const char* gguf_value_type_name(GgufValueType t) {
+  static const char* names[] = {"u8",  "i8",   "u16",    "i16",   "u32", "i32", "f32",
+                                "bool", "string", "array", "u64", "i64", "f64"};
+  return known_value_type(uint32_t(t)) ? names[uint32_t(t)] : "unknown";
+}
+
+bool GgufValue::is_integer() const {
+  switch (type) {
+    case GgufValueType::U8:
+    case GgufValueType::I8:
+    case GgufValueType::U16:
+    case GgufValueType::I16:
+    case GgufValueType::U32:
+    case GgufValueType::I32:
+    case GgufValueType::U64:
+    case GgufValueType::I64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t GgufTensorInfo::n_elements() const {
+  int64_t n = 1;
+  for (int64_t d : ne) n *= d;
+  return n;
+}
+
+GgufFile::GgufFile(const std::string& path) : map_(std::make_unique<MappedFile>(path)) {
+  name_ = path;
+  data_ = map_->data();
+  size_ = map_->size();
+  parse();
+}
+
+GgufFile::GgufFile(const uint8_t* data, size_t size, const std::string& name)
+    : name_(name), data_(data), size_(size) {
+  parse();
+}
+
+void GgufFile::fail(const std::string& what) const { throw Error(name_ + ": " + what); }
+
+void GgufFile::parse() {
+  Cursor c(*this, data_, size_);
+  if (size_ < 4 || std::memcmp(data_, "GGUF", 4) != 0) fail("not a GGUF file (bad magic)");
+  c.take(4, "magic");
+  version_ = c.read<uint32_t>("version");
+  if (version_ == 1) fail("GGUF version 1 is not supported (only 2 and 3)");
+  if (version_ != 2 && version_ != 3)
+    fail("unsupported GGUF version " + std::to_string(version_) + " (only 2 and 3)");
+  const uint64_t n_tensors = c.read<uint64_t>("tensor count");
+  const uint64_t n_kv = c.read<uint64_t>("metadata count");
+  // A key/value pair takes at least 8 (key length) + 4 (type) + 1 bytes; a tensor info at
+  // least 8 + 4 + 8 + 4 + 8. Reject counts the file cannot hold before reserving anything.
+  if (n_kv > c.remaining() / 13)
+    fail("metadata count " + std::to_string(n_kv) + " does not fit in the file");
+  if (n_tensors > c.remaining() / 32)
+    fail("tensor count " + std::to_string(n_tensors) + " does not fit in the file");
+
+  kv_.reserve(size_t(n_kv));
+  for (uint64_t k = 0; k < n_kv; ++k) {
+    std::string key(c.read_string("metadata key"));
+    uint32_t t = c.read<uint32_t>("metadata value type");
+    if (!known_value_type(t))
+      fail("metadata '" + key + "': unknown value type " + std::to_string(t));
+    GgufValue v = read_value(*this, c, GgufValueType(t), key, 0);
+    if (kv_index_.count(key)) fail("duplicate metadata key '" + key + "'");
+    kv_index_[key] = kv_.size();
+    kv_.emplace_back(std::move(key), std::move(v));
+  }
+
+  if (const GgufValue* a = find("general.alignment")) {
+    if (!a->is_integer()) fail("general.alignment must be an integer");
+    uint64_t al = a->type == GgufValueType::U32 || a->type == GgufValueType::U64 ? a->u
+                                                                                    : uint64_t(a->i);
+    if (al == 0 || (al & (al - 1)) != 0 || al > (1u << 20))
+      fail("general.alignment " + std::to_string(al) + " is not a power of two up to 1 MiB");
+    alignment_ = uint32_t(al);
+  }
+
+  tensors_.reserve(size_t(n_tensors));
+  for (uint64_t k = 0; k < n_tensors; ++k) {
+    GgufTensorInfo ti;
+    ti.name = std::string(c.read_string("tensor name"));
+    const std::string where = "tensor '" + ti.name + "'";
+    uint32_t n_dims = c.read<uint32_t>("tensor dimension count");
+    if (n_dims == 0 || n_dims > kMaxDims)
+      fail(where + ": " + std::to_string(n_dims) + " dimensions (must be 1 to 4)");
+    uint64_t n_elem = 1;
+    for (uint32_t d = 0; d < n_dims; ++d) {
+      uint64_t ne = c.read<uint64_t>("tensor dimension");
+      if (ne == 0 || ne > (uint64_t(1) << 40))
+        fail(where + ": dimension " + std::to_string(d) + " is " + std::to_string(ne));
+      if (n_elem > (uint64_t(1) << 50) / ne) fail(where + ": too many elements");
+      n_elem *= ne;
+      ti.ne.push_back(int64_t(ne));
+    }
+    uint32_t type_id = c.read<uint32_t>("tensor type");
+    auto tr = tensor_type_traits(type_id);
+    if (!tr) fail(where + ": unknown tensor type " + std::to_string(type_id));
+    ti.type = TensorType(type_id);
+    if (uint64_t(ti.ne[0]) % tr->block_size != 0)
+      fail(where + ": row length " + std::to_string(ti.ne[0]) + " is not a multiple of the " +
+           tr->name + " block size " + std::to_string(tr->block_size));
+    ti.n_bytes = size_t(n_elem / tr->block_size * tr->type_size);
+    ti.offset = c.read<uint64_t>("tensor offset");
+    if (ti.offset % alignment_ != 0)
+      fail(where + ": offset " + std::to_string(ti.offset) + " is not aligned to " +
+           std::to_string(alignment_));
+    if (tensor_index_.count(ti.name)) fail("duplicate tensor name '" + ti.name + "'");
+    tensor_index_[ti.name] = tensors_.size();
+    tensors_.push_back(std::move(ti));
+  }
+
+  // The data section starts at the next multiple of the alignment.
+  size_t pos = c.pos();
+  data_offset_ = (pos + alignment_ - 1) / alignment_ * alignment_;
+  if (!tensors_.empty() && data_offset_ > size_) fail("truncated: no tensor data section");
+  for (auto& ti : tensors_) {
+    const size_t avail = size_ - data_offset_;
+    if (ti.offset > avail || ti.n_bytes > avail - ti.offset)
+      fail("tensor '" + ti.name + "': data [" + std::to_string(ti.offset) + ", +" +
+           std::to_string(ti.n_bytes) + ") lies outside the file (data section has " +
+           std::to_string(avail) + " bytes)");
+    ti.data = data_ + data_offset_ + ti.offset;
+  }
+}
+
+const GgufValue* GgufFile::find(const std::string& key) const {
+  auto it = kv_index_.find(key);
+  return it == kv_index_.end() ? nullptr : &kv_[it->second].second;
+}
+
+const GgufTensorInfo* GgufFile::find_tensor(const std::string& name) const {
+  auto it = tensor_index_.find(name);
+  return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+}
+
+std::string GgufFile::get_string(const std::string& key, const std::string& fallback) const {
+  const GgufValue* v = find(key);
+  if (!v) return fallback;
+  if (v->type != GgufValueType::STRING) fail("metadata '" + key + "' must be a string");
+  return std::string(v->str);
+}
+
+int64_t GgufFile::get_int(const std::string& key, int64_t fallback) const {
+  const GgufValue* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_integer()) fail("metadata '" + key + "' must be an integer");
+  switch (v->type) {
+    case GgufValueType::U8:
+    case GgufValueType::U16:
+    case GgufValueType::U32:
+      return int64_t(v->u);
+    case GgufValueType::U64:
+      if (v->u > uint64_t(std::numeric_limits<int64_t>::max()))
+        fail("metadata '" + key + "' is out of range");
+      return int64_t(v->u);
+    default:
+      return v->i;
+  }
+}
+
+int64_t GgufFile::require_int(const std::string& key) const {
+  if (!find(key)) fail("missing metadata '" + key + "'");
+  return get_int(key, 0);
+}
+
+double GgufFile::get_float(const std::string& key, double fallback) const {
+  const GgufValue* v = find(key);
+  if (!v) return fallback;
+  if (v->is_float()) return v->f;
+  if (v->is_integer()) return double(get_int(key, 0));
+  fail("metadata '" + key + "' must be a number");
+}
+
+bool GgufFile::get_bool(const std::string& key, bool fallback) const {
+  const GgufValue* v = find(key);
+  if (!v) return fallback;
+  if (v->type != GgufValueType::BOOL) fail("metadata '" + key + "' must be a bool");
+  return v->i != 0;
+}
+
+const std::vector<std::string_view>& GgufFile::get_string_array(const std::string& key) const {
+  static const std::vector<std::string_view> empty;
+  const GgufValue* v = find(key);
+  if (!v) return empty;
+  if (v->type != GgufValueType::ARRAY || v->elem_type != GgufValueType::STRING)
+    fail("metadata '" + key + "' must be an array of strings");
+  return v->strings;
+}
+
+std::vector<float> GgufFile::get_f32_array(const std::string& key) const {
+  const GgufValue* v = find(key);
+  if (!v) return {};
+  if (v->type != GgufValueType::ARRAY || v->elem_type != GgufValueType::F32)
+    fail("metadata '" + key + "' must be an array of f32");
+  std::vector<float> out(size_t(v->count));
+  if (v->count) std::memcpy(out.data(), v->elems, out.size() * 4);
+  return out;
+}
+
+std::vector<int64_t> GgufFile::get_int_array(const std::string& key) const {
+  const GgufValue* v = find(key);
+  if (!v) return {};
+  if (v->type != GgufValueType::ARRAY) fail("metadata '" + key + "' must be an array");
+  GgufValue probe;
+  probe.type = v->elem_type;
+  if (!probe.is_integer()) fail("metadata '" + key + "' must be an array of integers");
+  const size_t es = gguf_value_size(v->elem_type);
+  std::vector<int64_t> out(size_t(v->count));
+  for (size_t k = 0; k < out.size(); ++k) {
+    const uint8_t* p = v->elems + k * es;
+    switch (v->elem_type) {
+      case GgufValueType::U8: out[k] = *p; break;
+      case GgufValueType::I8: out[k] = int8_t(*p); break;
+      case GgufValueType::U16: { uint16_t x; std::memcpy(&x, p, 2); out[k] = x; break; }
+      case GgufValueType::I16: { int16_t x; std::memcpy(&x, p, 2); out[k] = x; break; }
+      case GgufValueType::U32: { uint32_t x; std::memcpy(&x, p, 4); out[k] = x; break; }
+      case GgufValueType::I32: { int32_t x; std::memcpy(&x, p, 4); out[k] = x; break; }
+      default: { int64_t x; std::memcpy(&x, p, 8); out[k] = x; break; }
+    }
+  }
+  return out;
+}
+
+std::string GgufValue::to_display(size_t max_items) const {
+  switch (type) {
+    case GgufValueType::STRING: {
+      std::string s(str.substr(0, 80));
+      for (char& ch : s)
+        if (ch == '\n') ch = ' ';
+      return "\"" + s + (str.size() > 80 ? "...\"" : "\"");
+    }
+    case GgufValueType::BOOL: return i ? "true" : "false";
+    case GgufValueType::F32:
+    case GgufValueType::F64: {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%g", f);
+      return buf;
+    }
+    case GgufValueType::U8:
+    case GgufValueType::U16:
+    case GgufValueType::U32:
+    case GgufValueType::U64: return std::to_string(u);
+    case GgufValueType::ARRAY: {
+      std::string s = std::string("[") + gguf_value_type_name(elem_type) + " x " +
+                      std::to_string(count) + "]";
+      if (elem_type == GgufValueType::STRING && !strings.empty()) {
+        s += " ";
+        for (size_t k = 0; k < strings.size() && k < max_items; ++k) {
+          GgufValue e;
+          e.type = GgufValueType::STRING;
+          e.str = strings[k];
+          s += (k ? ", " : "") + e.to_display();
+        }
+        if (strings.size() > max_items) s += ", ...";
+      }
+      return s;
+    }
+    default: return std::to_string(i);
+  }
+}
+
+}  // namespace tz

@@ -1,0 +1,36 @@
+#include "kernels/math.h"
+
+#include <cmath>
+#include <cstdint>
+
+#include "base/fp16.h"
+
+namespace tz {
+
+float exp_ref(float x) {
+  if (std::isnan(x)) return x;
+  if (x > 88.72283f) return INFINITY;
+  if (x < -87.33654f) return 0.0f;
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693145751953125f;          // high bits of ln 2 (exact product)
+  constexpr float kLn2Lo = 1.428606765330187045e-06f;   // ln 2 - kLn2Hi
+  const float n = std::nearbyint(x * kLog2e);
+  float r = std::fma(n, -kLn2Hi, x);
+  r = std::fma(n, -kLn2Lo, r);
+  float p = 1.0f / 5040.0f;
+  p = std::fma(p, r, 1.0f / 720.0f);
+  p = std::fma(p, r, 1.0f / 120.0f);
+  p = std::fma(p, r, 1.0f / 24.0f);
+  p = std::fma(p, r, 1.0f / 6.0f);
+  p = std::fma(p, r, 0.5f);
+  p = std::fma(p, r, 1.0f);
+  p = std::fma(p, r, 1.0f);
+  // n is in [-126, 128]; split 2^n into two factors so neither overflows the exponent range.
+  const int ni = int(n);
+  const int n1 = ni / 2, n2 = ni - n1;
+  const float s1 = bits_float(uint32_t(n1 + 127) << 23);
+  const float s2 = bits_float(uint32_t(n2 + 127) << 23);
+  return (p * s1) * s2;
+}
+
+}  // namespace tz

@@ -1,0 +1,17 @@
+// tzero's own transcendental functions. Every kernel variant (scalar, SIMD, GPU) must mirror
+// these operation for operation, so the results never depend on a libm or an ISA.
+#pragma once
+
+namespace tz {
+
+// e^x in float (version "exp-v1"), from basic IEEE operations and explicit FMAs only:
+//   x > 88.72283 -> +inf; x < -87.33654 -> 0 (no subnormal results); NaN -> NaN.
+//   n = nearbyint(x * log2(e)); r = fma(n, -ln2_hi, x); r = fma(n, -ln2_lo, r);
+//   p = Horner of the degree-7 Taylor polynomial of e^r with fma, from 1/5040 down to 1;
+//   result = p * 2^n (2^n built from its exponent bits). Max error about 1 ulp.
+float exp_ref(float x);
+
+// silu(x) = x / (1 + e^-x) with exp_ref (version "silu-v1").
+inline float silu_ref(float x) { return x / (1.0f + exp_ref(-x)); }
+
+}  // namespace tz

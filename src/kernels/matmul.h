@@ -1,0 +1,30 @@
+// Matrix products of a weight matrix with a batch of activation rows, threaded over weight rows.
+// Each output element is one dot product in the canonical order of dot.h, computed by exactly
+// one thread, so the result does not depend on the thread count or on the batch size.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/quant.h"
+#include "kernels/matrix.h"
+
+namespace tz {
+
+// Reusable buffers for activation quantization.
+struct MatmulScratch {
+  std::vector<ActQ8> act_q8;
+};
+
+// y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed.
+void matmul(ThreadPool& pool, const Matrix& w, const float* x, size_t n_tokens, float* y,
+            MatmulScratch& scratch);
+
+// One dot product of weight row r with x, in the canonical order (for tests and tools).
+float matmul_row_ref(const Matrix& w, size_t r, const float* x);
+
+// Copies row `r` of w into dst as float (embedding lookup).
+void matrix_row_to_float(const Matrix& w, size_t r, float* dst);
+
+}  // namespace tz

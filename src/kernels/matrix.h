@@ -1,0 +1,21 @@
+// A view of a weight matrix stored in one of the tensor types, rows contiguous.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "format/tensor_type.h"
+
+namespace tz {
+
+// n_rows rows, each n_cols elements of `type` (in ggml terms ne0 = n_cols, ne1 = n_rows).
+struct Matrix {
+  TensorType type = TensorType::F32;
+  const uint8_t* data = nullptr;
+  int64_t n_rows = 0;
+  int64_t n_cols = 0;
+  size_t row_bytes = 0;
+  const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
+};
+
+}  // namespace tz

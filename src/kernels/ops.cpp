@@ -1,0 +1,65 @@
+#include "kernels/ops.h"
+
+#include <cmath>
+
+#include "kernels/dot.h"
+#include "kernels/math.h"
+
+namespace tz {
+
+void rmsnorm_ref(const float* x, const float* w, float eps, size_t n, float* out) {
+  const float ss = dot_f32_ref(x, x, n);
+  const float mean = ss / float(n);
+  const float scale = 1.0f / std::sqrt(mean + eps);
+  for (size_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * w[i];
+}
+
+RopeTable::RopeTable(int n_rot, int n_pos, double base)
+    : n_rot_(n_rot), n_pos_(n_pos), table_(size_t(n_pos) * size_t(n_rot)) {
+  const int half = n_rot / 2;
+  std::vector<double> freq(half);
+  for (int i = 0; i < half; ++i) freq[i] = std::pow(base, -2.0 * i / n_rot);
+  for (int p = 0; p < n_pos; ++p)
+    for (int i = 0; i < half; ++i) {
+      const double angle = double(p) * freq[i];
+      table_[size_t(p) * n_rot + 2 * i] = float(std::cos(angle));
+      table_[size_t(p) * n_rot + 2 * i + 1] = float(std::sin(angle));
+    }
+}
+
+void rope_ref(float* x, int pos, const RopeTable& table, bool neox) {
+  const int half = table.n_rot() / 2;
+  const float* cs = table.cos_sin(pos);
+  for (int i = 0; i < half; ++i) {
+    const int ia = neox ? i : 2 * i;
+    const int ib = neox ? i + half : 2 * i + 1;
+    const float c = cs[2 * i], s = cs[2 * i + 1];
+    const float a = x[ia], b = x[ib];
+    x[ia] = a * c - b * s;
+    x[ib] = a * s + b * c;
+  }
+}
+
+void attention_head_ref(const float* q, const float* k, const float* v, size_t n_kv,
+                        size_t head_dim, size_t kv_stride, float scale, float* scratch,
+                        float* out) {
+  float m = -INFINITY;
+  for (size_t t = 0; t < n_kv; ++t) {
+    scratch[t] = dot_f32_ref(q, k + t * kv_stride, head_dim) * scale;
+    m = std::fmax(m, scratch[t]);
+  }
+  for (size_t t = 0; t < n_kv; ++t) scratch[t] = exp_ref(scratch[t] - m);
+  const float z = sum_f32_ref(scratch, n_kv);
+  for (size_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
+  for (size_t t = 0; t < n_kv; ++t) {
+    const float* vt = v + t * kv_stride;
+    for (size_t d = 0; d < head_dim; ++d) out[d] = std::fma(scratch[t], vt[d], out[d]);
+  }
+  for (size_t d = 0; d < head_dim; ++d) out[d] = out[d] / z;
+}
+
+void swiglu_ref(const float* gate, const float* up, size_t n, float* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = silu_ref(gate[i]) * up[i];
+}
+
+}  // namespace tz

@@ -1,0 +1,116 @@
+#include "kernels/quant.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "base/error.h"
+#include "base/fp16.h"
+
+namespace tz {
+
+void dequantize_row(TensorType t, const void* src, float* dst, size_t n) {
+  switch (t) {
+    case TensorType::F32:
+      std::memcpy(dst, src, n * sizeof(float));
+      return;
+    case TensorType::F16: {
+      const uint16_t* s = static_cast<const uint16_t*>(src);
+      for (size_t i = 0; i < n; ++i) dst[i] = fp16_to_float(s[i]);
+      return;
+    }
+    case TensorType::BF16: {
+      const uint16_t* s = static_cast<const uint16_t*>(src);
+      for (size_t i = 0; i < n; ++i) dst[i] = bf16_to_float(s[i]);
+      return;
+    }
+    case TensorType::Q8_0: {
+      const BlockQ8_0* b = static_cast<const BlockQ8_0*>(src);
+      for (size_t k = 0; k < n / kQBlock; ++k) {
+        const float d = fp16_to_float(b[k].d);
+        for (int i = 0; i < kQBlock; ++i) dst[k * kQBlock + i] = d * float(b[k].qs[i]);
+      }
+      return;
+    }
+    case TensorType::Q4_0: {
+      const BlockQ4_0* b = static_cast<const BlockQ4_0*>(src);
+      for (size_t k = 0; k < n / kQBlock; ++k) {
+        const float d = fp16_to_float(b[k].d);
+        for (int i = 0; i < 16; ++i) {
+          dst[k * kQBlock + i] = d * float((b[k].qs[i] & 15) - 8);
+          dst[k * kQBlock + i + 16] = d * float((b[k].qs[i] >> 4) - 8);
+        }
+      }
+      return;
+    }
+    default:
+      throw Error(std::string("dequantize: unsupported tensor type ") + traits(t).name);
+  }
+}
+
+void quantize_row(TensorType t, const float* src, void* dst, size_t n) {
+  switch (t) {
+    case TensorType::F32:
+      std::memcpy(dst, src, n * sizeof(float));
+      return;
+    case TensorType::F16: {
+      uint16_t* d = static_cast<uint16_t*>(dst);
+      for (size_t i = 0; i < n; ++i) d[i] = float_to_fp16(src[i]);
+      return;
+    }
+    case TensorType::BF16: {
+      uint16_t* d = static_cast<uint16_t*>(dst);
+      for (size_t i = 0; i < n; ++i) d[i] = float_to_bf16(src[i]);
+      return;
+    }
+    case TensorType::Q8_0: {
+      BlockQ8_0* b = static_cast<BlockQ8_0*>(dst);
+      for (size_t k = 0; k < n / kQBlock; ++k) {
+        const float* x = src + k * kQBlock;
+        float amax = 0;
+        for (int i = 0; i < kQBlock; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+        const float d = amax / 127.0f;
+        const float id = d != 0 ? 1.0f / d : 0.0f;
+        b[k].d = float_to_fp16(d);
+        for (int i = 0; i < kQBlock; ++i) b[k].qs[i] = int8_t(std::round(x[i] * id));
+      }
+      return;
+    }
+    case TensorType::Q4_0: {
+      BlockQ4_0* b = static_cast<BlockQ4_0*>(dst);
+      for (size_t k = 0; k < n / kQBlock; ++k) {
+        const float* x = src + k * kQBlock;
+        float amax = 0, m = 0;
+        for (int i = 0; i < kQBlock; ++i)
+          if (std::fabs(x[i]) > amax) {
+            amax = std::fabs(x[i]);
+            m = x[i];
+          }
+        const float d = m / -8.0f;
+        const float id = d != 0 ? 1.0f / d : 0.0f;
+        b[k].d = float_to_fp16(d);
+        for (int i = 0; i < 16; ++i) {
+          const int q0 = std::min(15, int(x[i] * id + 8.5f));
+          const int q1 = std::min(15, int(x[i + 16] * id + 8.5f));
+          b[k].qs[i] = uint8_t(q0 | (q1 << 4));
+        }
+      }
+      return;
+    }
+    default:
+      throw Error(std::string("quantize: unsupported tensor type ") + traits(t).name);
+  }
+}
+
+void quantize_act_q8(const float* x, ActQ8* dst, size_t n) {
+  for (size_t k = 0; k < n / kQBlock; ++k) {
+    const float* xb = x + k * kQBlock;
+    float amax = 0;
+    for (int i = 0; i < kQBlock; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
+    const float d = amax / 127.0f;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    dst[k].d = d;
+    for (int i = 0; i < kQBlock; ++i) dst[k].qs[i] = int8_t(std::nearbyint(xb[i] * id));
+  }
+}
+
+}  // namespace tz

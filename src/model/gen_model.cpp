@@ -1,0 +1,140 @@
+#include "model/gen_model.h"
+
+#include <cmath>
+#include <functional>
+
+#include "base/error.h"
+#include "base/rng.h"
+#include "format/gguf_writer.h"
+#include "kernels/quant.h"
+#include "tokenizer/synthetic_vocab.h"
+
+namespace tz {
+
+const std::vector<ModelPreset>& model_presets() {
+  // name, description, arch, vocab, embd, ff, layers, heads, kv heads, head_dim, ctx, rope
+  // base, rms eps, tied output
+  static const std::vector<ModelPreset> presets = {
+      {"tiny", "llama, GQA, 2 layers, dims multiple of 256: for tests", "llama", 512, 256, 512, 2,
+       4, 2, 64, 512, 10000.0, 1e-5f, false},
+      {"tiny-qwen2", "qwen2 (QKV bias, neox rope), GQA, tied output: for tests", "qwen2", 512,
+       256, 512, 2, 4, 2, 64, 512, 1000000.0, 1e-6f, true},
+      {"tiny-qwen3", "qwen3 (Q/K norm, head_dim != embd/heads), GQA: for tests", "qwen3", 512,
+       256, 512, 2, 4, 2, 128, 512, 1000000.0, 1e-6f, true},
+      {"110m", "llama2.c stories110M shape", "llama", 32000, 768, 2048, 12, 12, 12, 64, 1024,
+       10000.0, 1e-5f, false},
+      {"tinyllama-1.1b", "TinyLlama 1.1B shape", "llama", 32000, 2048, 5632, 22, 32, 4, 64, 2048,
+       10000.0, 1e-5f, false},
+      {"qwen2.5-0.5b", "Qwen2.5 0.5B shape", "qwen2", 151936, 896, 4864, 24, 14, 2, 64, 32768,
+       1000000.0, 1e-6f, true},
+      {"qwen3-0.6b", "Qwen3 0.6B shape", "qwen3", 151936, 1024, 3072, 28, 16, 8, 128, 40960,
+       1000000.0, 1e-6f, true},
+  };
+  return presets;
+}
+
+const ModelPreset* find_preset(const std::string& name) {
+  for (const auto& p : model_presets())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+namespace {
+uint64_t name_seed(uint64_t seed, const std::string& name) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the name, mixed with the seed
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return SplitMix64(seed ^ h).next();
+}
+}  // namespace
+
+std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, uint64_t seed,
+                                        const std::string& out_path) {
+  check(traits(dtype).supported, std::string("gen-model: dtype ") + traits(dtype).name +
+                                     " is not supported (f32, f16, bf16, q8_0, q4_0)");
+  std::vector<std::string> notes;
+  const std::string a = P.arch + ".";
+  GgufWriter w;
+  w.add_string("general.architecture", P.arch);
+  w.add_string("general.name", "tzero gen-model " + P.name + " " + traits(dtype).name +
+                                   " seed " + std::to_string(seed));
+  w.add_u32(a + "context_length", uint32_t(P.n_ctx));
+  w.add_u32(a + "embedding_length", uint32_t(P.n_embd));
+  w.add_u32(a + "feed_forward_length", uint32_t(P.n_ff));
+  w.add_u32(a + "block_count", uint32_t(P.n_layer));
+  w.add_u32(a + "attention.head_count", uint32_t(P.n_head));
+  w.add_u32(a + "attention.head_count_kv", uint32_t(P.n_head_kv));
+  if (P.head_dim * P.n_head != P.n_embd) {
+    w.add_u32(a + "attention.key_length", uint32_t(P.head_dim));
+    w.add_u32(a + "attention.value_length", uint32_t(P.head_dim));
+  }
+  w.add_u32(a + "rope.dimension_count", uint32_t(P.head_dim));
+  w.add_f32(a + "rope.freq_base", float(P.rope_base));
+  w.add_f32(a + "attention.layer_norm_rms_epsilon", P.rms_eps);
+  const SyntheticVocab vocab = make_synthetic_spm_vocab(P.n_vocab);
+  w.add_string("tokenizer.ggml.model", "llama");
+  w.add_string("tokenizer.ggml.pre", "default");
+  w.add_string_array("tokenizer.ggml.tokens", vocab.tokens);
+  w.add_f32_array("tokenizer.ggml.scores", vocab.scores);
+  w.add_i32_array("tokenizer.ggml.token_type", vocab.types);
+  w.add_u32("tokenizer.ggml.unknown_token_id", 0);
+  w.add_u32("tokenizer.ggml.bos_token_id", 1);
+  w.add_u32("tokenizer.ggml.eos_token_id", 2);
+  w.add_bool("tokenizer.ggml.add_bos_token", true);
+  w.add_bool("tokenizer.ggml.add_eos_token", false);
+
+  // Values: uniform in [-a, a] with a = sqrt(3 / fan_in) (unit variance outputs) for matrices;
+  // 1 + U(-0.1, 0.1) for norms; U(-0.1, 0.1) for biases.
+  auto add = [&](const std::string& name, std::vector<int64_t> ne, float center, float amp,
+                 bool matrix) {
+    TensorType t = matrix ? dtype : TensorType::F32;
+    if (ne[0] % traits(t).block_size != 0) {
+      notes.push_back(name + " stays f32 (row length " + std::to_string(ne[0]) +
+                      " is not a multiple of " + std::to_string(traits(t).block_size) + ")");
+      t = TensorType::F32;
+    }
+    const uint64_t s = name_seed(seed, name);
+    w.add_tensor(name, t, ne, [ne, t, s, center, amp](uint8_t* dst, size_t) {
+      SplitMix64 rng(s);
+      const size_t row = size_t(ne[0]);
+      size_t rows = 1;
+      for (size_t i = 1; i < ne.size(); ++i) rows *= size_t(ne[i]);
+      std::vector<float> buf(row);
+      const size_t rb = row_bytes(t, row);
+      for (size_t r = 0; r < rows; ++r) {
+        for (auto& x : buf) x = center + amp * (2.0f * rng.uniform() - 1.0f);
+        quantize_row(t, buf.data(), dst + r * rb, row);
+      }
+    });
+  };
+  const int64_t E = P.n_embd, F = P.n_ff, Q = int64_t(P.n_head) * P.head_dim,
+                KV = int64_t(P.n_head_kv) * P.head_dim, V = P.n_vocab;
+  auto amp = [](int64_t fan_in) { return float(std::sqrt(3.0 / double(fan_in))); };
+  add("token_embd.weight", {E, V}, 0.0f, 1.0f, true);
+  add("output_norm.weight", {E}, 1.0f, 0.1f, false);
+  if (!P.tied_output) add("output.weight", {E, V}, 0.0f, amp(E), true);
+  for (int l = 0; l < P.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
+    add(p + "attn_q.weight", {E, Q}, 0.0f, amp(E), true);
+    add(p + "attn_k.weight", {E, KV}, 0.0f, amp(E), true);
+    add(p + "attn_v.weight", {E, KV}, 0.0f, amp(E), true);
+    if (P.arch == "qwen2") {
+      add(p + "attn_q.bias", {Q}, 0.0f, 0.1f, false);
+      add(p + "attn_k.bias", {KV}, 0.0f, 0.1f, false);
+      add(p + "attn_v.bias", {KV}, 0.0f, 0.1f, false);
+    }
+    if (P.arch == "qwen3") {
+      add(p + "attn_q_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
+      add(p + "attn_k_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
+    }
+    add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
+    add(p + "ffn_norm.weight", {E}, 1.0f, 0.1f, false);
+    add(p + "ffn_gate.weight", {E, F}, 0.0f, amp(E), true);
+    add(p + "ffn_up.weight", {E, F}, 0.0f, amp(E), true);
+    add(p + "ffn_down.weight", {F, E}, 0.0f, amp(F), true);
+  }
+  w.write(out_path);
+  return notes;
+}
+
+}  // namespace tz

@@ -1,0 +1,32 @@
+// Random-weight models with the shapes of real architectures, for tests and benchmarks.
+// Deterministic in the seed: each tensor's values come from a stream seeded by (seed, name),
+// so the same (preset, dtype, seed) always gives the same file, byte for byte.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "format/tensor_type.h"
+#include "model/hparams.h"
+
+namespace tz {
+
+struct ModelPreset {
+  std::string name;
+  std::string description;
+  std::string arch;  // llama, qwen2, qwen3
+  int n_vocab, n_embd, n_ff, n_layer, n_head, n_head_kv, head_dim, n_ctx;
+  double rope_base;
+  float rms_eps;
+  bool tied_output;
+};
+
+const std::vector<ModelPreset>& model_presets();
+const ModelPreset* find_preset(const std::string& name);
+
+// Writes the model. 2-D weight matrices get `dtype`; any whose row length is not a multiple of
+// the dtype's block size stays f32 (listed in the returned notes). Norms and biases are f32.
+std::vector<std::string> generate_model(const ModelPreset& preset, TensorType dtype,
+                                        uint64_t seed, const std::string& out_path);
+
+}  // namespace tz

@@ -1,0 +1,38 @@
+// Hyper-parameters of the llama-family architectures, read from GGUF metadata as llama.cpp
+// writes it ("{arch}.embedding_length", ...). One struct with the few options the family
+// varies on, not a field per model.
+#pragma once
+
+#include <string>
+
+#include "format/gguf.h"
+
+namespace tz {
+
+enum class Arch { Llama, Qwen2, Qwen3 };
+
+struct HParams {
+  std::string arch_name;  // as in general.architecture
+  Arch arch = Arch::Llama;
+  int n_vocab = 0;
+  int n_embd = 0;
+  int n_layer = 0;
+  int n_head = 0;
+  int n_head_kv = 0;
+  int head_dim = 0;  // attention.key_length (= value_length), default n_embd / n_head
+  int n_ff = 0;
+  int n_ctx_train = 0;
+  int n_rot = 0;     // rope.dimension_count, default head_dim
+  float rms_eps = 1e-5f;
+  double rope_base = 10000.0;
+  bool rope_neox = false;  // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+
+  int q_dim() const { return n_head * head_dim; }
+  int kv_dim() const { return n_head_kv * head_dim; }
+};
+
+// Reads and validates the hyper-parameters. Throws tz::Error naming the file and the key or
+// the architecture when the model is not one tzero can run.
+HParams read_hparams(const GgufFile& f);
+
+}  // namespace tz

@@ -1,0 +1,94 @@
+#include "model/weights.h"
+
+#include "base/error.h"
+#include "kernels/quant.h"
+
+namespace tz {
+
+namespace {
+std::string shape_str(const std::vector<int64_t>& ne) {
+  std::string s = "[";
+  for (size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+  return s + "]";
+}
+}  // namespace
+
+std::unique_ptr<Model> Model::load(const std::string& path) {
+  return std::make_unique<Model>(std::make_unique<GgufFile>(path));
+}
+
+Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required) {
+  const GgufTensorInfo* t = file_->find_tensor(name);
+  if (!t) {
+    if (required) file_->fail("missing tensor '" + name + "'");
+    return {};
+  }
+  if (t->ne.size() != 2 || t->ne[0] != n_cols || t->ne[1] != n_rows)
+    file_->fail("tensor '" + name + "' has shape " + shape_str(t->ne) + ", expected [" +
+                std::to_string(n_cols) + ", " + std::to_string(n_rows) + "]");
+  const auto& tr = traits(t->type);
+  if (!tr.supported)
+    file_->fail("tensor '" + name + "' has type " + tr.name +
+                ", which tzero cannot compute yet (supported: f32, f16, bf16, q8_0, q4_0)");
+  return Matrix{t->type, t->data, n_rows, n_cols, row_bytes(t->type, size_t(n_cols))};
+}
+
+const float* Model::vector(const std::string& name, int64_t n, bool required) {
+  const GgufTensorInfo* t = file_->find_tensor(name);
+  if (!t) {
+    if (required) file_->fail("missing tensor '" + name + "'");
+    return nullptr;
+  }
+  if (t->n_elements() != n || t->ne[0] != n)
+    file_->fail("tensor '" + name + "' has shape " + shape_str(t->ne) + ", expected [" +
+                std::to_string(n) + "]");
+  if (t->type == TensorType::F32) return reinterpret_cast<const float*>(t->data);
+  if (!traits(t->type).supported)
+    file_->fail("tensor '" + name + "' has unsupported type " + traits(t->type).name);
+  widened_.emplace_back(size_t(n));
+  dequantize_row(t->type, t->data, widened_.back().data(), size_t(n));
+  return widened_.back().data();
+}
+
+Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_hparams(*file_)) {
+  const GgufTensorInfo* embd = file_->find_tensor("token_embd.weight");
+  if (!embd) file_->fail("missing tensor 'token_embd.weight'");
+  if (embd->ne.size() != 2 || embd->ne[0] != hp_.n_embd)
+    file_->fail("tensor 'token_embd.weight' has shape " + shape_str(embd->ne) +
+                ", expected [" + std::to_string(hp_.n_embd) + ", n_vocab]");
+  hp_.n_vocab = int(embd->ne[1]);
+  const int64_t V = hp_.n_vocab, E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(),
+                F = hp_.n_ff, D = hp_.head_dim;
+  tok_embd_ = matrix("token_embd.weight", V, E);
+  output_norm_ = vector("output_norm.weight", E);
+  output_ = matrix("output.weight", V, E, false);
+  if (!output_.data) {
+    output_ = tok_embd_;
+    tied_output_ = true;
+  }
+  if (file_->find_tensor("rope_freqs.weight"))
+    file_->fail("tensor 'rope_freqs.weight' (rope frequency factors) is not supported yet");
+  for (int il = 0; il < hp_.n_layer; ++il) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    LayerWeights l;
+    l.attn_norm = vector(p + "attn_norm.weight", E);
+    l.wq = matrix(p + "attn_q.weight", Q, E);
+    l.wk = matrix(p + "attn_k.weight", KV, E);
+    l.wv = matrix(p + "attn_v.weight", KV, E);
+    l.wo = matrix(p + "attn_output.weight", E, Q);
+    const bool biases = hp_.arch == Arch::Qwen2;
+    l.bq = vector(p + "attn_q.bias", Q, biases);
+    l.bk = vector(p + "attn_k.bias", KV, biases);
+    l.bv = vector(p + "attn_v.bias", KV, biases);
+    const bool qk_norm = hp_.arch == Arch::Qwen3;
+    l.q_norm = vector(p + "attn_q_norm.weight", D, qk_norm);
+    l.k_norm = vector(p + "attn_k_norm.weight", D, qk_norm);
+    l.ffn_norm = vector(p + "ffn_norm.weight", E);
+    l.w_gate = matrix(p + "ffn_gate.weight", F, E);
+    l.w_up = matrix(p + "ffn_up.weight", F, E);
+    l.w_down = matrix(p + "ffn_down.weight", E, F);
+    layers_.push_back(l);
+  }
+}
+
+}  // namespace tz

@@ -1,0 +1,57 @@
+// The immutable weights of a model: typed views into the mapped GGUF file. Tensor names and
+// shapes are llama.cpp's, so files from the ecosystem load unchanged. 1-D tensors (norms,
+// biases) are widened to float once at load.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/gguf.h"
+#include "kernels/matrix.h"
+#include "model/hparams.h"
+
+namespace tz {
+
+struct LayerWeights {
+  const float* attn_norm = nullptr;  // (n_embd)
+  Matrix wq, wk, wv, wo;             // (q_dim, n_embd), (kv_dim, n_embd) x2, (n_embd, q_dim)
+  const float* bq = nullptr;         // optional biases (qwen2): (q_dim), (kv_dim), (kv_dim)
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+  const float* q_norm = nullptr;     // optional per-head RMSNorm (qwen3): (head_dim)
+  const float* k_norm = nullptr;
+  const float* ffn_norm = nullptr;   // (n_embd)
+  Matrix w_gate, w_up, w_down;       // (n_ff, n_embd) x2, (n_embd, n_ff)
+};
+
+class Model {
+ public:
+  // Loads and validates a model. Throws tz::Error naming the file and the tensor or key.
+  static std::unique_ptr<Model> load(const std::string& path);
+  explicit Model(std::unique_ptr<GgufFile> file);
+
+  const GgufFile& gguf() const { return *file_; }
+  const HParams& hparams() const { return hp_; }
+  const Matrix& tok_embd() const { return tok_embd_; }  // (n_vocab, n_embd)
+  const float* output_norm() const { return output_norm_; }
+  const Matrix& output() const { return output_; }  // (n_vocab, n_embd); token_embd when tied
+  const std::vector<LayerWeights>& layers() const { return layers_; }
+  bool tied_output() const { return tied_output_; }
+
+ private:
+  Matrix matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required = true);
+  const float* vector(const std::string& name, int64_t n, bool required = true);
+
+  std::unique_ptr<GgufFile> file_;
+  HParams hp_;
+  Matrix tok_embd_;
+  const float* output_norm_ = nullptr;
+  Matrix output_;
+  bool tied_output_ = false;
+  std::vector<LayerWeights> layers_;
+  std::vector<std::vector<float>> widened_;  // 1-D tensors stored in a type other than f32
+};
+
+}  // namespace tz

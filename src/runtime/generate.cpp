@@ -1,0 +1,108 @@
+#include "runtime/generate.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/thread_pool.h"
+#include "model/forward.h"
+#include "runtime/sampler.h"
+#include "runtime/text_stream.h"
+
+namespace tz {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOptions& opt,
+                        const std::function<void(std::string_view)>& on_text) {
+  const HParams& hp = model.hparams();
+  check(vocab.n_tokens() <= hp.n_vocab,
+        "the tokenizer has " + std::to_string(vocab.n_tokens()) +
+            " tokens but the model's vocabulary is " + std::to_string(hp.n_vocab));
+  check(opt.n_predict >= 0, "the number of tokens to generate must be >= 0");
+  check(opt.n_batch >= 1, "the batch size must be >= 1");
+  GenerateResult res;
+  res.n_ctx = opt.n_ctx > 0 ? opt.n_ctx : std::min(hp.n_ctx_train, 4096);
+  check(res.n_ctx <= (1 << 20), "context size is too large");
+
+  res.prompt_tokens = vocab.tokenize(opt.prompt, opt.add_bos, opt.parse_special);
+  if (res.prompt_tokens.empty()) {
+    check(vocab.bos() >= 0, "the prompt is empty and the vocabulary has no BOS token");
+    res.prompt_tokens.push_back(vocab.bos());
+  }
+  const int n_prompt = int(res.prompt_tokens.size());
+  check(n_prompt <= res.n_ctx, "the prompt is " + std::to_string(n_prompt) +
+                                   " tokens, longer than the context of " +
+                                   std::to_string(res.n_ctx) + " tokens (raise it with -c)");
+
+  std::unique_ptr<FILE, int (*)(FILE*)> logits_file(nullptr, &std::fclose);
+  if (!opt.logits_out.empty()) {
+    logits_file.reset(std::fopen(opt.logits_out.c_str(), "wb"));
+    check(logits_file != nullptr, opt.logits_out + ": cannot create: " + std::strerror(errno));
+  }
+
+  ThreadPool pool(opt.n_threads);
+  Forward fwd(model, pool, res.n_ctx, std::min(opt.n_batch, res.n_ctx));
+  KvCache kv(hp, res.n_ctx);
+  Sampler sampler(opt.temperature, opt.seed);
+  TextStream stream(vocab);
+  Hasher128 digest;
+  std::vector<float> logits(size_t(hp.n_vocab));
+
+  auto record = [&] {
+    digest.update(logits.data(), logits.size() * sizeof(float));
+    ++res.n_eval_rows;
+    if (logits_file &&
+        std::fwrite(logits.data(), sizeof(float), logits.size(), logits_file.get()) != logits.size())
+      throw Error(opt.logits_out + ": write failed");
+  };
+
+  auto t0 = std::chrono::steady_clock::now();
+  if (opt.n_predict > 0) {
+    for (int p = 0; p < n_prompt; p += fwd.n_batch()) {
+      const int n = std::min(fwd.n_batch(), n_prompt - p);
+      fwd.eval(&res.prompt_tokens[size_t(p)], n, p, kv, p + n == n_prompt ? logits.data() : nullptr);
+    }
+  }
+  res.prompt_seconds = seconds_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  res.stop_reason = "length";
+  int pos = n_prompt;
+  int32_t prev = res.prompt_tokens.back();
+  for (int step = 0; step < opt.n_predict; ++step) {
+    record();
+    const int32_t tok = sampler.sample(logits.data(), hp.n_vocab, step);
+    res.tokens.push_back(tok);
+    if (tok == vocab.eos()) {
+      res.stop_reason = "eos";
+      break;
+    }
+    std::string piece = stream.push(tok, prev);
+    res.text += piece;
+    if (on_text && !piece.empty()) on_text(piece);
+    prev = tok;
+    if (step + 1 == opt.n_predict) break;
+    if (pos >= res.n_ctx) {
+      res.stop_reason = "context";
+      break;
+    }
+    fwd.eval(&tok, 1, pos, kv, logits.data());
+    ++pos;
+  }
+  std::string rest = stream.finish();
+  res.text += rest;
+  if (on_text && !rest.empty()) on_text(rest);
+  res.gen_seconds = seconds_since(t0);
+  res.logits_digest = digest.hex();
+  return res;
+}
+
+}  // namespace tz

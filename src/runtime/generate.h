@@ -1,0 +1,45 @@
+// One request, start to end: tokenize the prompt, prefill it in chunks, then decode token by
+// token, streaming text. This is what `tzero run` drives; the server will drive the same
+// pieces through the scheduler.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/weights.h"
+#include "tokenizer/vocab.h"
+
+namespace tz {
+
+struct GenerateOptions {
+  std::string prompt;
+  int n_predict = 128;      // tokens to generate (stops early at EOS or a full context)
+  int n_threads = 1;
+  int n_ctx = 0;            // 0: min(trained context, 4096)
+  int n_batch = 64;         // prefill chunk: most prompt tokens per forward pass
+  float temperature = 0.0f;
+  uint64_t seed = 0;
+  bool add_bos = true;      // as the vocabulary asks (tokenizer.ggml.add_bos_token)
+  bool parse_special = false;
+  std::string logits_out;   // file for the raw float32 logits rows ("" = none)
+};
+
+struct GenerateResult {
+  std::vector<int32_t> prompt_tokens;
+  std::vector<int32_t> tokens;  // generated, including a final EOS if one was sampled
+  std::string text;             // the generated text
+  std::string stop_reason;      // "length", "eos" or "context"
+  std::string logits_digest;    // XXH3-128 over every logits row, in order
+  int n_ctx = 0;
+  double prompt_seconds = 0, gen_seconds = 0;
+  int n_eval_rows = 0;          // logits rows evaluated
+};
+
+// Throws tz::Error for unusable input (a prompt longer than the context, a bad option).
+GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOptions& opt,
+                        const std::function<void(std::string_view)>& on_text = nullptr);
+
+}  // namespace tz
