@@ -1,0 +1,69 @@
+# tzero: the two commands are `make run` and `make test`. See README.md.
+BUILD      ?= build
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+MODEL      ?=
+PROMPT     ?= Once upon a time
+ifdef CI
+CMAKE_ARGS += -DTZ_WERROR=ON
+endif
+
+# Debian packages the build, the tests and the tools need (installed when missing).
+DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohmann-json3-dev \
+               libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev
+
+.PHONY: all deps build run test bench format sanitize fuzz fuzz-build test-peer clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: on a fresh machine, make a small model (once) and prove the contract on it:
+# the same prompt at two thread counts gives the same logits digest. MODEL=path.gguf uses yours.
+run: build
+	@scripts/run_default.sh "$(BUILD)/tzero" "$(MODEL)" "$(PROMPT)"
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: deps
+	cmake -S . -B $(BUILD)-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DTZ_BENCH=ON $(CMAKE_ARGS)
+	cmake --build $(BUILD)-bench -j $(JOBS)
+	$(BUILD)-bench/bench/tz_bench_kernels
+
+format:
+	find src tests bench examples -name '*.cpp' -o -name '*.h' 2>/dev/null | xargs clang-format -i
+
+# ASan + UBSan build running every test.
+sanitize: deps
+	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_SANITIZE=ON $(CMAKE_ARGS)
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer over the GGUF parser (clang). FUZZ_SECONDS bounds the run.
+FUZZ_SECONDS ?= 120
+fuzz-build: deps
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_FUZZ=ON $(CMAKE_ARGS)
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target tz_fuzz_gguf tzero
+
+fuzz: fuzz-build
+	tests/fuzz/run_fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
+# Side by side with llama.cpp (npm node-llama-cpp, pinned). Not part of `make test`.
+test-peer: build
+	tests/peer/run_peer.sh $(BUILD)/tzero
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-bench $(BUILD)-asan $(BUILD)-fuzz

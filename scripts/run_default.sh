@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `make run`: generate with a model at two thread counts and show that the logits digests match.
+# Usage: run_default.sh TZERO [MODEL] [PROMPT]. Without MODEL, a small random-weight model is
+# made once with `tzero gen-model` under models/.
+set -euo pipefail
+tzero=$1
+model=${2:-}
+prompt=${3:-Once upon a time}
+if [ -z "$model" ]; then
+  model=models/tiny-q8_0.gguf
+  if [ ! -f "$model" ]; then
+    mkdir -p models
+    echo "== making the embedded default model ($model) with gen-model"
+    "$tzero" gen-model --preset tiny --dtype q8_0 --seed 1 -o "$model"
+  fi
+fi
+threads=$(nproc)
+[ "$threads" -gt 1 ] || threads=2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for t in 1 "$threads"; do
+  echo "== $model, prompt \"$prompt\", $t thread(s)"
+  "$tzero" run -m "$model" -p "$prompt" -n 32 -t "$t" 2>"$tmp/err.$t"
+  cat "$tmp/err.$t"
+done
+d1=$(sed -n 's/^logits digest: //p' "$tmp/err.1")
+d2=$(sed -n 's/^logits digest: //p' "$tmp/err.$threads")
+if [ -n "$d1" ] && [ "$d1" = "$d2" ]; then
+  echo "== identical: the logits of every step are the same bits at 1 and $threads threads ($d1)"
+else
+  echo "== DIFFERENT digests ($d1 vs $d2): the reproducibility contract is broken" >&2
+  exit 1
+fi

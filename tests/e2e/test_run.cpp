@@ -1,0 +1,191 @@
+// End-to-end tests of `tzero run` with real model files: reference texts, and the
+// reproducibility contract (L1 runs, L2 threads, prefill chunking) checked through the logits
+// digest, an XXH3-128 over the float32 logits of every evaluated step.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.h"
+
+using nlohmann::json;
+using tz::test::CliResult;
+using tz::test::run_tzero;
+
+namespace {
+
+json run_json(const std::vector<std::string>& args) {
+  std::vector<std::string> a = {"run"};
+  a.insert(a.end(), args.begin(), args.end());
+  a.push_back("--json");
+  CliResult r = run_tzero(a);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return json::object();
+  return json::parse(r.out);
+}
+
+std::string converted_stories260k() {
+  const std::string bin = tz::test::shared_data("llama2c/stories260K.bin");
+  const std::string tok = tz::test::shared_data("llama2c/tok512.bin");
+  if (bin.empty() || tok.empty()) return "";
+  const std::string out = tz::test::scratch_dir() + "/stories260K.converted.gguf";
+  CliResult r = run_tzero({"convert", "--llama2c", bin, "--tokenizer", tok, "-o", out});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return out;
+}
+
+const char* kThreadCounts[] = {"1", "2", "3", "4", "7"};
+
+}  // namespace
+
+// llama2.c's own greedy reference texts (prompt empty, BOS only), through the GGUF published by
+// llama.cpp and through our import of the original checkpoint.
+TEST(RunStories260K, GreedyMatchesLlama2cReference) {
+  TZ_REQUIRE_SHARED(gguf, "gguf/stories260K.gguf");
+  TZ_REQUIRE_SHARED(n200, "llama2c/stories260K.greedy_n200.expected.txt");
+  TZ_REQUIRE_SHARED(n256, "llama2c/stories260K.greedy_n256.expected.txt");
+  const std::string converted = converted_stories260k();
+  for (const std::string& model : {gguf, converted}) {
+    SCOPED_TRACE(model);
+    json j = run_json({"-m", model, "-n", "200"});
+    EXPECT_EQ(j["text"], tz::test::read_file(n200));
+    j = run_json({"-m", model, "-n", "256"});
+    // run.c prints a final newline after the 256 tokens; the file keeps it.
+    EXPECT_EQ(j["text"].get<std::string>() + "\n", tz::test::read_file(n256));
+    EXPECT_EQ(j["tokens"].size(), 256u);
+    EXPECT_EQ(j["prompt_tokens"], json::array({1}));
+  }
+}
+
+// The streamed text (plain mode) is the JSON text, followed by the final newline.
+TEST(RunStories260K, StreamedTextEqualsJsonText) {
+  TZ_REQUIRE_SHARED(gguf, "gguf/stories260K.gguf");
+  CliResult r = run_tzero({"run", "-m", gguf, "-n", "40", "-p", "Once upon"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = run_json({"-m", gguf, "-n", "40", "-p", "Once upon"});
+  EXPECT_EQ(r.out, j["text"].get<std::string>() + "\n");
+  EXPECT_NE(r.err.find("tokens/s"), std::string::npos) << "speeds are reported";
+  EXPECT_NE(r.err.find(j["logits_digest"].get<std::string>()), std::string::npos);
+}
+
+TEST(RunStories260K, DigestIdenticalAcrossThreadCounts) {
+  TZ_REQUIRE_SHARED(gguf, "gguf/stories260K.gguf");
+  const std::string converted = converted_stories260k();
+  std::string first;
+  for (const std::string& model : {gguf, converted})
+    for (const char* t : kThreadCounts) {
+      json j = run_json({"-m", model, "-n", "64", "-t", t, "-p", "Lily went"});
+      const std::string d = j["logits_digest"];
+      if (first.empty()) first = d;
+      EXPECT_EQ(d, first) << model << " -t " << t;
+    }
+}
+
+// gen-model models of every supported dtype, for the llama (GQA), qwen2 and qwen3 layouts.
+class RunGenerated : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(RunGenerated, DigestIdenticalAcrossThreadsAndChunks) {
+  const auto [preset, dtype] = GetParam();
+  const std::string model = tz::test::generated_model(preset, dtype);
+  const std::string prompt = "the little dog saw a big tree and was happy when the sun came up";
+  std::string first;
+  for (const char* t : kThreadCounts) {
+    json j = run_json({"-m", model, "-n", "16", "-t", t, "-p", prompt});
+    if (first.empty()) first = j["logits_digest"];
+    EXPECT_EQ(j["logits_digest"], first) << "-t " << t;
+  }
+  // Prefill chunking (token by token, odd chunks, all at once) computes the same function.
+  for (const char* b : {"1", "3", "7", "512"}) {
+    json j = run_json({"-m", model, "-n", "16", "-t", "2", "-b", b, "-p", prompt});
+    EXPECT_EQ(j["logits_digest"], first) << "-b " << b;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
+                         ::testing::Combine(::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3"),
+                                            ::testing::Values("f32", "f16", "bf16", "q8_0",
+                                                              "q4_0")),
+                         [](const auto& info) {
+                           std::string name = std::string(std::get<0>(info.param)) + "_" +
+                                              std::get<1>(info.param);
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
+
+// Different weights must give a different digest (the digest is not a constant).
+TEST(RunGenerated, DigestDependsOnWeightsAndPrompt) {
+  const std::string a = tz::test::generated_model("tiny", "f32", 1);
+  const std::string b = tz::test::generated_model("tiny", "f32", 2);
+  const std::string da = run_json({"-m", a, "-n", "4", "-p", "the cat"})["logits_digest"];
+  const std::string db = run_json({"-m", b, "-n", "4", "-p", "the cat"})["logits_digest"];
+  const std::string dp = run_json({"-m", a, "-n", "4", "-p", "the dog"})["logits_digest"];
+  EXPECT_NE(da, db);
+  EXPECT_NE(da, dp);
+}
+
+TEST(RunGenerated, GenModelIsDeterministicInTheSeed) {
+  const std::string dir = tz::test::scratch_dir();
+  for (const char* dtype : {"f16", "q4_0"}) {
+    const std::string p1 = dir + "/det1.gguf", p2 = dir + "/det2.gguf", p3 = dir + "/det3.gguf";
+    ASSERT_EQ(run_tzero({"gen-model", "--preset", "tiny-qwen3", "--dtype", dtype, "--seed", "7",
+                         "-o", p1}).exit_code, 0);
+    ASSERT_EQ(run_tzero({"gen-model", "--preset", "tiny-qwen3", "--dtype", dtype, "--seed", "7",
+                         "-o", p2}).exit_code, 0);
+    ASSERT_EQ(run_tzero({"gen-model", "--preset", "tiny-qwen3", "--dtype", dtype, "--seed", "8",
+                         "-o", p3}).exit_code, 0);
+    EXPECT_EQ(tz::test::read_file(p1), tz::test::read_file(p2)) << dtype;
+    EXPECT_NE(tz::test::read_file(p1), tz::test::read_file(p3)) << dtype;
+  }
+}
+
+// --logits-out: one row of n_vocab float32 per generated token, whose bytes are the digest's.
+TEST(RunGenerated, LogitsOutRowsMatchTokens) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string path = tz::test::scratch_dir() + "/logits.bin";
+  json j = run_json({"-m", model, "-n", "5", "-p", "the sun", "--logits-out", path});
+  const std::string bytes = tz::test::read_file(path);
+  ASSERT_EQ(bytes.size(), 5u * 512u * sizeof(float));
+  const float* rows = reinterpret_cast<const float*>(bytes.data());
+  for (size_t k = 0; k < 5; ++k) {
+    // The chosen token is the argmax (lowest id on ties) of its row.
+    size_t best = 0;
+    for (size_t i = 1; i < 512; ++i)
+      if (rows[k * 512 + i] > rows[k * 512 + best]) best = i;
+    EXPECT_EQ(j["tokens"][k].get<size_t>(), best) << "step " << k;
+  }
+}
+
+TEST(RunGenerated, SeededSamplingIsReproducible) {
+  const std::string model = tz::test::generated_model("tiny", "f32");
+  auto toks = [&](const char* seed, const char* t) {
+    return run_json({"-m", model, "-n", "24", "--temp", "1.5", "--seed", seed, "-t", t})["tokens"];
+  };
+  EXPECT_EQ(toks("42", "1"), toks("42", "3"));
+  EXPECT_NE(toks("42", "1"), toks("43", "1"));
+}
+
+TEST(RunErrors, PromptLongerThanContextIsAClearError) {
+  const std::string model = tz::test::generated_model("tiny", "f32");
+  CliResult r = run_tzero({"run", "-m", model, "-c", "8", "-p",
+                           "the dog and the cat and the sun and the tree were happy"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("longer than the context of 8 tokens"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(RunErrors, FullContextStopsGenerationCleanly) {
+  const std::string model = tz::test::generated_model("tiny", "f32");
+  json j = run_json({"-m", model, "-c", "16", "-n", "100", "-p", "the dog"});
+  EXPECT_EQ(j["stop_reason"], "context");
+  EXPECT_EQ(j["prompt_tokens"].size() + j["tokens"].size(), 17u)
+      << "16 positions evaluated, one more token sampled from the last";
+}
+
+TEST(RunErrors, BadFlagsExitTwo) {
+  const std::string model = tz::test::generated_model("tiny", "f32");
+  EXPECT_EQ(run_tzero({"run", "-m", model, "-t", "0"}).exit_code, 2);
+  EXPECT_EQ(run_tzero({"run", "-m", model, "--nonsense"}).exit_code, 2);
+  EXPECT_EQ(run_tzero({"run"}).exit_code, 2);
+  EXPECT_EQ(run_tzero({"gen-model", "--preset", "nope", "-o", "/tmp/x.gguf"}).exit_code, 2);
+  EXPECT_EQ(run_tzero({"gen-model", "--dtype", "q4_k", "-o", "/tmp/x.gguf"}).exit_code, 2);
+}

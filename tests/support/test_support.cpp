@@ -1,0 +1,92 @@
+#include "support/test_support.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+extern char** environ;
+
+namespace tz::test {
+
+std::string shared_data(const std::string& relative) {
+  const std::string p = std::string(TZ_SHARED_DATA) + "/" + relative;
+  return std::filesystem::exists(p) ? p : "";
+}
+
+std::string scratch_dir() {
+  static std::string dir = [] {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "tzero-test-XXXXXX").string();
+    char* d = mkdtemp(tmpl.data());
+    if (!d) std::abort();
+    static std::string keep = d;
+    std::atexit([] { std::filesystem::remove_all(keep); });
+    return keep;
+  }();
+  return dir;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f << bytes;
+}
+
+CliResult run_tzero(const std::vector<std::string>& args, const std::string& stdin_text) {
+  static int counter = 0;
+  const std::string base = scratch_dir() + "/cli." + std::to_string(getpid()) + "." +
+                           std::to_string(counter++);
+  const std::string in_path = base + ".in", out_path = base + ".out", err_path = base + ".err";
+  write_file(in_path, stdin_text);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, in_path.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> argv_s = {TZ_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  CliResult r;
+  if (posix_spawn(&pid, TZ_BINARY, &fa, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
+  return r;
+}
+
+std::string generated_model(const std::string& preset, const std::string& dtype, uint64_t seed) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> made;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string key = preset + "-" + dtype + "-" + std::to_string(seed);
+  auto it = made.find(key);
+  if (it != made.end()) return it->second;
+  const std::string path = scratch_dir() + "/" + key + ".gguf";
+  CliResult r = run_tzero({"gen-model", "--preset", preset, "--dtype", dtype, "--seed",
+                           std::to_string(seed), "-o", path});
+  if (r.exit_code != 0) ADD_FAILURE() << "gen-model failed: " << r.err;
+  made[key] = path;
+  return path;
+}
+
+}  // namespace tz::test
