@@ -84,8 +84,13 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
 
   // Values: uniform in [-a, a] with a = sqrt(3 / fan_in) (unit variance outputs) for matrices;
   // 1 + U(-0.1, 0.1) for norms; U(-0.1, 0.1) for biases.
+  // Rows of the embedding and output matrices that belong to byte and control tokens are scaled
+  // down, so random models prefer word pieces and their text stays readable UTF-8.
+  std::vector<float> vocab_row_scale(size_t(P.n_vocab), 1.0f);
+  for (size_t i = 0; i < vocab.types.size(); ++i)
+    if (vocab.types[i] != 1) vocab_row_scale[i] = 0.25f;
   auto add = [&](const std::string& name, std::vector<int64_t> ne, float center, float amp,
-                 bool matrix) {
+                 bool matrix, const std::vector<float>* row_scale = nullptr) {
     TensorType t = matrix ? dtype : TensorType::F32;
     if (ne[0] % traits(t).block_size != 0) {
       notes.push_back(name + " stays f32 (row length " + std::to_string(ne[0]) +
@@ -93,7 +98,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
       t = TensorType::F32;
     }
     const uint64_t s = name_seed(seed, name);
-    w.add_tensor(name, t, ne, [ne, t, s, center, amp](uint8_t* dst, size_t) {
+    w.add_tensor(name, t, ne, [ne, t, s, center, amp, row_scale](uint8_t* dst, size_t) {
       SplitMix64 rng(s);
       const size_t row = size_t(ne[0]);
       size_t rows = 1;
@@ -101,7 +106,8 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
       std::vector<float> buf(row);
       const size_t rb = row_bytes(t, row);
       for (size_t r = 0; r < rows; ++r) {
-        for (auto& x : buf) x = center + amp * (2.0f * rng.uniform() - 1.0f);
+        const float scale = row_scale ? (*row_scale)[r] : 1.0f;
+        for (auto& x : buf) x = scale * (center + amp * (2.0f * rng.uniform() - 1.0f));
         quantize_row(t, buf.data(), dst + r * rb, row);
       }
     });
@@ -109,9 +115,9 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   const int64_t E = P.n_embd, F = P.n_ff, Q = int64_t(P.n_head) * P.head_dim,
                 KV = int64_t(P.n_head_kv) * P.head_dim, V = P.n_vocab;
   auto amp = [](int64_t fan_in) { return float(std::sqrt(3.0 / double(fan_in))); };
-  add("token_embd.weight", {E, V}, 0.0f, 1.0f, true);
+  add("token_embd.weight", {E, V}, 0.0f, 1.0f, true, &vocab_row_scale);
   add("output_norm.weight", {E}, 1.0f, 0.1f, false);
-  if (!P.tied_output) add("output.weight", {E, V}, 0.0f, amp(E), true);
+  if (!P.tied_output) add("output.weight", {E, V}, 0.0f, amp(E), true, &vocab_row_scale);
   for (int l = 0; l < P.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
