@@ -39,6 +39,9 @@ Command add_run(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   sub->add_option("--seed", o->gen.seed, "Sampling seed (used when --temp > 0)")
       ->capture_default_str();
+  sub->add_option("--kernels", o->gen.kernels,
+                  "Kernel set: scalar, avx2, avx512 or auto (results do not depend on it)")
+      ->capture_default_str();
   sub->add_flag("--no-bos", o->no_bos, "Do not add the BOS token to the prompt");
   sub->add_flag("--parse-special", o->gen.parse_special,
                 "Turn control-token texts in the prompt into those tokens");
@@ -74,15 +77,16 @@ Command add_run(CLI::App& app) {
                               {"gen_seconds", r.gen_seconds},
                               {"gen_tokens_per_s", tg_tps},
                               {"threads", o->gen.n_threads}};
-              j["fingerprint"] = fingerprint_json(o->gen);
+              j["fingerprint"] = fingerprint_json(o->gen, r);
               std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
             } else {
               std::printf("\n");
               std::fprintf(stderr,
                            "\nprompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f "
-                           "tokens/s | threads %d | stop: %s\nlogits digest: %s\n",
+                           "tokens/s | threads %d | kernels %s | stop: %s\nlogits digest: %s\n",
                            r.prompt_tokens.size(), pp_tps, r.tokens.size(), tg_tps,
-                           o->gen.n_threads, r.stop_reason.c_str(), r.logits_digest.c_str());
+                           o->gen.n_threads, r.kernels.c_str(), r.stop_reason.c_str(),
+                           r.logits_digest.c_str());
             }
             return 0;
           }};

@@ -9,10 +9,10 @@
 
 namespace tz::cli {
 
-inline nlohmann::json fingerprint_json(const GenerateOptions&) {
+inline nlohmann::json fingerprint_json(const GenerateOptions&, const GenerateResult& r) {
   return {{"engine", std::string("tzero ") + TZ_VERSION},
           {"mode", "deterministic"},
-          {"kernels", "scalar"},
+          {"kernels", r.kernels},
           {"canonical_orders", "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v1"},
           {"status", "placeholder"}};
 }

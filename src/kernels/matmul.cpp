@@ -5,46 +5,27 @@
 
 namespace tz {
 
-void matmul(ThreadPool& pool, const Matrix& w, const float* x, size_t n_tokens, float* y,
-            MatmulScratch& scratch) {
+void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,
+            size_t n_tokens, float* y, MatmulScratch& scratch) {
   const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
-  const bool quantized = w.type == TensorType::Q8_0 || w.type == TensorType::Q4_0;
-  const ActQ8* xq = nullptr;
-  if (quantized) {
+  const GemmFn gemm = k.gemm_for(w.type);
+  check(gemm != nullptr, std::string("matmul: no kernel for ") + traits(w.type).name);
+  const void* xk = x;
+  if (w.type == TensorType::Q8_0 || w.type == TensorType::Q4_0) {
     const size_t blocks = K / kQBlock;
     scratch.act_q8.resize(n_tokens * blocks);
     for (size_t t = 0; t < n_tokens; ++t)
-      quantize_act_q8(x + t * K, scratch.act_q8.data() + t * blocks, K);
-    xq = scratch.act_q8.data();
+      k.quantize_act_q8(x + t * K, scratch.act_q8.data() + t * blocks, K);
+    xk = scratch.act_q8.data();
   }
   pool.run(N, [&](size_t r0, size_t r1) {
-    for (size_t r = r0; r < r1; ++r) {
-      const uint8_t* wr = w.row(int64_t(r));
-      for (size_t t = 0; t < n_tokens; ++t) {
-        float v;
-        switch (w.type) {
-          case TensorType::F32:
-            v = dot_f32_ref(reinterpret_cast<const float*>(wr), x + t * K, K);
-            break;
-          case TensorType::F16:
-            v = dot_f16_ref(reinterpret_cast<const uint16_t*>(wr), x + t * K, K);
-            break;
-          case TensorType::BF16:
-            v = dot_bf16_ref(reinterpret_cast<const uint16_t*>(wr), x + t * K, K);
-            break;
-          case TensorType::Q8_0:
-            v = dot_q8_0_ref(reinterpret_cast<const BlockQ8_0*>(wr), xq + t * (K / kQBlock), K);
-            break;
-          case TensorType::Q4_0:
-            v = dot_q4_0_ref(reinterpret_cast<const BlockQ4_0*>(wr), xq + t * (K / kQBlock), K);
-            break;
-          default:
-            v = 0;  // unreachable: Model rejects unsupported types at load
-        }
-        y[t * N + r] = v;
-      }
-    }
+    gemm(w.row(int64_t(r0)), w.row_bytes, xk, K, r1 - r0, n_tokens, y + r0, N);
   });
+}
+
+void matmul(ThreadPool& pool, const Matrix& w, const float* x, size_t n_tokens, float* y,
+            MatmulScratch& scratch) {
+  matmul(pool, scalar_kernels(), w, x, n_tokens, y, scratch);
 }
 
 float matmul_row_ref(const Matrix& w, size_t r, const float* x) {

@@ -8,6 +8,7 @@
 
 #include "base/thread_pool.h"
 #include "kernels/quant.h"
+#include "kernels/kernel_set.h"
 #include "kernels/matrix.h"
 
 namespace tz {
@@ -17,7 +18,10 @@ struct MatmulScratch {
   std::vector<ActQ8> act_q8;
 };
 
-// y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed.
+// y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed, with kernel set k.
+void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,
+            size_t n_tokens, float* y, MatmulScratch& scratch);
+// The same with the scalar reference kernels.
 void matmul(ThreadPool& pool, const Matrix& w, const float* x, size_t n_tokens, float* y,
             MatmulScratch& scratch);
 

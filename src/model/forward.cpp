@@ -7,10 +7,12 @@
 
 namespace tz {
 
-Forward::Forward(const Model& model, ThreadPool& pool, int n_ctx, int n_batch)
+Forward::Forward(const Model& model, ThreadPool& pool, int n_ctx, int n_batch,
+                 const KernelSet& kernels)
     : model_(model),
       hp_(model.hparams()),
       pool_(pool),
+      kern_(kernels),
       n_batch_(n_batch),
       rope_(hp_.n_rot, n_ctx, hp_.rope_base) {
   const size_t B = size_t(n_batch);
@@ -44,7 +46,7 @@ void Forward::attention(int il, int n, int pos, KvCache& kv) {
       const int n_kv = pos + t + 1;  // causal: positions 0 .. pos+t
       if (scores.size() < size_t(n_kv)) scores.resize(size_t(n_kv));
       const size_t kv_off = size_t(h / group) * hd;
-      attention_head_ref(&q_[t * q_dim + size_t(h) * hd], kv.k(il, 0) + kv_off,
+      kern_.attention_head(&q_[t * q_dim + size_t(h) * hd], kv.k(il, 0) + kv_off,
                          kv.v(il, 0) + kv_off, size_t(n_kv), size_t(hd), kv_dim, scale,
                          scores.data(), &att_[t * q_dim + size_t(h) * hd]);
     }
@@ -70,19 +72,19 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
   for (int il = 0; il < hp_.n_layer; ++il) {
     const LayerWeights& L = model_.layers()[il];
     // Attention block.
-    for (size_t t = 0; t < N; ++t) rmsnorm_ref(&x_[t * E], L.attn_norm, hp_.rms_eps, E, &xb_[t * E]);
+    for (size_t t = 0; t < N; ++t) kern_.rmsnorm(&x_[t * E], L.attn_norm, hp_.rms_eps, E, &xb_[t * E]);
     trace("attn_norm", il, xb_.data(), N, E, pos);
-    matmul(pool_, L.wq, xb_.data(), N, q_.data(), mm_);
-    matmul(pool_, L.wk, xb_.data(), N, k_.data(), mm_);
-    matmul(pool_, L.wv, xb_.data(), N, v_.data(), mm_);
+    matmul(pool_, kern_, L.wq, xb_.data(), N, q_.data(), mm_);
+    matmul(pool_, kern_, L.wk, xb_.data(), N, k_.data(), mm_);
+    matmul(pool_, kern_, L.wv, xb_.data(), N, v_.data(), mm_);
     add_bias(q_.data(), L.bq, N, Q);
     add_bias(k_.data(), L.bk, N, KV);
     add_bias(v_.data(), L.bv, N, KV);
     if (L.q_norm) {
       for (size_t r = 0; r < N * hp_.n_head; ++r)
-        rmsnorm_ref(&q_[r * hd], L.q_norm, hp_.rms_eps, size_t(hd), &q_[r * hd]);
+        kern_.rmsnorm(&q_[r * hd], L.q_norm, hp_.rms_eps, size_t(hd), &q_[r * hd]);
       for (size_t r = 0; r < N * hp_.n_head_kv; ++r)
-        rmsnorm_ref(&k_[r * hd], L.k_norm, hp_.rms_eps, size_t(hd), &k_[r * hd]);
+        kern_.rmsnorm(&k_[r * hd], L.k_norm, hp_.rms_eps, size_t(hd), &k_[r * hd]);
     }
     for (size_t t = 0; t < N; ++t) {
       const int p = pos + int(t);
@@ -96,21 +98,21 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
     trace("Vcur", il, v_.data(), N, KV, pos);
     attention(il, n, pos, kv);
     trace("kqv_out", il, att_.data(), N, Q, pos);
-    matmul(pool_, L.wo, att_.data(), N, proj_.data(), mm_);
+    matmul(pool_, kern_, L.wo, att_.data(), N, proj_.data(), mm_);
     trace("attn_out", il, proj_.data(), N, E, pos);
     for (size_t i = 0; i < N * E; ++i) x_[i] += proj_[i];
     trace("ffn_inp", il, x_.data(), N, E, pos);
 
     // Feed-forward block (SwiGLU).
-    for (size_t t = 0; t < N; ++t) rmsnorm_ref(&x_[t * E], L.ffn_norm, hp_.rms_eps, E, &xb_[t * E]);
+    for (size_t t = 0; t < N; ++t) kern_.rmsnorm(&x_[t * E], L.ffn_norm, hp_.rms_eps, E, &xb_[t * E]);
     trace("ffn_norm", il, xb_.data(), N, E, pos);
-    matmul(pool_, L.w_gate, xb_.data(), N, gate_.data(), mm_);
-    matmul(pool_, L.w_up, xb_.data(), N, up_.data(), mm_);
+    matmul(pool_, kern_, L.w_gate, xb_.data(), N, gate_.data(), mm_);
+    matmul(pool_, kern_, L.w_up, xb_.data(), N, up_.data(), mm_);
     trace("ffn_gate", il, gate_.data(), N, F, pos);
     trace("ffn_up", il, up_.data(), N, F, pos);
-    swiglu_ref(gate_.data(), up_.data(), N * F, gate_.data());
+    kern_.swiglu(gate_.data(), up_.data(), N * F, gate_.data());
     trace("ffn_swiglu", il, gate_.data(), N, F, pos);
-    matmul(pool_, L.w_down, gate_.data(), N, proj_.data(), mm_);
+    matmul(pool_, kern_, L.w_down, gate_.data(), N, proj_.data(), mm_);
     trace("ffn_out", il, proj_.data(), N, E, pos);
     for (size_t i = 0; i < N * E; ++i) x_[i] += proj_[i];
     trace("l_out", il, x_.data(), N, E, pos);
@@ -118,9 +120,9 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
 
   if (!logits) return;
   const float* last = &x_[(N - 1) * E];
-  rmsnorm_ref(last, model_.output_norm(), hp_.rms_eps, E, xb_.data());
+  kern_.rmsnorm(last, model_.output_norm(), hp_.rms_eps, E, xb_.data());
   trace("result_norm", -1, xb_.data(), 1, E, pos + n - 1);
-  matmul(pool_, model_.output(), xb_.data(), 1, logits, mm_);
+  matmul(pool_, kern_, model_.output(), xb_.data(), 1, logits, mm_);
   trace("result_output", -1, logits, 1, size_t(hp_.n_vocab), pos + n - 1);
 }
 

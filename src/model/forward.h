@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "kernels/kernel_set.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/kv_cache.h"
@@ -28,7 +29,9 @@ using TraceHook = std::function<void(std::string_view name, int layer, const flo
 class Forward {
  public:
   // n_ctx: positions the rope table covers; n_batch: most tokens one eval() takes.
-  Forward(const Model& model, ThreadPool& pool, int n_ctx, int n_batch);
+  // kernels: any variant gives the same bits (kernels/kernel_set.h).
+  Forward(const Model& model, ThreadPool& pool, int n_ctx, int n_batch,
+          const KernelSet& kernels = scalar_kernels());
 
   // Evaluates tokens[0..n) at positions pos..pos+n-1 (n <= n_batch, pos + n <= kv.n_ctx()),
   // stores their keys and values in kv, and writes the logits of the last one to
@@ -37,6 +40,7 @@ class Forward {
 
   void set_trace(TraceHook hook) { trace_ = std::move(hook); }
   int n_batch() const { return n_batch_; }
+  const KernelSet& kernels() const { return kern_; }
 
  private:
   void trace(std::string_view name, int layer, const float* data, size_t n, size_t len,
@@ -48,6 +52,7 @@ class Forward {
   const Model& model_;
   const HParams& hp_;
   ThreadPool& pool_;
+  const KernelSet& kern_;
   int n_batch_;
   RopeTable rope_;
   TraceHook trace_;

@@ -49,7 +49,9 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   }
 
   ThreadPool pool(opt.n_threads);
-  Forward fwd(model, pool, res.n_ctx, std::min(opt.n_batch, res.n_ctx));
+  const KernelSet& kernels = select_kernels(opt.kernels);
+  res.kernels = kernels.name;
+  Forward fwd(model, pool, res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels);
   KvCache kv(hp, res.n_ctx);
   Sampler sampler(opt.temperature, opt.seed);
   TextStream stream(vocab);

@@ -25,6 +25,7 @@ struct GenerateOptions {
   bool add_bos = true;      // as the vocabulary asks (tokenizer.ggml.add_bos_token)
   bool parse_special = false;
   std::string logits_out;   // file for the raw float32 logits rows ("" = none)
+  std::string kernels = "auto";  // scalar, avx2, avx512 or auto: same bits, different speed
 };
 
 struct GenerateResult {
@@ -36,6 +37,7 @@ struct GenerateResult {
   int n_ctx = 0;
   double prompt_seconds = 0, gen_seconds = 0;
   int n_eval_rows = 0;          // logits rows evaluated
+  std::string kernels;          // the kernel set that ran
 };
 
 // Throws tz::Error for unusable input (a prompt longer than the context, a bad option).

@@ -67,7 +67,7 @@ TEST(RunStories260K, StreamedTextEqualsJsonText) {
   EXPECT_NE(r.err.find(j["logits_digest"].get<std::string>()), std::string::npos);
 }
 
-TEST(RunStories260K, DigestIdenticalAcrossThreadCounts) {
+TEST(RunStories260K, DigestIdenticalAcrossThreadCountsAndKernels) {
   TZ_REQUIRE_SHARED(gguf, "gguf/stories260K.gguf");
   const std::string converted = converted_stories260k();
   std::string first;
@@ -78,6 +78,13 @@ TEST(RunStories260K, DigestIdenticalAcrossThreadCounts) {
       if (first.empty()) first = d;
       EXPECT_EQ(d, first) << model << " -t " << t;
     }
+  for (const char* k : {"scalar", "avx2", "avx512"}) {
+    CliResult r = run_tzero({"run", "-m", gguf, "-n", "64", "--kernels", k, "-p", "Lily went",
+                             "--json"});
+    if (r.exit_code == 2 && r.err.find("lacks the instructions") != std::string::npos) continue;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["logits_digest"], first) << "--kernels " << k;
+  }
 }
 
 // gen-model models of every supported dtype, for the llama (GQA), qwen2 and qwen3 layouts.
@@ -92,6 +99,14 @@ TEST_P(RunGenerated, DigestIdenticalAcrossThreadsAndChunks) {
     json j = run_json({"-m", model, "-n", "16", "-t", t, "-p", prompt});
     if (first.empty()) first = j["logits_digest"];
     EXPECT_EQ(j["logits_digest"], first) << "-t " << t;
+  }
+  // Every kernel variant (scalar reference, avx2, avx512; unavailable ones are skipped).
+  for (const char* k : {"scalar", "avx2", "avx512"}) {
+    CliResult r = run_tzero({"run", "-m", model, "-n", "16", "-t", "2", "--kernels", k, "-p",
+                             prompt, "--json"});
+    if (r.exit_code == 2 && r.err.find("lacks the instructions") != std::string::npos) continue;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["logits_digest"], first) << "--kernels " << k;
   }
   // Prefill chunking (token by token, odd chunks, all at once) computes the same function.
   for (const char* b : {"1", "3", "7", "512"}) {

@@ -1,0 +1,81 @@
+#include "kernels/kernel_set.h"
+
+#include "base/error.h"
+#include "kernels/dot.h"
+#include "kernels/ops.h"
+
+namespace tz {
+
+namespace {
+
+template <typename W, typename X, float (*Dot)(const W*, const X*, size_t)>
+void gemm_ref(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
+              size_t n_tok, float* y, size_t ldy) {
+  const size_t x_row = std::is_same_v<X, float> ? n_cols : n_cols / kQBlock;
+  for (size_t r = 0; r < n_rows; ++r) {
+    const W* wr = reinterpret_cast<const W*>(w + r * w_row_bytes);
+    for (size_t t = 0; t < n_tok; ++t)
+      y[t * ldy + r] = Dot(wr, static_cast<const X*>(x) + t * x_row, n_cols);
+  }
+}
+
+bool cpu_has_avx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("f16c");
+}
+
+bool cpu_has_avx512() {
+  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
+}
+
+}  // namespace
+
+GemmFn KernelSet::gemm_for(TensorType t) const {
+  switch (t) {
+    case TensorType::F32: return gemm_f32;
+    case TensorType::F16: return gemm_f16;
+    case TensorType::BF16: return gemm_bf16;
+    case TensorType::Q8_0: return gemm_q8_0;
+    case TensorType::Q4_0: return gemm_q4_0;
+    default: return nullptr;
+  }
+}
+
+const KernelSet& scalar_kernels() {
+  static const KernelSet set = {
+      "scalar",
+      gemm_ref<float, float, dot_f32_ref>,
+      gemm_ref<uint16_t, float, dot_f16_ref>,
+      gemm_ref<uint16_t, float, dot_bf16_ref>,
+      gemm_ref<BlockQ8_0, ActQ8, dot_q8_0_ref>,
+      gemm_ref<BlockQ4_0, ActQ8, dot_q4_0_ref>,
+      quantize_act_q8,
+      dot_f32_ref,
+      rmsnorm_ref,
+      attention_head_ref,
+      swiglu_ref,
+  };
+  return set;
+}
+
+std::vector<const KernelSet*> available_kernels() {
+  std::vector<const KernelSet*> v = {&scalar_kernels()};
+  if (cpu_has_avx2()) v.push_back(&avx2_kernels());
+  if (cpu_has_avx512()) v.push_back(&avx512_kernels());
+  return v;
+}
+
+const KernelSet& select_kernels(const std::string& choice) {
+  const auto avail = available_kernels();
+  if (choice == "auto") return *avail.back();
+  for (const KernelSet* k : avail)
+    if (choice == k->name) return *k;
+  if (choice == "avx2" || choice == "avx512")
+    throw Error("--kernels " + choice + ": this CPU lacks the instructions (" +
+                (choice == "avx2" ? "AVX2, FMA, F16C" : "AVX-512 F, BW, VL, DQ, VNNI") + ")");
+  throw Error("--kernels: unknown kernel set '" + choice + "' (scalar, avx2, avx512, auto)");
+}
+
+}  // namespace tz

@@ -1,0 +1,47 @@
+// The kernel variants and their selection. Every variant computes the canonical orders of
+// dot.h, ops.h and math.h, so all of them return the same bits (DETERMINISM.md, L4); they
+// differ only in speed. The set is chosen once, from CPUID or from --kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/quant.h"
+
+namespace tz {
+
+// y[t * ldy + r] = dot(weight row r, activation row t) for r < n_rows, t < n_tok.
+// w: n_rows rows of w_row_bytes; x: n_tok activation rows, f32 (n_cols floats each) for float
+// weights, ActQ8 (n_cols / 32 blocks each) for q8_0 and q4_0 weights.
+using GemmFn = void (*)(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                        size_t n_rows, size_t n_tok, float* y, size_t ldy);
+
+struct KernelSet {
+  const char* name;  // "scalar", "avx2", "avx512"
+  GemmFn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0;
+  void (*quantize_act_q8)(const float* x, ActQ8* dst, size_t n);
+  float (*dot_f32)(const float* a, const float* b, size_t n);
+  void (*rmsnorm)(const float* x, const float* w, float eps, size_t n, float* out);
+  void (*attention_head)(const float* q, const float* k, const float* v, size_t n_kv,
+                         size_t head_dim, size_t kv_stride, float scale, float* scratch,
+                         float* out);
+  void (*swiglu)(const float* gate, const float* up, size_t n, float* out);
+
+  GemmFn gemm_for(TensorType t) const;  // nullptr for types without a matmul
+};
+
+const KernelSet& scalar_kernels();
+// The variants this CPU can run, best last ("scalar" always first).
+std::vector<const KernelSet*> available_kernels();
+// "auto" picks the best available; otherwise the named set, or tz::Error when this build or
+// this CPU cannot run it.
+const KernelSet& select_kernels(const std::string& choice);
+
+// Defined in kernels/x86/*.cpp, compiled with the matching -m flags; call only after checking
+// the CPU through available_kernels().
+const KernelSet& avx2_kernels();
+const KernelSet& avx512_kernels();
+
+}  // namespace tz

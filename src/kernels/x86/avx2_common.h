@@ -1,0 +1,145 @@
+// AVX2-level building blocks shared by the avx2 and avx512 kernel files. Every function has
+// internal linkage (static inline) so no instruction set leaks into other translation units,
+// and each mirrors an operation of the scalar reference exactly (see kernels/dot.h, ops.h,
+// math.h for the canonical orders).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/quant.h"
+
+namespace tz::x86 {
+
+// The 16-lane tree of dot.h: acc[l] += acc[l+8], then +4, +2, +1. lo = lanes 0-7, hi = 8-15.
+static inline float reduce16(__m256 lo, __m256 hi) {
+  const __m256 s8 = _mm256_add_ps(lo, hi);
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
+  return _mm_cvtss_f32(s1);
+}
+
+// The 8-lane tree of dot.h (quantized dots): acc[l] += acc[l+4], then +2, +1.
+static inline float reduce8(__m256 v) {
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
+  return _mm_cvtss_f32(s1);
+}
+
+// 8 consecutive weights widened to float (exact).
+static inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+static inline __m256 load8(const uint16_t* p, bool bf16) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if (!bf16) return _mm256_cvtph_ps(h);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+// Canonical 16-lane dot (dot-v1) of float-like weights with f32 activations. Tail lanes are
+// fed zeros: fma(0, 0, acc) == acc because acc is never -0 (it starts at +0 and an exact zero
+// sum rounds to +0), so this equals the reference, which leaves those lanes untouched.
+template <typename W>
+static inline float dot16(const W* w, const float* x, size_t n, bool bf16 = false) {
+  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  size_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    if constexpr (sizeof(W) == 4) {
+      lo = _mm256_fmadd_ps(load8(w + k), load8(x + k), lo);
+      hi = _mm256_fmadd_ps(load8(w + k + 8), load8(x + k + 8), hi);
+    } else {
+      lo = _mm256_fmadd_ps(load8(w + k, bf16), load8(x + k), lo);
+      hi = _mm256_fmadd_ps(load8(w + k + 8, bf16), load8(x + k + 8), hi);
+    }
+  }
+  if (k < n) {
+    W wt[16] = {};
+    float xt[16] = {};
+    std::memcpy(wt, w + k, (n - k) * sizeof(W));
+    std::memcpy(xt, x + k, (n - k) * sizeof(float));
+    if constexpr (sizeof(W) == 4) {
+      lo = _mm256_fmadd_ps(load8(wt), load8(xt), lo);
+      hi = _mm256_fmadd_ps(load8(wt + 8), load8(xt + 8), hi);
+    } else {
+      lo = _mm256_fmadd_ps(load8(wt, bf16), load8(xt), lo);
+      hi = _mm256_fmadd_ps(load8(wt + 8, bf16), load8(xt + 8), hi);
+    }
+  }
+  return reduce16(lo, hi);
+}
+
+// Canonical 16-lane plain sum (sum_f32_ref).
+static inline float sum16(const float* x, size_t n) {
+  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  size_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    lo = _mm256_add_ps(lo, _mm256_loadu_ps(x + k));
+    hi = _mm256_add_ps(hi, _mm256_loadu_ps(x + k + 8));
+  }
+  if (k < n) {
+    float xt[16] = {};
+    std::memcpy(xt, x + k, (n - k) * sizeof(float));
+    lo = _mm256_add_ps(lo, _mm256_loadu_ps(xt));
+    hi = _mm256_add_ps(hi, _mm256_loadu_ps(xt + 8));
+  }
+  return reduce16(lo, hi);
+}
+
+// Eight int32 block sums, one per lane, from eight vectors of partial int32 sums (exact).
+static inline __m256i hsum8x8(const __m256i v[8]) {
+  const __m256i h01 = _mm256_hadd_epi32(v[0], v[1]), h23 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i h45 = _mm256_hadd_epi32(v[4], v[5]), h67 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i a = _mm256_hadd_epi32(h01, h23), b = _mm256_hadd_epi32(h45, h67);
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
+                          _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+// The 32 signed weights of a q4_0 block as int8 in element order.
+static inline __m256i q4_0_bytes(const BlockQ4_0& b) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+  const __m128i m = _mm_set1_epi8(15);
+  const __m128i lo = _mm_and_si128(q, m), hi = _mm_and_si128(_mm_srli_epi16(q, 4), m);
+  return _mm256_sub_epi8(_mm256_set_m128i(hi, lo), _mm256_set1_epi8(8));
+}
+
+// exp_ref (exp-v1), eight lanes, operation for operation.
+static inline __m256 exp8(__m256 x) {
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693145751953125f), x);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-1.428606765330187045e-06f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  // n1 = n / 2 truncated toward zero (C++ integer division), n2 = n - n1. Lanes outside the
+  // valid range are replaced below, so their garbage exponents do not matter.
+  const __m256 lo = _mm256_set1_ps(-87.33654f), hi = _mm256_set1_ps(88.72283f);
+  const __m256i ni = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(n, _mm256_set1_ps(-126.0f)),
+                                                      _mm256_set1_ps(128.0f)));
+  const __m256i n1 = _mm256_srai_epi32(_mm256_add_epi32(ni, _mm256_srli_epi32(ni, 31)), 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+// silu_ref and the SwiGLU product, eight lanes.
+static inline __m256 swiglu8(__m256 g, __m256 u) {
+  const __m256 neg = _mm256_xor_ps(g, _mm256_set1_ps(-0.0f));
+  const __m256 s = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), exp8(neg)));
+  return _mm256_mul_ps(s, u);
+}
+
+}  // namespace tz::x86

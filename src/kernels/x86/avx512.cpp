@@ -1,0 +1,57 @@
+// AVX-512 (F, BW, VL, DQ, VNNI) kernels (compiled with the matching -m flags; run only when
+// CPUID says so). The 16 lanes of the float dot live in one zmm register; int8 blocks use VNNI.
+#include "kernels/kernel_set.h"
+#include "kernels/x86/kernels_impl.h"
+
+namespace tz {
+
+namespace {
+
+inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 load16(const uint16_t* p, bool bf16) {
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  if (!bf16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+inline __m512 load16_masked(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+inline __m512 load16_masked(const uint16_t* p, __mmask16 m, bool bf16) {
+  const __m256i h = _mm256_maskz_loadu_epi16(m, p);
+  if (!bf16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+struct Avx512 {
+  // dot-v1 with the 16 lanes in one register; masked tail lanes are zeros (see avx2_common.h).
+  template <typename W>
+  static float dot16(const W* w, const float* x, size_t n, bool bf16) {
+    __m512 acc = _mm512_setzero_ps();
+    size_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+      if constexpr (sizeof(W) == 4)
+        acc = _mm512_fmadd_ps(load16(w + k), load16(x + k), acc);
+      else
+        acc = _mm512_fmadd_ps(load16(w + k, bf16), load16(x + k), acc);
+    }
+    if (k < n) {
+      const __mmask16 m = __mmask16((1u << (n - k)) - 1);
+      if constexpr (sizeof(W) == 4)
+        acc = _mm512_fmadd_ps(load16_masked(w + k, m), load16_masked(x + k, m), acc);
+      else
+        acc = _mm512_fmadd_ps(load16_masked(w + k, m, bf16), load16_masked(x + k, m), acc);
+    }
+    return x86::reduce16(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
+  }
+  static __m256i q8_partial(__m256i w, __m256i x) {
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(w, w),
+                               _mm256_sign_epi8(x, w));
+  }
+};
+
+}  // namespace
+
+const KernelSet& avx512_kernels() {
+  static const KernelSet set = x86::make_kernel_set<Avx512>("avx512");
+  return set;
+}
+
+}  // namespace tz

@@ -1,0 +1,174 @@
+// The x86 kernel bodies, written once as templates over an ISA policy P that supplies the hot
+// inner pieces (P::dot16 for float weights, P::q8_partial for int8 blocks). avx2.cpp and
+// avx512.cpp instantiate them with their policies. Everything here has internal linkage.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/x86/avx2_common.h"
+
+namespace tz::x86 {
+namespace {
+
+template <typename P, typename W, bool BF16 = false>
+void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  const float* xf = static_cast<const float*>(x);
+  for (size_t r = 0; r < n_rows; ++r) {
+    const W* wr = reinterpret_cast<const W*>(w + r * w_row_bytes);
+    for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = P::dot16(wr, xf + t * n_cols, n_cols, BF16);
+  }
+}
+
+// Canonical quantized dot (dot-v1): exact int32 block sums, p = d_w * d_x, 8 block lanes.
+template <typename P, typename Block>
+float dot_q(const Block* w, const ActQ8* x, size_t nb) {
+  __m256 acc = _mm256_setzero_ps();
+  for (size_t b0 = 0; b0 < nb; b0 += 8) {
+    const size_t m = nb - b0 < 8 ? nb - b0 : 8;
+    __m256i part[8];
+    alignas(32) float p[8] = {};
+    for (size_t j = 0; j < 8; ++j) {
+      if (j >= m) {
+        part[j] = _mm256_setzero_si256();
+        continue;
+      }
+      const Block& wb = w[b0 + j];
+      const ActQ8& xb = x[b0 + j];
+      __m256i wq;
+      if constexpr (sizeof(Block) == sizeof(BlockQ4_0))
+        wq = q4_0_bytes(wb);
+      else
+        wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs));
+      part[j] = P::q8_partial(wq, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs)));
+      p[j] = _cvtsh_ss(wb.d) * xb.d;
+    }
+    acc = _mm256_fmadd_ps(_mm256_load_ps(p), _mm256_cvtepi32_ps(hsum8x8(part)), acc);
+  }
+  return reduce8(acc);
+}
+
+template <typename P, typename Block>
+void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
+            size_t n_tok, float* y, size_t ldy) {
+  const size_t nb = n_cols / kQBlock;
+  const ActQ8* xq = static_cast<const ActQ8*>(x);
+  for (size_t r = 0; r < n_rows; ++r) {
+    const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
+    for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = dot_q<P>(wr, xq + t * nb, nb);
+  }
+}
+
+// quantize_act_q8: amax, d = amax / 127, id = 1 / d, q = round-half-even(x * id).
+void quantize_act_q8_x86(const float* x, ActQ8* dst, size_t n) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  for (size_t k = 0; k < n / kQBlock; ++k) {
+    const float* xb = x + k * kQBlock;
+    __m256 v[4];
+    __m256 mx = _mm256_setzero_ps();
+    for (int i = 0; i < 4; ++i) {
+      v[i] = _mm256_loadu_ps(xb + 8 * i);
+      mx = _mm256_max_ps(mx, _mm256_and_ps(v[i], abs_mask));
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+    const float amax = _mm_cvtss_f32(m4);
+    const float d = amax / 127.0f;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    dst[k].d = d;
+    const __m256 idv = _mm256_set1_ps(id);
+    __m256i q[4];
+    for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], idv));
+    // Pack 4 x 8 int32 to 32 int8 and undo the per-128-bit-lane interleave of the packs.
+    const __m256i a = _mm256_packs_epi32(q[0], q[1]), b = _mm256_packs_epi32(q[2], q[3]);
+    __m256i c = _mm256_packs_epi16(a, b);
+    c = _mm256_permutevar8x32_epi32(c, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[k].qs), c);
+  }
+}
+
+template <typename P>
+float dot_f32_x86(const float* a, const float* b, size_t n) {
+  return P::dot16(a, b, n, false);
+}
+
+template <typename P>
+void rmsnorm_x86(const float* x, const float* w, float eps, size_t n, float* out) {
+  const float ss = P::dot16(x, x, n, false);
+  const float mean = ss / float(n);
+  const float scale = 1.0f / std::sqrt(mean + eps);
+  const __m256 s = _mm256_set1_ps(scale);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), s),
+                                            _mm256_loadu_ps(w + i)));
+  for (; i < n; ++i) out[i] = (x[i] * scale) * w[i];
+}
+
+template <typename P>
+void attention_head_x86(const float* q, const float* k, const float* v, size_t n_kv,
+                        size_t head_dim, size_t kv_stride, float scale, float* scratch,
+                        float* out) {
+  float m = -__builtin_inff();
+  for (size_t t = 0; t < n_kv; ++t) {
+    scratch[t] = P::dot16(q, k + t * kv_stride, head_dim, false) * scale;
+    m = std::fmax(m, scratch[t]);
+  }
+  const __m256 mv = _mm256_set1_ps(m);
+  size_t t = 0;
+  for (; t + 8 <= n_kv; t += 8)
+    _mm256_storeu_ps(scratch + t, exp8(_mm256_sub_ps(_mm256_loadu_ps(scratch + t), mv)));
+  if (t < n_kv) {
+    float tmp[8] = {};
+    std::memcpy(tmp, scratch + t, (n_kv - t) * sizeof(float));
+    _mm256_storeu_ps(tmp, exp8(_mm256_sub_ps(_mm256_loadu_ps(tmp), mv)));
+    std::memcpy(scratch + t, tmp, (n_kv - t) * sizeof(float));
+  }
+  const float z = sum16(scratch, n_kv);
+  size_t d = 0;
+  for (; d + 8 <= head_dim; d += 8) {
+    __m256 o = _mm256_setzero_ps();
+    for (size_t s = 0; s < n_kv; ++s)
+      o = _mm256_fmadd_ps(_mm256_set1_ps(scratch[s]), _mm256_loadu_ps(v + s * kv_stride + d), o);
+    _mm256_storeu_ps(out + d, _mm256_div_ps(o, _mm256_set1_ps(z)));
+  }
+  for (; d < head_dim; ++d) {
+    float o = 0.0f;
+    for (size_t s = 0; s < n_kv; ++s) o = std::fma(scratch[s], v[s * kv_stride + d], o);
+    out[d] = o / z;
+  }
+}
+
+void swiglu_x86(const float* gate, const float* up, size_t n, float* out) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, swiglu8(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+  if (i < n) {
+    float g[8] = {}, u[8] = {};
+    std::memcpy(g, gate + i, (n - i) * sizeof(float));
+    std::memcpy(u, up + i, (n - i) * sizeof(float));
+    _mm256_storeu_ps(g, swiglu8(_mm256_loadu_ps(g), _mm256_loadu_ps(u)));
+    std::memcpy(out + i, g, (n - i) * sizeof(float));
+  }
+}
+
+template <typename P>
+KernelSet make_kernel_set(const char* name) {
+  return KernelSet{
+      name,
+      gemm_float<P, float>,
+      gemm_float<P, uint16_t, false>,
+      gemm_float<P, uint16_t, true>,
+      gemm_q<P, BlockQ8_0>,
+      gemm_q<P, BlockQ4_0>,
+      quantize_act_q8_x86,
+      dot_f32_x86<P>,
+      rmsnorm_x86<P>,
+      attention_head_x86<P>,
+      swiglu_x86,
+  };
+}
+
+}  // namespace
+}  // namespace tz::x86
