@@ -1,5 +1,7 @@
 #include "kernels/kernel_set.h"
 
+#include <type_traits>
+
 #include "base/error.h"
 #include "kernels/dot.h"
 #include "kernels/ops.h"
@@ -11,7 +13,9 @@ namespace {
 template <typename W, typename X, float (*Dot)(const W*, const X*, size_t)>
 void gemm_ref(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
               size_t n_tok, float* y, size_t ldy) {
-  const size_t x_row = std::is_same_v<X, float> ? n_cols : n_cols / kQBlock;
+  const size_t x_row = std::is_same_v<X, float>   ? n_cols
+                       : std::is_same_v<X, ActQ8> ? n_cols / kQBlock
+                                                  : n_cols / kSuperBlock;
   for (size_t r = 0; r < n_rows; ++r) {
     const W* wr = reinterpret_cast<const W*>(w + r * w_row_bytes);
     for (size_t t = 0; t < n_tok; ++t)
@@ -39,6 +43,8 @@ GemmFn KernelSet::gemm_for(TensorType t) const {
     case TensorType::BF16: return gemm_bf16;
     case TensorType::Q8_0: return gemm_q8_0;
     case TensorType::Q4_0: return gemm_q4_0;
+    case TensorType::Q4_K: return gemm_q4_k;
+    case TensorType::Q6_K: return gemm_q6_k;
     default: return nullptr;
   }
 }
@@ -51,7 +57,10 @@ const KernelSet& scalar_kernels() {
       gemm_ref<uint16_t, float, dot_bf16_ref>,
       gemm_ref<BlockQ8_0, ActQ8, dot_q8_0_ref>,
       gemm_ref<BlockQ4_0, ActQ8, dot_q4_0_ref>,
+      gemm_ref<BlockQ4_K, ActQ8K, dot_q4_k_ref>,
+      gemm_ref<BlockQ6_K, ActQ8K, dot_q6_k_ref>,
       quantize_act_q8,
+      quantize_act_q8k,
       dot_f32_ref,
       rmsnorm_ref,
       attention_head_ref,

@@ -17,6 +17,12 @@ void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* 
     for (size_t t = 0; t < n_tokens; ++t)
       k.quantize_act_q8(x + t * K, scratch.act_q8.data() + t * blocks, K);
     xk = scratch.act_q8.data();
+  } else if (w.type == TensorType::Q4_K || w.type == TensorType::Q6_K) {
+    const size_t blocks = K / kSuperBlock;
+    scratch.act_q8k.resize(n_tokens * blocks);
+    for (size_t t = 0; t < n_tokens; ++t)
+      k.quantize_act_q8k(x + t * K, scratch.act_q8k.data() + t * blocks, K);
+    xk = scratch.act_q8k.data();
   }
   pool.run(N, [&](size_t r0, size_t r1) {
     gemm(w.row(int64_t(r0)), w.row_bytes, xk, K, r1 - r0, n_tokens, y + r0, N);

@@ -16,6 +16,7 @@ namespace tz {
 // Reusable buffers for activation quantization.
 struct MatmulScratch {
   std::vector<ActQ8> act_q8;
+  std::vector<ActQ8K> act_q8k;
 };
 
 // y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed, with kernel set k.

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/fp16.h"
+#include "kernels/quant_k.h"
 
 namespace tz {
 
@@ -42,6 +43,12 @@ void dequantize_row(TensorType t, const void* src, float* dst, size_t n) {
       }
       return;
     }
+    case TensorType::Q4_K:
+      dequantize_row_q4_k(static_cast<const BlockQ4_K*>(src), dst, n);
+      return;
+    case TensorType::Q6_K:
+      dequantize_row_q6_k(static_cast<const BlockQ6_K*>(src), dst, n);
+      return;
     default:
       throw Error(std::string("dequantize: unsupported tensor type ") + traits(t).name);
   }
@@ -96,6 +103,12 @@ void quantize_row(TensorType t, const float* src, void* dst, size_t n) {
       }
       return;
     }
+    case TensorType::Q4_K:
+      quantize_row_q4_k(src, static_cast<BlockQ4_K*>(dst), n);
+      return;
+    case TensorType::Q6_K:
+      quantize_row_q6_k(src, static_cast<BlockQ6_K*>(dst), n);
+      return;
     default:
       throw Error(std::string("quantize: unsupported tensor type ") + traits(t).name);
   }

@@ -39,7 +39,8 @@ struct ActQ8 {
 // Widening is exact for F16 and BF16; Q formats compute d * q in float (one rounding).
 void dequantize_row(TensorType t, const void* src, float* dst, size_t n);
 
-// Quantizes n floats into a row of type t (F32, F16, BF16, Q8_0, Q4_0). Q8_0 and Q4_0 follow
+// Quantizes n floats into a row of type t (F32, F16, BF16, Q8_0, Q4_0, and the K-quants Q4_K,
+// Q6_K of quant_k.h). Q8_0 and Q4_0 follow
 // the reference quantizers of the ecosystem: Q8_0 d = max|x| / 127, q = round(x / d);
 // Q4_0 d = m / -8 where m is the element of largest magnitude, q = min(15, trunc(x / d + 8.5)).
 void quantize_row(TensorType t, const float* src, void* dst, size_t n);

@@ -50,7 +50,7 @@ uint64_t name_seed(uint64_t seed, const std::string& name) {
 std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, uint64_t seed,
                                         const std::string& out_path) {
   check(traits(dtype).supported, std::string("gen-model: dtype ") + traits(dtype).name +
-                                     " is not supported (f32, f16, bf16, q8_0, q4_0)");
+                                     " is not supported (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)");
   std::vector<std::string> notes;
   const std::string a = P.arch + ".";
   GgufWriter w;
@@ -93,9 +93,12 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
                  bool matrix, const std::vector<float>* row_scale = nullptr) {
     TensorType t = matrix ? dtype : TensorType::F32;
     if (ne[0] % traits(t).block_size != 0) {
-      notes.push_back(name + " stays f32 (row length " + std::to_string(ne[0]) +
-                      " is not a multiple of " + std::to_string(traits(t).block_size) + ")");
-      t = TensorType::F32;
+      // As llama.cpp's quantizer does: a row that does not fit a 256 super-block gets q8_0.
+      const TensorType fallback = ne[0] % 32 == 0 ? TensorType::Q8_0 : TensorType::F32;
+      notes.push_back(name + " is " + traits(fallback).name + " (row length " +
+                      std::to_string(ne[0]) + " is not a multiple of " +
+                      std::to_string(traits(t).block_size) + ")");
+      t = fallback;
     }
     const uint64_t s = name_seed(seed, name);
     w.add_tensor(name, t, ne, [ne, t, s, center, amp, row_scale](uint8_t* dst, size_t) {

@@ -25,7 +25,8 @@ const std::vector<ModelPreset>& model_presets();
 const ModelPreset* find_preset(const std::string& name);
 
 // Writes the model. 2-D weight matrices get `dtype`; any whose row length is not a multiple of
-// the dtype's block size stays f32 (listed in the returned notes). Norms and biases are f32.
+// the dtype's block size gets q8_0 (or f32 when not a multiple of 32), listed in the returned
+// notes. Norms and biases are f32.
 std::vector<std::string> generate_model(const ModelPreset& preset, TensorType dtype,
                                         uint64_t seed, const std::string& out_path);
 

@@ -29,7 +29,7 @@ Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bo
   const auto& tr = traits(t->type);
   if (!tr.supported)
     file_->fail("tensor '" + name + "' has type " + tr.name +
-                ", which tzero cannot compute yet (supported: f32, f16, bf16, q8_0, q4_0)");
+                ", which tzero cannot compute yet (supported: f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)");
   return Matrix{t->type, t->data, n_rows, n_cols, row_bytes(t->type, size_t(n_cols))};
 }
 

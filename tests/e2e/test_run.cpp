@@ -118,7 +118,7 @@ TEST_P(RunGenerated, DigestIdenticalAcrossThreadsAndChunks) {
 INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
                          ::testing::Combine(::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3"),
                                             ::testing::Values("f32", "f16", "bf16", "q8_0",
-                                                              "q4_0")),
+                                                              "q4_0", "q4_k", "q6_k")),
                          [](const auto& info) {
                            std::string name = std::string(std::get<0>(info.param)) + "_" +
                                               std::get<1>(info.param);

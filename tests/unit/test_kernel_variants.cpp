@@ -53,11 +53,12 @@ TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   tz::ThreadPool pool(2);
   const TensorType types[] = {TensorType::F32, TensorType::F16, TensorType::BF16,
-                              TensorType::Q8_0, TensorType::Q4_0};
+                              TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
+                              TensorType::Q6_K};
   uint32_t seed = 1;
   for (TensorType type : types) {
     const size_t block = tz::traits(type).block_size;
-    for (size_t n_cols : {32, 64, 96, 160, 256, 288, 1056}) {
+    for (size_t n_cols : {32, 64, 96, 160, 256, 288, 1056, 512, 2304, 4352}) {
       if (n_cols % block) continue;
       for (size_t n_cols_f : {n_cols, n_cols + (block == 1 ? 7 : 0)}) {
         const size_t K = n_cols_f;
@@ -153,9 +154,13 @@ TEST(KernelVariants, ActivationQuantizationEqualsScalarBits) {
     }
     std::vector<tz::ActQ8> a(9), b(9);
     tz::scalar_kernels().quantize_act_q8(x.data(), a.data(), x.size());
+    std::vector<tz::ActQ8K> ak(1), bk(1);
+    tz::scalar_kernels().quantize_act_q8k(x.data(), ak.data(), 256);
     for (const KernelSet* k : variants()) {
       k->quantize_act_q8(x.data(), b.data(), x.size());
       EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(tz::ActQ8)), 0) << k->name;
+      k->quantize_act_q8k(x.data(), bk.data(), 256);
+      EXPECT_EQ(std::memcmp(ak.data(), bk.data(), sizeof(tz::ActQ8K)), 0) << k->name;
     }
   }
 }

@@ -39,9 +39,10 @@ static inline __m256 load8(const uint16_t* p, bool bf16) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-// Canonical 16-lane dot (dot-v1) of float-like weights with f32 activations. Tail lanes are
-// fed zeros: fma(0, 0, acc) == acc because acc is never -0 (it starts at +0 and an exact zero
-// sum rounds to +0), so this equals the reference, which leaves those lanes untouched.
+// Canonical 16-lane dot (dot-v1) of float-like weights with f32 activations. The reference
+// leaves the lanes past the tail untouched, and so must we: an accumulator can be -0 (an fma
+// whose exact result is a tiny negative that underflows rounds to -0), and fma(0, 0, -0) is +0,
+// so the tail lanes' fma results are blended in only where there is an element.
 template <typename W>
 static inline float dot16(const W* w, const float* x, size_t n, bool bf16 = false) {
   __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
@@ -60,13 +61,21 @@ static inline float dot16(const W* w, const float* x, size_t n, bool bf16 = fals
     float xt[16] = {};
     std::memcpy(wt, w + k, (n - k) * sizeof(W));
     std::memcpy(xt, x + k, (n - k) * sizeof(float));
+    const __m256i rem = _mm256_set1_epi32(int(n - k));
+    const __m256 mlo = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(rem, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    const __m256 mhi = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(rem, _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15)));
+    __m256 flo, fhi;
     if constexpr (sizeof(W) == 4) {
-      lo = _mm256_fmadd_ps(load8(wt), load8(xt), lo);
-      hi = _mm256_fmadd_ps(load8(wt + 8), load8(xt + 8), hi);
+      flo = _mm256_fmadd_ps(load8(wt), load8(xt), lo);
+      fhi = _mm256_fmadd_ps(load8(wt + 8), load8(xt + 8), hi);
     } else {
-      lo = _mm256_fmadd_ps(load8(wt, bf16), load8(xt), lo);
-      hi = _mm256_fmadd_ps(load8(wt + 8, bf16), load8(xt + 8), hi);
+      flo = _mm256_fmadd_ps(load8(wt, bf16), load8(xt), lo);
+      fhi = _mm256_fmadd_ps(load8(wt + 8, bf16), load8(xt + 8), hi);
     }
+    lo = _mm256_blendv_ps(lo, flo, mlo);
+    hi = _mm256_blendv_ps(hi, fhi, mhi);
   }
   return reduce16(lo, hi);
 }

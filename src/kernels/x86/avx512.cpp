@@ -21,7 +21,8 @@ inline __m512 load16_masked(const uint16_t* p, __mmask16 m, bool bf16) {
 }
 
 struct Avx512 {
-  // dot-v1 with the 16 lanes in one register; masked tail lanes are zeros (see avx2_common.h).
+  // dot-v1 with the 16 lanes in one register; lanes past the tail keep their accumulator
+  // (mask3: not fma'd with zeros, which would turn a -0 lane into +0; see avx2_common.h).
   template <typename W>
   static float dot16(const W* w, const float* x, size_t n, bool bf16) {
     __m512 acc = _mm512_setzero_ps();
@@ -35,9 +36,10 @@ struct Avx512 {
     if (k < n) {
       const __mmask16 m = __mmask16((1u << (n - k)) - 1);
       if constexpr (sizeof(W) == 4)
-        acc = _mm512_fmadd_ps(load16_masked(w + k, m), load16_masked(x + k, m), acc);
+        acc = _mm512_mask3_fmadd_ps(load16_masked(w + k, m), load16_masked(x + k, m), acc, m);
       else
-        acc = _mm512_fmadd_ps(load16_masked(w + k, m, bf16), load16_masked(x + k, m), acc);
+        acc = _mm512_mask3_fmadd_ps(load16_masked(w + k, m, bf16), load16_masked(x + k, m), acc,
+                                    m);
     }
     return x86::reduce16(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
   }

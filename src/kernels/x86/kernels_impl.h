@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "kernels/quant_k.h"
 #include "kernels/x86/avx2_common.h"
 
 namespace tz::x86 {
@@ -56,6 +57,146 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
   for (size_t r = 0; r < n_rows; ++r) {
     const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
     for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = dot_q<P>(wr, xq + t * nb, nb);
+  }
+}
+
+// Horizontal sum of 8 int32 lanes (exact).
+inline int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// dot_q4_k_ref's exact integers A and B of one super-block (kernels/dot.h).
+inline void q4_k_ints(const BlockQ4_K& w, const ActQ8K& x, int32_t* a, int32_t* b) {
+  int sc[8], m[8];
+  for (int j = 0; j < 8; ++j) q4_k_scale_min(w.scales, j, &sc[j], &m[j]);
+  const __m256i nib = _mm256_set1_epi8(15);
+  __m256i acc = _mm256_setzero_si256();
+  for (int c = 0; c < 4; ++c) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * c));
+    const __m256i lo = _mm256_and_si256(q, nib);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), nib);
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * c));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * c + 32));
+    // Pair sums of u4 * s8 fit int16 (<= 2 * 15 * 127); times the 6-bit scale fit int32.
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, x0),
+                                                  _mm256_set1_epi16(int16_t(sc[2 * c]))));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x1),
+                                                  _mm256_set1_epi16(int16_t(sc[2 * c + 1]))));
+  }
+  *a = hsum_i32(acc);
+  int32_t sb = 0;
+  for (int j = 0; j < 8; ++j) sb += m[j] * (int32_t(x.bsums[2 * j]) + int32_t(x.bsums[2 * j + 1]));
+  *b = sb;
+}
+
+// dot_q6_k_ref's exact integer A of one super-block: sum of scale * (q - 32) * x, computed as
+// scale * q * x (q unsigned 0..63) minus 32 * scale * bsum.
+inline int32_t q6_k_int(const BlockQ6_K& w, const ActQ8K& x) {
+  const __m256i nib = _mm256_set1_epi8(15), two = _mm256_set1_epi8(3);
+  __m256i acc = _mm256_setzero_si256();
+  for (int h = 0; h < 2; ++h) {
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh + 32 * h));
+    for (int g = 0; g < 4; ++g) {
+      const __m256i ql = _mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(w.ql + 64 * h + 32 * (g & 1)));
+      const __m256i low4 = g < 2 ? _mm256_and_si256(ql, nib)
+                                 : _mm256_and_si256(_mm256_srli_epi16(ql, 4), nib);
+      const __m256i high2 =
+          _mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), two);  // bits 2g, 2g+1 of each byte
+      const __m256i q = _mm256_or_si256(low4, _mm256_slli_epi16(high2, 4));
+      const __m256i xv =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 128 * h + 32 * g));
+      const int i0 = 8 * h + 2 * g;  // sub-blocks i0 (bytes 0-15) and i0 + 1 (bytes 16-31)
+      const __m256i sc = _mm256_setr_m128i(_mm_set1_epi16(w.scales[i0]),
+                                           _mm_set1_epi16(w.scales[i0 + 1]));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(q, xv), sc));
+    }
+  }
+  int32_t corr = 0;
+  for (int i = 0; i < 16; ++i) corr += int32_t(w.scales[i]) * int32_t(x.bsums[i]);
+  return hsum_i32(acc) - 32 * corr;
+}
+
+inline float reduce8_scalar(float* acc) {
+  for (int l = 0; l < 4; ++l) acc[l] += acc[l + 4];
+  for (int l = 0; l < 2; ++l) acc[l] += acc[l + 2];
+  acc[0] += acc[1];
+  return acc[0];
+}
+
+inline float dot_q4_k_x86(const BlockQ4_K* w, const ActQ8K* x, size_t nb) {
+  float acc[8] = {}, accm[8] = {};
+  for (size_t b = 0; b < nb; ++b) {
+    int32_t a, m;
+    q4_k_ints(w[b], x[b], &a, &m);
+    const float p = _cvtsh_ss(w[b].d) * x[b].d;
+    const float pm = _cvtsh_ss(w[b].dmin) * x[b].d;
+    acc[b % 8] = std::fma(p, float(a), acc[b % 8]);
+    accm[b % 8] = std::fma(pm, float(m), accm[b % 8]);
+  }
+  const float s = reduce8_scalar(acc);
+  return s - reduce8_scalar(accm);
+}
+
+inline float dot_q6_k_x86(const BlockQ6_K* w, const ActQ8K* x, size_t nb) {
+  float acc[8] = {};
+  for (size_t b = 0; b < nb; ++b) {
+    const float p = _cvtsh_ss(w[b].d) * x[b].d;
+    acc[b % 8] = std::fma(p, float(q6_k_int(w[b], x[b])), acc[b % 8]);
+  }
+  return reduce8_scalar(acc);
+}
+
+template <typename Block, float (*Dot)(const Block*, const ActQ8K*, size_t)>
+void gemm_k(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
+            size_t n_tok, float* y, size_t ldy) {
+  const size_t nb = n_cols / kSuperBlock;
+  const ActQ8K* xq = static_cast<const ActQ8K*>(x);
+  for (size_t r = 0; r < n_rows; ++r) {
+    const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
+    for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = Dot(wr, xq + t * nb, nb);
+  }
+}
+
+// 32 floats times id, rounded half to even, packed to int8 in order.
+inline void quantize32(const float* x, __m256 idv, int8_t* dst) {
+  __m256i q[4];
+  for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), idv));
+  const __m256i a = _mm256_packs_epi32(q[0], q[1]), b = _mm256_packs_epi32(q[2], q[3]);
+  __m256i c = _mm256_packs_epi16(a, b);
+  c = _mm256_permutevar8x32_epi32(c, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), c);
+}
+
+inline float amax_n(const float* x, size_t n) {  // n a multiple of 8
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 mx = _mm256_setzero_ps();
+  for (size_t i = 0; i < n; i += 8) mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask));
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+  return _mm_cvtss_f32(m4);
+}
+
+void quantize_act_q8k_x86(const float* x, ActQ8K* dst, size_t n) {
+  for (size_t b = 0; b < n / kSuperBlock; ++b) {
+    const float* xb = x + b * kSuperBlock;
+    const float d = amax_n(xb, kSuperBlock) / 127.0f;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    dst[b].d = d;
+    const __m256 idv = _mm256_set1_ps(id);
+    for (int c = 0; c < 8; ++c) quantize32(xb + 32 * c, idv, dst[b].qs + 32 * c);
+    for (int g = 0; g < 16; ++g) {
+      const __m128i v = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(dst[b].qs + 16 * g)));
+      const __m128i v2 = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(dst[b].qs + 16 * g + 8)));
+      __m128i s = _mm_madd_epi16(_mm_add_epi16(v, v2), _mm_set1_epi16(1));
+      s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+      s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+      dst[b].bsums[g] = int16_t(_mm_cvtsi128_si32(s));
+    }
   }
 }
 
@@ -162,7 +303,10 @@ KernelSet make_kernel_set(const char* name) {
       gemm_float<P, uint16_t, true>,
       gemm_q<P, BlockQ8_0>,
       gemm_q<P, BlockQ4_0>,
+      gemm_k<BlockQ4_K, dot_q4_k_x86>,
+      gemm_k<BlockQ6_K, dot_q6_k_x86>,
       quantize_act_q8_x86,
+      quantize_act_q8k_x86,
       dot_f32_x86<P>,
       rmsnorm_x86<P>,
       attention_head_x86<P>,

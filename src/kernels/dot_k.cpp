@@ -1,0 +1,69 @@
+// Scalar reference dot products for K-quant weights (canonical order in dot.h).
+#include <cmath>
+
+#include "base/fp16.h"
+#include "kernels/dot.h"
+
+namespace tz {
+
+namespace {
+float reduce8(float* acc) {
+  for (int l = 0; l < 4; ++l) acc[l] += acc[l + 4];
+  for (int l = 0; l < 2; ++l) acc[l] += acc[l + 2];
+  acc[0] += acc[1];
+  return acc[0];
+}
+}  // namespace
+
+void q4_k_block_ints(const BlockQ4_K& w, const ActQ8K& x, int32_t* a, int32_t* b) {
+  uint8_t q[256];
+  q4_k_unpack(w, q);
+  int32_t sa = 0, sb = 0;
+  for (int j = 0; j < 8; ++j) {
+    int sc, m;
+    q4_k_scale_min(w.scales, j, &sc, &m);
+    int32_t isum = 0;
+    for (int l = 0; l < 32; ++l) isum += int32_t(q[32 * j + l]) * x.qs[32 * j + l];
+    sa += sc * isum;
+    sb += m * (int32_t(x.bsums[2 * j]) + int32_t(x.bsums[2 * j + 1]));
+  }
+  *a = sa;
+  *b = sb;
+}
+
+int32_t q6_k_block_int(const BlockQ6_K& w, const ActQ8K& x) {
+  uint8_t q[256];
+  q6_k_unpack(w, q);
+  int32_t sa = 0;
+  for (int i = 0; i < 16; ++i) {
+    int32_t isum = 0;
+    for (int l = 0; l < 16; ++l) isum += (int32_t(q[16 * i + l]) - 32) * x.qs[16 * i + l];
+    sa += int32_t(w.scales[i]) * isum;
+  }
+  return sa;
+}
+
+float dot_q4_k_ref(const BlockQ4_K* w, const ActQ8K* x, size_t n) {
+  float acc[8] = {}, accm[8] = {};
+  for (size_t b = 0; b < n / kSuperBlock; ++b) {
+    int32_t a, m;
+    q4_k_block_ints(w[b], x[b], &a, &m);
+    const float p = fp16_to_float(w[b].d) * x[b].d;
+    const float pm = fp16_to_float(w[b].dmin) * x[b].d;
+    acc[b % 8] = std::fma(p, float(a), acc[b % 8]);
+    accm[b % 8] = std::fma(pm, float(m), accm[b % 8]);
+  }
+  const float s = reduce8(acc);
+  return s - reduce8(accm);
+}
+
+float dot_q6_k_ref(const BlockQ6_K* w, const ActQ8K* x, size_t n) {
+  float acc[8] = {};
+  for (size_t b = 0; b < n / kSuperBlock; ++b) {
+    const float p = fp16_to_float(w[b].d) * x[b].d;
+    acc[b % 8] = std::fma(p, float(q6_k_block_int(w[b], x[b])), acc[b % 8]);
+  }
+  return reduce8(acc);
+}
+
+}  // namespace tz
