@@ -42,6 +42,10 @@ Command add_run(CLI::App& app) {
   sub->add_option("--kernels", o->gen.kernels,
                   "Kernel set: scalar, avx2, avx512 or auto (results do not depend on it)")
       ->capture_default_str();
+  sub->add_option("--mode", o->gen.mode,
+                  "deterministic (the contract) or fast (no contract, to measure its cost)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"deterministic", "fast"}));
   sub->add_flag("--no-bos", o->no_bos, "Do not add the BOS token to the prompt");
   sub->add_flag("--parse-special", o->gen.parse_special,
                 "Turn control-token texts in the prompt into those tokens");
@@ -70,6 +74,7 @@ Command add_run(CLI::App& app) {
               j["tokens"] = r.tokens;
               j["text"] = r.text;
               j["stop_reason"] = r.stop_reason;
+              j["mode"] = o->gen.mode;
               j["logits_digest"] = r.logits_digest;
               j["n_ctx"] = r.n_ctx;
               j["timings"] = {{"prompt_seconds", r.prompt_seconds},
@@ -83,9 +88,10 @@ Command add_run(CLI::App& app) {
               std::printf("\n");
               std::fprintf(stderr,
                            "\nprompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f "
-                           "tokens/s | threads %d | kernels %s | stop: %s\nlogits digest: %s\n",
+                           "tokens/s | threads %d | kernels %s | mode %s | stop: %s\nlogits digest: %s\n",
                            r.prompt_tokens.size(), pp_tps, r.tokens.size(), tg_tps,
-                           o->gen.n_threads, r.kernels.c_str(), r.stop_reason.c_str(),
+                           o->gen.n_threads, r.kernels.c_str(), o->gen.mode.c_str(),
+                           r.stop_reason.c_str(),
                            r.logits_digest.c_str());
             }
             return 0;

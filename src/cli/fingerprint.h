@@ -9,9 +9,9 @@
 
 namespace tz::cli {
 
-inline nlohmann::json fingerprint_json(const GenerateOptions&, const GenerateResult& r) {
+inline nlohmann::json fingerprint_json(const GenerateOptions& o, const GenerateResult& r) {
   return {{"engine", std::string("tzero ") + TZ_VERSION},
-          {"mode", "deterministic"},
+          {"mode", o.mode},
           {"kernels", r.kernels},
           {"canonical_orders", "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v1"},
           {"status", "placeholder"}};

@@ -5,25 +5,31 @@
 
 namespace tz {
 
+const void* quantize_activations(const KernelSet& k, TensorType weight_type, const float* x,
+                                 size_t n_tokens, size_t K, MatmulScratch& scratch) {
+  if (weight_type == TensorType::Q8_0 || weight_type == TensorType::Q4_0) {
+    const size_t blocks = K / kQBlock;
+    scratch.act_q8.resize(n_tokens * blocks);
+    for (size_t t = 0; t < n_tokens; ++t)
+      k.quantize_act_q8(x + t * K, scratch.act_q8.data() + t * blocks, K);
+    return scratch.act_q8.data();
+  }
+  if (weight_type == TensorType::Q4_K || weight_type == TensorType::Q6_K) {
+    const size_t blocks = K / kSuperBlock;
+    scratch.act_q8k.resize(n_tokens * blocks);
+    for (size_t t = 0; t < n_tokens; ++t)
+      k.quantize_act_q8k(x + t * K, scratch.act_q8k.data() + t * blocks, K);
+    return scratch.act_q8k.data();
+  }
+  return x;
+}
+
 void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,
             size_t n_tokens, float* y, MatmulScratch& scratch) {
   const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
   const GemmFn gemm = k.gemm_for(w.type);
   check(gemm != nullptr, std::string("matmul: no kernel for ") + traits(w.type).name);
-  const void* xk = x;
-  if (w.type == TensorType::Q8_0 || w.type == TensorType::Q4_0) {
-    const size_t blocks = K / kQBlock;
-    scratch.act_q8.resize(n_tokens * blocks);
-    for (size_t t = 0; t < n_tokens; ++t)
-      k.quantize_act_q8(x + t * K, scratch.act_q8.data() + t * blocks, K);
-    xk = scratch.act_q8.data();
-  } else if (w.type == TensorType::Q4_K || w.type == TensorType::Q6_K) {
-    const size_t blocks = K / kSuperBlock;
-    scratch.act_q8k.resize(n_tokens * blocks);
-    for (size_t t = 0; t < n_tokens; ++t)
-      k.quantize_act_q8k(x + t * K, scratch.act_q8k.data() + t * blocks, K);
-    xk = scratch.act_q8k.data();
-  }
+  const void* xk = quantize_activations(k, w.type, x, n_tokens, K, scratch);
   pool.run(N, [&](size_t r0, size_t r1) {
     gemm(w.row(int64_t(r0)), w.row_bytes, xk, K, r1 - r0, n_tokens, y + r0, N);
   });

@@ -22,6 +22,16 @@ struct MatmulScratch {
 // y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed, with kernel set k.
 void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,
             size_t n_tokens, float* y, MatmulScratch& scratch);
+// `--mode fast`: no reproducibility contract. Dynamic (row chunk, K slice) tasks whose partial
+// sums are added into y with atomics in arrival order (kernels/matmul_fast.cpp).
+void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,
+                 size_t n_tokens, float* y, MatmulScratch& scratch, size_t k_slices);
+
+// The activations as the weight type's kernels take them: x itself for float weights, ActQ8 or
+// ActQ8K rows (in scratch) for quantized ones.
+const void* quantize_activations(const KernelSet& k, TensorType weight_type, const float* x,
+                                 size_t n_tokens, size_t K, MatmulScratch& scratch);
+
 // The same with the scalar reference kernels.
 void matmul(ThreadPool& pool, const Matrix& w, const float* x, size_t n_tokens, float* y,
             MatmulScratch& scratch);

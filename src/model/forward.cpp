@@ -8,11 +8,12 @@
 namespace tz {
 
 Forward::Forward(const Model& model, ThreadPool& pool, int n_ctx, int n_batch,
-                 const KernelSet& kernels)
+                 const KernelSet& kernels, bool fast)
     : model_(model),
       hp_(model.hparams()),
       pool_(pool),
       kern_(kernels),
+      fast_(fast),
       n_batch_(n_batch),
       rope_(hp_.n_rot, n_ctx, hp_.rope_base) {
   const size_t B = size_t(n_batch);
@@ -34,6 +35,13 @@ void add_bias(float* y, const float* bias, size_t n_tokens, size_t len) {
     for (size_t i = 0; i < len; ++i) y[t * len + i] += bias[i];
 }
 }  // namespace
+
+void Forward::mm(const Matrix& w, const float* x, size_t n, float* y, bool long_reduction) {
+  if (fast_)
+    matmul_fast(pool_, kern_, w, x, n, y, mm_, long_reduction ? 3 : 1);
+  else
+    matmul(pool_, kern_, w, x, n, y, mm_);
+}
 
 void Forward::attention(int il, int n, int pos, KvCache& kv) {
   const int hd = hp_.head_dim, group = hp_.n_head / hp_.n_head_kv;
@@ -74,9 +82,9 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
     // Attention block.
     for (size_t t = 0; t < N; ++t) kern_.rmsnorm(&x_[t * E], L.attn_norm, hp_.rms_eps, E, &xb_[t * E]);
     trace("attn_norm", il, xb_.data(), N, E, pos);
-    matmul(pool_, kern_, L.wq, xb_.data(), N, q_.data(), mm_);
-    matmul(pool_, kern_, L.wk, xb_.data(), N, k_.data(), mm_);
-    matmul(pool_, kern_, L.wv, xb_.data(), N, v_.data(), mm_);
+    mm(L.wq, xb_.data(), N, q_.data());
+    mm(L.wk, xb_.data(), N, k_.data());
+    mm(L.wv, xb_.data(), N, v_.data());
     add_bias(q_.data(), L.bq, N, Q);
     add_bias(k_.data(), L.bk, N, KV);
     add_bias(v_.data(), L.bv, N, KV);
@@ -98,7 +106,7 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
     trace("Vcur", il, v_.data(), N, KV, pos);
     attention(il, n, pos, kv);
     trace("kqv_out", il, att_.data(), N, Q, pos);
-    matmul(pool_, kern_, L.wo, att_.data(), N, proj_.data(), mm_);
+    mm(L.wo, att_.data(), N, proj_.data());
     trace("attn_out", il, proj_.data(), N, E, pos);
     for (size_t i = 0; i < N * E; ++i) x_[i] += proj_[i];
     trace("ffn_inp", il, x_.data(), N, E, pos);
@@ -106,13 +114,13 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
     // Feed-forward block (SwiGLU).
     for (size_t t = 0; t < N; ++t) kern_.rmsnorm(&x_[t * E], L.ffn_norm, hp_.rms_eps, E, &xb_[t * E]);
     trace("ffn_norm", il, xb_.data(), N, E, pos);
-    matmul(pool_, kern_, L.w_gate, xb_.data(), N, gate_.data(), mm_);
-    matmul(pool_, kern_, L.w_up, xb_.data(), N, up_.data(), mm_);
+    mm(L.w_gate, xb_.data(), N, gate_.data());
+    mm(L.w_up, xb_.data(), N, up_.data());
     trace("ffn_gate", il, gate_.data(), N, F, pos);
     trace("ffn_up", il, up_.data(), N, F, pos);
     kern_.swiglu(gate_.data(), up_.data(), N * F, gate_.data());
     trace("ffn_swiglu", il, gate_.data(), N, F, pos);
-    matmul(pool_, kern_, L.w_down, gate_.data(), N, proj_.data(), mm_);
+    mm(L.w_down, gate_.data(), N, proj_.data(), /*long_reduction=*/true);
     trace("ffn_out", il, proj_.data(), N, E, pos);
     for (size_t i = 0; i < N * E; ++i) x_[i] += proj_[i];
     trace("l_out", il, x_.data(), N, E, pos);
@@ -122,7 +130,7 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
   const float* last = &x_[(N - 1) * E];
   kern_.rmsnorm(last, model_.output_norm(), hp_.rms_eps, E, xb_.data());
   trace("result_norm", -1, xb_.data(), 1, E, pos + n - 1);
-  matmul(pool_, kern_, model_.output(), xb_.data(), 1, logits, mm_);
+  mm(model_.output(), xb_.data(), 1, logits);
   trace("result_output", -1, logits, 1, size_t(hp_.n_vocab), pos + n - 1);
 }
 

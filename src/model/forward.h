@@ -30,8 +30,9 @@ class Forward {
  public:
   // n_ctx: positions the rope table covers; n_batch: most tokens one eval() takes.
   // kernels: any variant gives the same bits (kernels/kernel_set.h).
+  // fast: `--mode fast`, matmuls without the reproducibility contract (kernels/matmul.h).
   Forward(const Model& model, ThreadPool& pool, int n_ctx, int n_batch,
-          const KernelSet& kernels = scalar_kernels());
+          const KernelSet& kernels = scalar_kernels(), bool fast = false);
 
   // Evaluates tokens[0..n) at positions pos..pos+n-1 (n <= n_batch, pos + n <= kv.n_ctx()),
   // stores their keys and values in kv, and writes the logits of the last one to
@@ -48,11 +49,14 @@ class Forward {
     if (trace_) trace_(name, layer, data, n, len, pos);
   }
   void attention(int layer, int n, int pos, KvCache& kv);
+  // long_reduction: in fast mode, split this matmul's reduction across threads.
+  void mm(const Matrix& w, const float* x, size_t n, float* y, bool long_reduction = false);
 
   const Model& model_;
   const HParams& hp_;
   ThreadPool& pool_;
   const KernelSet& kern_;
+  bool fast_;
   int n_batch_;
   RopeTable rope_;
   TraceHook trace_;

@@ -51,7 +51,10 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   ThreadPool pool(opt.n_threads);
   const KernelSet& kernels = select_kernels(opt.kernels);
   res.kernels = kernels.name;
-  Forward fwd(model, pool, res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels);
+  check(opt.mode == "deterministic" || opt.mode == "fast",
+        "--mode must be deterministic or fast, not '" + opt.mode + "'");
+  Forward fwd(model, pool, res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels,
+              opt.mode == "fast");
   KvCache kv(hp, res.n_ctx);
   Sampler sampler(opt.temperature, opt.seed);
   TextStream stream(vocab);

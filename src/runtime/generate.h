@@ -26,6 +26,7 @@ struct GenerateOptions {
   bool parse_special = false;
   std::string logits_out;   // file for the raw float32 logits rows ("" = none)
   std::string kernels = "auto";  // scalar, avx2, avx512 or auto: same bits, different speed
+  std::string mode = "deterministic";  // or "fast": no reproducibility contract
 };
 
 struct GenerateResult {

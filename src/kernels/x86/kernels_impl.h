@@ -68,28 +68,51 @@ inline int32_t hsum_i32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
-// dot_q4_k_ref's exact integers A and B of one super-block (kernels/dot.h).
-inline void q4_k_ints(const BlockQ4_K& w, const ActQ8K& x, int32_t* a, int32_t* b) {
-  int sc[8], m[8];
-  for (int j = 0; j < 8; ++j) q4_k_scale_min(w.scales, j, &sc[j], &m[j]);
+// A Q4_K super-block unpacked once and reused for every token of a batch.
+struct Q4KUnpacked {
+  __m256i lo[4], hi[4];  // quants of sub-blocks 2c and 2c+1, one byte each (0..15)
+  __m256i sc[8];         // sub-block scale j broadcast to int16 lanes
+  __m128i m16;           // the eight mins as int16
+};
+
+inline void q4_k_unpack_x86(const BlockQ4_K& w, Q4KUnpacked* u) {
+  uint32_t s[3];
+  std::memcpy(s, w.scales, 12);
+  const uint32_t sc_lo = s[0] & 0x3f3f3f3fu, m_lo = s[1] & 0x3f3f3f3fu;
+  const uint32_t sc_hi = (s[2] & 0x0f0f0f0fu) | (((s[0] >> 6) & 0x03030303u) << 4);
+  const uint32_t m_hi = ((s[2] >> 4) & 0x0f0f0f0fu) | (((s[1] >> 6) & 0x03030303u) << 4);
+  const uint64_t sc = uint64_t(sc_lo) | uint64_t(sc_hi) << 32;
+  const uint64_t m = uint64_t(m_lo) | uint64_t(m_hi) << 32;
+  for (int j = 0; j < 8; ++j) u->sc[j] = _mm256_set1_epi16(int16_t((sc >> (8 * j)) & 0xff));
+  u->m16 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(m)));
   const __m256i nib = _mm256_set1_epi8(15);
-  __m256i acc = _mm256_setzero_si256();
   for (int c = 0; c < 4; ++c) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * c));
-    const __m256i lo = _mm256_and_si256(q, nib);
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), nib);
+    u->lo[c] = _mm256_and_si256(q, nib);
+    u->hi[c] = _mm256_and_si256(_mm256_srli_epi16(q, 4), nib);
+  }
+}
+
+// dot_q4_k_ref's exact integers A and B of one super-block (kernels/dot.h).
+inline void q4_k_ints(const Q4KUnpacked& u, const ActQ8K& x, int32_t* a, int32_t* b) {
+  __m256i acc = _mm256_setzero_si256();
+  for (int c = 0; c < 4; ++c) {
     const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * c));
     const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * c + 32));
     // Pair sums of u4 * s8 fit int16 (<= 2 * 15 * 127); times the 6-bit scale fit int32.
-    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, x0),
-                                                  _mm256_set1_epi16(int16_t(sc[2 * c]))));
-    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x1),
-                                                  _mm256_set1_epi16(int16_t(sc[2 * c + 1]))));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u.lo[c], x0), u.sc[2 * c]));
+    acc = _mm256_add_epi32(acc,
+                           _mm256_madd_epi16(_mm256_maddubs_epi16(u.hi[c], x1), u.sc[2 * c + 1]));
   }
   *a = hsum_i32(acc);
-  int32_t sb = 0;
-  for (int j = 0; j < 8; ++j) sb += m[j] * (int32_t(x.bsums[2 * j]) + int32_t(x.bsums[2 * j + 1]));
-  *b = sb;
+  // B = sum of m[j] * (bsums[2j] + bsums[2j+1]); pair sums fit int16 (<= 32 * 127).
+  const __m128i bs0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums));
+  const __m128i bs1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.bsums + 8));
+  const __m128i pairs = _mm_hadd_epi16(bs0, bs1);
+  __m128i s = _mm_madd_epi16(pairs, u.m16);
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  *b = _mm_cvtsi128_si32(s);
 }
 
 // dot_q6_k_ref's exact integer A of one super-block: sum of scale * (q - 32) * x, computed as
@@ -127,20 +150,6 @@ inline float reduce8_scalar(float* acc) {
   return acc[0];
 }
 
-inline float dot_q4_k_x86(const BlockQ4_K* w, const ActQ8K* x, size_t nb) {
-  float acc[8] = {}, accm[8] = {};
-  for (size_t b = 0; b < nb; ++b) {
-    int32_t a, m;
-    q4_k_ints(w[b], x[b], &a, &m);
-    const float p = _cvtsh_ss(w[b].d) * x[b].d;
-    const float pm = _cvtsh_ss(w[b].dmin) * x[b].d;
-    acc[b % 8] = std::fma(p, float(a), acc[b % 8]);
-    accm[b % 8] = std::fma(pm, float(m), accm[b % 8]);
-  }
-  const float s = reduce8_scalar(acc);
-  return s - reduce8_scalar(accm);
-}
-
 inline float dot_q6_k_x86(const BlockQ6_K* w, const ActQ8K* x, size_t nb) {
   float acc[8] = {};
   for (size_t b = 0; b < nb; ++b) {
@@ -148,6 +157,41 @@ inline float dot_q6_k_x86(const BlockQ6_K* w, const ActQ8K* x, size_t nb) {
     acc[b % 8] = std::fma(p, float(q6_k_int(w[b], x[b])), acc[b % 8]);
   }
   return reduce8_scalar(acc);
+}
+
+constexpr size_t kTokTile = 64;  // tokens whose accumulators live on the stack at once
+
+// Q4_K gemm: each weight super-block is unpacked once per row and reused for every token; each
+// (row, token) element still accumulates its blocks in the canonical lanes and order.
+void gemm_q4_k_x86(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                   size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  const size_t nb = n_cols / kSuperBlock;
+  const ActQ8K* xq = static_cast<const ActQ8K*>(x);
+  float acc[kTokTile][8], accm[kTokTile][8];
+  Q4KUnpacked u;
+  for (size_t t0 = 0; t0 < n_tok; t0 += kTokTile) {
+    const size_t nt = n_tok - t0 < kTokTile ? n_tok - t0 : kTokTile;
+    for (size_t r = 0; r < n_rows; ++r) {
+      const BlockQ4_K* wr = reinterpret_cast<const BlockQ4_K*>(w + r * w_row_bytes);
+      std::memset(acc, 0, nt * sizeof acc[0]);
+      std::memset(accm, 0, nt * sizeof accm[0]);
+      for (size_t b = 0; b < nb; ++b) {
+        q4_k_unpack_x86(wr[b], &u);
+        const float dw = _cvtsh_ss(wr[b].d), dmw = _cvtsh_ss(wr[b].dmin);
+        for (size_t t = 0; t < nt; ++t) {
+          const ActQ8K& xb = xq[(t0 + t) * nb + b];
+          int32_t a, m;
+          q4_k_ints(u, xb, &a, &m);
+          acc[t][b % 8] = std::fma(dw * xb.d, float(a), acc[t][b % 8]);
+          accm[t][b % 8] = std::fma(dmw * xb.d, float(m), accm[t][b % 8]);
+        }
+      }
+      for (size_t t = 0; t < nt; ++t) {
+        const float s = reduce8_scalar(acc[t]);
+        y[(t0 + t) * ldy + r] = s - reduce8_scalar(accm[t]);
+      }
+    }
+  }
 }
 
 template <typename Block, float (*Dot)(const Block*, const ActQ8K*, size_t)>
@@ -303,7 +347,7 @@ KernelSet make_kernel_set(const char* name) {
       gemm_float<P, uint16_t, true>,
       gemm_q<P, BlockQ8_0>,
       gemm_q<P, BlockQ4_0>,
-      gemm_k<BlockQ4_K, dot_q4_k_x86>,
+      gemm_q4_k_x86,
       gemm_k<BlockQ6_K, dot_q6_k_x86>,
       quantize_act_q8_x86,
       quantize_act_q8k_x86,
