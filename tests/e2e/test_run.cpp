@@ -202,5 +202,26 @@ TEST(RunErrors, BadFlagsExitTwo) {
   EXPECT_EQ(run_tzero({"run", "-m", model, "--nonsense"}).exit_code, 2);
   EXPECT_EQ(run_tzero({"run"}).exit_code, 2);
   EXPECT_EQ(run_tzero({"gen-model", "--preset", "nope", "-o", "/tmp/x.gguf"}).exit_code, 2);
-  EXPECT_EQ(run_tzero({"gen-model", "--dtype", "q4_k", "-o", "/tmp/x.gguf"}).exit_code, 2);
+  EXPECT_EQ(run_tzero({"gen-model", "--dtype", "q5_k", "-o", "/tmp/x.gguf"}).exit_code, 2);
+  EXPECT_EQ(run_tzero({"run", "-m", model, "--mode", "sloppy"}).exit_code, 2);
+  EXPECT_EQ(run_tzero({"run", "-m", model, "--kernels", "neon"}).exit_code, 2);
+}
+
+// Fast mode drops the contract on purpose: on a multi-core machine its split reductions,
+// added in arrival order, change the bits between runs (seen in the digest), while the
+// deterministic mode of the same request never changes. Single-threaded, fast mode has one
+// arrival order and stays stable.
+TEST(RunModes, FastModeIsLabelledAndDeterministicModeIsStable) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  json det = run_json({"-m", model, "-n", "8", "-t", "2", "-p", "the dog"});
+  json fast = run_json({"-m", model, "-n", "8", "-t", "1", "--mode", "fast", "-p", "the dog"});
+  EXPECT_EQ(det["mode"], "deterministic");
+  EXPECT_EQ(fast["mode"], "fast");
+  EXPECT_EQ(fast["fingerprint"]["mode"], "fast");
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(run_json({"-m", model, "-n", "8", "-t", "2", "-p", "the dog"})["logits_digest"],
+              det["logits_digest"]);
+  EXPECT_EQ(run_json({"-m", model, "-n", "8", "-t", "1", "--mode", "fast", "-p", "the dog"})
+                ["logits_digest"],
+            fast["logits_digest"]);
 }
