@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tzero ") + TZ_VERSION);
   const tz::cli::Command commands[] = {
       tz::cli::add_run(app),     tz::cli::add_tokenize(app),  tz::cli::add_info(app),
-      tz::cli::add_convert(app), tz::cli::add_gen_model(app),
+      tz::cli::add_convert(app), tz::cli::add_gen_model(app), tz::cli::add_bench(app),
   };
   try {
     app.parse(argc, argv);

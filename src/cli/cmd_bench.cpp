@@ -1,0 +1,117 @@
+// tzero bench: prompt processing (prefill) and token generation (decode) speed of a model, as
+// llama.cpp's llama-bench measures them: pp = one forward pass over p tokens from an empty
+// context; tg = n single-token passes from an empty context. Each is repeated and averaged.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "cli/commands.h"
+#include "model/forward.h"
+
+namespace tz::cli {
+
+namespace {
+struct Stats {
+  double mean = 0, sd = 0;
+};
+Stats stats(const std::vector<double>& v) {
+  Stats s;
+  if (v.empty()) return s;
+  for (double x : v) s.mean += x;
+  s.mean /= double(v.size());
+  for (double x : v) s.sd += (x - s.mean) * (x - s.mean);
+  s.sd = v.size() > 1 ? std::sqrt(s.sd / double(v.size() - 1)) : 0;
+  return s;
+}
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+Command add_bench(CLI::App& app) {
+  auto* sub = app.add_subcommand("bench", "Measure prefill and decode speed (tokens/s)");
+  struct Opts {
+    std::string model, mode = "deterministic", kernels = "auto";
+    int n_prompt = 128, n_gen = 64, threads = default_threads(), reps = 3;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  sub->add_option("-m,--model", o->model, "GGUF model file")->required();
+  sub->add_option("-p,--n-prompt", o->n_prompt, "Prompt tokens (0 skips prefill)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 16384));
+  sub->add_option("-n,--n-gen", o->n_gen, "Generated tokens (0 skips decode)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 16384));
+  sub->add_option("-t,--threads", o->threads, "Threads")->capture_default_str()->check(
+      CLI::Range(1, 1024));
+  sub->add_option("-r,--reps", o->reps, "Repetitions of each test")->capture_default_str()->check(
+      CLI::Range(1, 1000));
+  sub->add_option("--mode", o->mode, "deterministic or fast")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"deterministic", "fast"}));
+  sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512 or auto")->capture_default_str();
+  sub->add_flag("--json", o->json, "Print one JSON object");
+  return {sub, [o] {
+            auto model = Model::load(o->model);
+            const HParams& hp = model->hparams();
+            const KernelSet& kernels = select_kernels(o->kernels);
+            const int n_ctx = std::max(o->n_prompt, o->n_gen) + 1;
+            ThreadPool pool(o->threads);
+            Forward fwd(*model, pool, n_ctx, std::max(o->n_prompt, 1), kernels, o->mode == "fast");
+            KvCache kv(hp, n_ctx);
+            std::vector<float> logits(size_t(hp.n_vocab));
+            std::vector<int32_t> tokens(size_t(std::max(o->n_prompt, o->n_gen)));
+            for (size_t i = 0; i < tokens.size(); ++i)
+              tokens[i] = int32_t((i * 7919 + 13) % size_t(hp.n_vocab));
+            std::vector<double> pp, tg;
+            for (int rep = 0; rep < o->reps; ++rep) {
+              if (o->n_prompt > 0) {
+                const double t0 = now();
+                fwd.eval(tokens.data(), o->n_prompt, 0, kv, logits.data());
+                pp.push_back(o->n_prompt / (now() - t0));
+              }
+              if (o->n_gen > 0) {
+                const double t0 = now();
+                for (int i = 0; i < o->n_gen; ++i) fwd.eval(&tokens[size_t(i)], 1, i, kv, logits.data());
+                tg.push_back(o->n_gen / (now() - t0));
+              }
+              if (!o->json && isatty(2)) std::fprintf(stderr, "\rrep %d/%d", rep + 1, o->reps);
+            }
+            const Stats p = stats(pp), g = stats(tg);
+            const double file_gb = double(model->gguf().file_size()) / 1e9;
+            if (o->json) {
+              nlohmann::json j = {{"model", o->model},
+                                  {"model_bytes", model->gguf().file_size()},
+                                  {"n_prompt", o->n_prompt},
+                                  {"n_gen", o->n_gen},
+                                  {"threads", o->threads},
+                                  {"mode", o->mode},
+                                  {"kernels", kernels.name},
+                                  {"reps", o->reps}};
+              j["pp_tokens_per_s"] = o->n_prompt > 0 ? nlohmann::json(p.mean) : nlohmann::json();
+              j["pp_sd"] = p.sd;
+              j["tg_tokens_per_s"] = o->n_gen > 0 ? nlohmann::json(g.mean) : nlohmann::json();
+              j["tg_sd"] = g.sd;
+              std::printf("%s\n", j.dump().c_str());
+            } else {
+              if (isatty(2)) std::fprintf(stderr, "\r");
+              std::printf("model %s (%.2f GB), threads %d, kernels %s, mode %s\n", o->model.c_str(),
+                          file_gb, o->threads, kernels.name, o->mode.c_str());
+              if (o->n_prompt > 0)
+                std::printf("pp%-5d %8.2f ± %.2f tokens/s\n", o->n_prompt, p.mean, p.sd);
+              if (o->n_gen > 0)
+                std::printf("tg%-5d %8.2f ± %.2f tokens/s\n", o->n_gen, g.mean, g.sd);
+            }
+            return 0;
+          }};
+}
+
+}  // namespace tz::cli
