@@ -10,11 +10,10 @@ struct Avx2 {
   static float dot16(const W* w, const float* x, size_t n, bool bf16) {
     return x86::dot16(w, x, n, bf16);
   }
-  // 8 int32 partial sums of the 32 products of one block (exact: |w| <= 128, |x| <= 127, so
-  // the int16 pair sums of maddubs cannot saturate).
-  static __m256i q8_partial(__m256i w, __m256i x) {
-    const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
-    return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+  // 8 int32 partial sums of the 32 products |w| * sign(x, w) of one block (exact: |w| <= 128,
+  // |x| <= 127, so the int16 pair sums of maddubs cannot saturate).
+  static __m256i q8_partial(__m256i abs_w, __m256i signed_x) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(abs_w, signed_x), _mm256_set1_epi16(1));
   }
 };
 }  // namespace

@@ -43,9 +43,8 @@ struct Avx512 {
     }
     return x86::reduce16(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
   }
-  static __m256i q8_partial(__m256i w, __m256i x) {
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(w, w),
-                               _mm256_sign_epi8(x, w));
+  static __m256i q8_partial(__m256i abs_w, __m256i signed_x) {
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), abs_w, signed_x);
   }
 };
 

@@ -21,42 +21,57 @@ void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_co
   }
 }
 
-// Canonical quantized dot (dot-v1): exact int32 block sums, p = d_w * d_x, 8 block lanes.
-template <typename P, typename Block>
-float dot_q(const Block* w, const ActQ8* x, size_t nb) {
-  __m256 acc = _mm256_setzero_ps();
-  for (size_t b0 = 0; b0 < nb; b0 += 8) {
-    const size_t m = nb - b0 < 8 ? nb - b0 : 8;
-    __m256i part[8];
-    alignas(32) float p[8] = {};
-    for (size_t j = 0; j < 8; ++j) {
-      if (j >= m) {
-        part[j] = _mm256_setzero_si256();
-        continue;
-      }
-      const Block& wb = w[b0 + j];
-      const ActQ8& xb = x[b0 + j];
-      __m256i wq;
-      if constexpr (sizeof(Block) == sizeof(BlockQ4_0))
-        wq = q4_0_bytes(wb);
-      else
-        wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs));
-      part[j] = P::q8_partial(wq, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs)));
-      p[j] = _cvtsh_ss(wb.d) * xb.d;
-    }
-    acc = _mm256_fmadd_ps(_mm256_load_ps(p), _mm256_cvtepi32_ps(hsum8x8(part)), acc);
-  }
-  return reduce8(acc);
-}
+constexpr size_t kTokTile = 64;  // tokens whose accumulators live on the stack at once
 
+// Canonical quantized gemm (dot-v1): exact int32 block sums, p = d_w * d_x, 8 block lanes,
+// then the 8-lane tree. A group of 8 weight blocks is loaded and unpacked once and reused for
+// every token of the batch; each (row, token) element keeps its own accumulator, so its order
+// is the same as for a single token.
 template <typename P, typename Block>
 void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
             size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kQBlock;
   const ActQ8* xq = static_cast<const ActQ8*>(x);
-  for (size_t r = 0; r < n_rows; ++r) {
-    const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
-    for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = dot_q<P>(wr, xq + t * nb, nb);
+  __m256 acc[kTokTile];
+  __m256i wq[8], aw[8];
+  for (size_t t0 = 0; t0 < n_tok; t0 += kTokTile) {
+    const size_t nt = n_tok - t0 < kTokTile ? n_tok - t0 : kTokTile;
+    for (size_t r = 0; r < n_rows; ++r) {
+      const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
+      for (size_t t = 0; t < nt; ++t) acc[t] = _mm256_setzero_ps();
+      for (size_t b0 = 0; b0 < nb; b0 += 8) {
+        const size_t m = nb - b0 < 8 ? nb - b0 : 8;
+        alignas(16) uint16_t dh[8] = {};
+        for (size_t j = 0; j < m; ++j) {
+          const Block& wb = wr[b0 + j];
+          if constexpr (sizeof(Block) == sizeof(BlockQ4_0))
+            wq[j] = q4_0_bytes(wb);
+          else
+            wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs));
+          aw[j] = _mm256_sign_epi8(wq[j], wq[j]);
+          dh[j] = wb.d;
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh)));
+        for (size_t t = 0; t < nt; ++t) {
+          const ActQ8* xb = xq + (t0 + t) * nb + b0;
+          __m256i part[8];
+          alignas(32) float dx[8] = {};
+          for (size_t j = 0; j < 8; ++j) {
+            if (j >= m) {
+              part[j] = _mm256_setzero_si256();
+              continue;
+            }
+            const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[j].qs));
+            part[j] = P::q8_partial(aw[j], _mm256_sign_epi8(xv, wq[j]));
+            dx[j] = xb[j].d;
+          }
+          // p = d_w * d_x (one rounding, as the reference); missing blocks have p = 0, isum = 0.
+          const __m256 p = _mm256_mul_ps(dw, _mm256_load_ps(dx));
+          acc[t] = _mm256_fmadd_ps(p, _mm256_cvtepi32_ps(hsum8x8(part)), acc[t]);
+        }
+      }
+      for (size_t t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = reduce8(acc[t]);
+    }
   }
 }
 
@@ -158,8 +173,6 @@ inline float dot_q6_k_x86(const BlockQ6_K* w, const ActQ8K* x, size_t nb) {
   }
   return reduce8_scalar(acc);
 }
-
-constexpr size_t kTokTile = 64;  // tokens whose accumulators live on the stack at once
 
 // Q4_K gemm: each weight super-block is unpacked once per row and reused for every token; each
 // (row, token) element still accumulates its blocks in the canonical lanes and order.
