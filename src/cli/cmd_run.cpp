@@ -46,6 +46,15 @@ Command add_run(CLI::App& app) {
                   "deterministic (the contract) or fast (no contract, to measure its cost)")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast"}));
+  sub->add_option("--trace", o->gen.trace_path,
+                  "Record per position and tensor an XXH3-128 hash of every intermediate");
+  sub->add_option("--trace-dump", o->gen.trace_dump,
+                  "Also store the values of tensors matching these globs (e.g. 'blk.*.ffn_out,"
+                  "result_output')");
+  sub->add_option("--perturb", o->gen.perturb,
+                  "Test hook: flip the last bit of tensor OP of LAYER at position POS "
+                  "(LAYER:OP:POS)")
+      ->group("");
   sub->add_flag("--no-bos", o->no_bos, "Do not add the BOS token to the prompt");
   sub->add_flag("--parse-special", o->gen.parse_special,
                 "Turn control-token texts in the prompt into those tokens");
@@ -56,6 +65,15 @@ Command add_run(CLI::App& app) {
             if (!o->prompt_file.empty()) o->gen.prompt = read_text_file(o->prompt_file);
             else o->gen.prompt = o->prompt;
             o->gen.add_bos = !o->no_bos;
+            o->gen.trace_metadata =
+                nlohmann::json{{"model", o->model},
+                               {"prompt", o->gen.prompt},
+                               {"threads", o->gen.n_threads},
+                               {"batch", o->gen.n_batch},
+                               {"kernels", o->gen.kernels},
+                               {"mode", o->gen.mode},
+                               {"fingerprint", fingerprint_json(o->gen, GenerateResult{})}}
+                    .dump();
             auto model = Model::load(o->model);
             const Vocab vocab = Vocab::from_gguf(model->gguf());
             std::function<void(std::string_view)> on_text;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "base/error.h"
 
@@ -35,6 +36,19 @@ void add_bias(float* y, const float* bias, size_t n_tokens, size_t len) {
     for (size_t i = 0; i < len; ++i) y[t * len + i] += bias[i];
 }
 }  // namespace
+
+void Forward::trace(std::string_view name, int layer, float* data, size_t n, size_t len,
+                    int pos) {
+  if (perturb_.on && layer == perturb_.layer && name == perturb_.op && perturb_.pos >= pos &&
+      perturb_.pos < pos + int(n)) {
+    float* x = data + size_t(perturb_.pos - pos) * len;
+    uint32_t bits;
+    std::memcpy(&bits, x, 4);
+    bits ^= 1u;
+    std::memcpy(x, &bits, 4);
+  }
+  if (trace_) trace_(name, layer, data, n, len, pos);
+}
 
 void Forward::mm(const Matrix& w, const float* x, size_t n, float* y, bool long_reduction) {
   if (fast_)

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,14 +41,16 @@ class Forward {
   void eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits);
 
   void set_trace(TraceHook hook) { trace_ = std::move(hook); }
+  // Test hook for the proof tools: flips the lowest bit of the first element of tensor `op` of
+  // `layer` at position `pos` when the pass computes it, so its effect can be traced.
+  void set_perturbation(int layer, const std::string& op, int pos) {
+    perturb_ = {true, layer, op, pos};
+  }
   int n_batch() const { return n_batch_; }
   const KernelSet& kernels() const { return kern_; }
 
  private:
-  void trace(std::string_view name, int layer, const float* data, size_t n, size_t len,
-             int pos) const {
-    if (trace_) trace_(name, layer, data, n, len, pos);
-  }
+  void trace(std::string_view name, int layer, float* data, size_t n, size_t len, int pos);
   void attention(int layer, int n, int pos, KvCache& kv);
   // long_reduction: in fast mode, split this matmul's reduction across threads.
   void mm(const Matrix& w, const float* x, size_t n, float* y, bool long_reduction = false);
@@ -60,6 +63,12 @@ class Forward {
   int n_batch_;
   RopeTable rope_;
   TraceHook trace_;
+  struct {
+    bool on = false;
+    int layer = 0;
+    std::string op;
+    int pos = 0;
+  } perturb_;
   MatmulScratch mm_;
   // Activations of the batch being evaluated.
   std::vector<float> x_;     // (n_batch, n_embd) residual stream

@@ -11,6 +11,7 @@
 #include "model/forward.h"
 #include "runtime/sampler.h"
 #include "runtime/text_stream.h"
+#include "trace/recorder.h"
 
 namespace tz {
 
@@ -55,6 +56,21 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
         "--mode must be deterministic or fast, not '" + opt.mode + "'");
   Forward fwd(model, pool, res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels,
               opt.mode == "fast");
+  std::unique_ptr<TraceRecorder> recorder;
+  if (!opt.trace_path.empty()) {
+    recorder = std::make_unique<TraceRecorder>(opt.trace_path, opt.trace_metadata, opt.trace_dump);
+    fwd.set_trace(recorder->hook());
+  }
+  if (!opt.perturb.empty()) {
+    const size_t a = opt.perturb.find(':'), b = opt.perturb.rfind(':');
+    check(a != std::string::npos && b != a, "--perturb wants LAYER:OP:POS");
+    try {
+      fwd.set_perturbation(std::stoi(opt.perturb.substr(0, a)), opt.perturb.substr(a + 1, b - a - 1),
+                           std::stoi(opt.perturb.substr(b + 1)));
+    } catch (const std::logic_error&) {
+      throw Error("--perturb wants LAYER:OP:POS, not '" + opt.perturb + "'");
+    }
+  }
   KvCache kv(hp, res.n_ctx);
   Sampler sampler(opt.temperature, opt.seed);
   TextStream stream(vocab);

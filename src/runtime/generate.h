@@ -27,6 +27,10 @@ struct GenerateOptions {
   std::string logits_out;   // file for the raw float32 logits rows ("" = none)
   std::string kernels = "auto";  // scalar, avx2, avx512 or auto: same bits, different speed
   std::string mode = "deterministic";  // or "fast": no reproducibility contract
+  std::string trace_path;        // trace file ("" = no trace), trace/trace_file.h
+  std::string trace_dump;        // globs of tensor names whose values the trace stores
+  std::string trace_metadata;    // JSON stored in the trace header
+  std::string perturb;           // test hook "LAYER:OP:POS" (Forward::set_perturbation)
 };
 
 struct GenerateResult {

@@ -1,0 +1,47 @@
+// Compares two traces: the first (position, layer, op) whose hash differs, what differs after
+// it per layer, and numeric deviations where both traces hold the values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trace/trace_file.h"
+
+namespace tz {
+
+struct TraceDiffRow {  // one layer (-1: outside the layers) after the first divergence
+  int layer;
+  size_t differing = 0, compared = 0;
+  std::vector<std::string> ops;  // ops that differ somewhere in this layer
+};
+
+struct ValueDeviation {  // over one record both traces dumped
+  std::string name;
+  uint32_t pos = 0;
+  double max_abs = 0, max_rel = 0;
+  uint64_t max_ulp = 0;
+};
+
+struct TraceDiff {
+  size_t shared = 0, only_a = 0, only_b = 0;  // records matched by (pos, layer, op)
+  size_t differing = 0;
+  bool identical() const { return differing == 0; }
+  // The first divergence in forward order (position, then the pass's op order).
+  bool has_first = false;
+  uint32_t first_pos = 0;
+  int first_layer = -1;
+  std::string first_op;
+  std::vector<TraceDiffRow> layers;
+  std::vector<ValueDeviation> deviations;  // differing records with values in both
+  // Logits argmax where both traces dumped result_output at the same position.
+  bool logits_compared = false;
+  bool argmax_changed = false;
+  uint32_t argmax_pos = 0;
+};
+
+TraceDiff diff_traces(const TraceFile& a, const TraceFile& b);
+
+// Distance in units in the last place between two floats (0 for equal bits).
+uint64_t ulp_distance(float a, float b);
+
+}  // namespace tz
