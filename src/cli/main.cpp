@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   const tz::cli::Command commands[] = {
       tz::cli::add_run(app),     tz::cli::add_tokenize(app),  tz::cli::add_info(app),
       tz::cli::add_convert(app), tz::cli::add_gen_model(app), tz::cli::add_bench(app),
-      tz::cli::add_diff(app),
+      tz::cli::add_diff(app),    tz::cli::add_demo(app),
   };
   try {
     app.parse(argc, argv);

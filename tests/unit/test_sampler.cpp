@@ -1,0 +1,127 @@
+// Token choice (src/runtime/sampler.h): argmax ties go to the lowest id, and seeded sampling is
+// a pure function of (logits, temperature, seed, step), as DETERMINISM.md requires.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "base/rng.h"
+#include "runtime/sampler.h"
+
+namespace tz {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+int32_t argmax(const std::vector<float>& l) {
+  return argmax_lowest(l.data(), int(l.size()));
+}
+
+// Proves: the largest logit wins wherever it is (first, middle, last index), and among equal
+// maxima the lowest id wins: all equal, all -inf, ties after a smaller value, +0.0 vs -0.0
+// (equal values), a single element.
+TEST(Sampler, ArgmaxTiesGoToLowestId) {
+  EXPECT_EQ(argmax({5, 1, 2}), 0);
+  EXPECT_EQ(argmax({1, 3, 3, 2}), 1);
+  EXPECT_EQ(argmax({0, 1, 2, 3}), 3);
+  EXPECT_EQ(argmax({2, 2, 2, 2, 2}), 0);
+  EXPECT_EQ(argmax({-kInf, -kInf, -kInf}), 0);
+  EXPECT_EQ(argmax({-kInf, -kInf, -1e30f}), 2);
+  EXPECT_EQ(argmax({-kInf, 4, -kInf, 4}), 1);
+  EXPECT_EQ(argmax({-0.0f, 0.0f}), 0);
+  EXPECT_EQ(argmax({0.0f, -0.0f}), 0);
+  EXPECT_EQ(argmax({kInf, kInf}), 0);
+  EXPECT_EQ(argmax({7}), 0);
+  // Large vocabulary with the maximum planted at several ids: the first of them wins.
+  SplitMix64 rng(3);
+  std::vector<float> l(32000);
+  for (auto& v : l) v = rng.uniform() * 10.0f;
+  for (int id : {31999, 20000, 12345}) l[size_t(id)] = 11.0f;
+  EXPECT_EQ(argmax(l), 12345);
+  l[31999] = 12.0f;
+  EXPECT_EQ(argmax(l), 31999);
+}
+
+// Proves: temperature 0 is argmax whatever the seed and step.
+TEST(Sampler, TemperatureZeroIsArgmax) {
+  const std::vector<float> l = {0.5f, 3.0f, 1.0f, 3.0f};
+  for (uint64_t seed : {0ull, 1ull, 99ull}) {
+    Sampler s(0.0f, seed);
+    for (int step = 0; step < 10; ++step) EXPECT_EQ(s.sample(l.data(), 4, step), 1);
+  }
+}
+
+std::vector<float> flat_logits(int n) {
+  SplitMix64 rng(5);
+  std::vector<float> l(static_cast<size_t>(n));
+  for (auto& v : l) v = rng.uniform() * 0.1f;  // nearly uniform: every id is a likely pick
+  return l;
+}
+
+// Proves: a seeded draw depends only on (seed, step): two samplers with the same seed agree at
+// every step whichever order the steps are visited in and however often a step is repeated
+// (no hidden state carried between calls).
+TEST(Sampler, SeededSamplingIsDeterministicInSeedAndStep) {
+  const std::vector<float> l = flat_logits(1000);
+  Sampler forward(0.8f, 42), backward(0.8f, 42);
+  std::vector<int32_t> a(200), b(200);
+  for (int step = 0; step < 200; ++step) a[size_t(step)] = forward.sample(l.data(), 1000, step);
+  for (int step = 199; step >= 0; --step) b[size_t(step)] = backward.sample(l.data(), 1000, step);
+  EXPECT_EQ(a, b);
+  for (int step = 0; step < 200; step += 7)
+    EXPECT_EQ(forward.sample(l.data(), 1000, step), a[size_t(step)]) << "step " << step;
+}
+
+// Proves: the seed and the step both matter: over 50 steps, seeds 1 and 2 give different
+// sequences, and within one seed the tokens are not all the same.
+TEST(Sampler, DiffersAcrossSeedsAndSteps) {
+  const std::vector<float> l = flat_logits(1000);
+  Sampler s1(1.0f, 1), s2(1.0f, 2);
+  int differ = 0, distinct_steps = 0;
+  int32_t first = s1.sample(l.data(), 1000, 0);
+  for (int step = 0; step < 50; ++step) {
+    const int32_t t1 = s1.sample(l.data(), 1000, step), t2 = s2.sample(l.data(), 1000, step);
+    differ += t1 != t2;
+    distinct_steps += t1 != first;
+  }
+  EXPECT_GE(differ, 40) << "seeds 1 and 2 should give different draws at most steps";
+  EXPECT_GE(distinct_steps, 40) << "steps should give different draws";
+}
+
+// Counts how often each id is drawn over `steps` steps.
+std::vector<int> histogram(const std::vector<float>& l, float temperature, uint64_t seed,
+                           int steps) {
+  Sampler s(temperature, seed);
+  std::vector<int> h(l.size());
+  for (int step = 0; step < steps; ++step) ++h[size_t(s.sample(l.data(), int(l.size()), step))];
+  return h;
+}
+
+// Proves: the draws follow the softmax roughly (no chi-square, just windows of about +-5
+// standard deviations of the binomial count): a dominant logit (p = e^6 / (e^6 + 3) = 0.993)
+// wins at least 950 of 1000 steps; two equal logits share the draws; p = 0.75 vs 0.25 lands
+// near 750; temperature sharpens (T = 0.25: p = 3^4 / (3^4 + 1) = 0.988) and flattens (T = 2:
+// p = sqrt(3) / (1 + sqrt(3)) = 0.634, far from both 0.75 and 0.5).
+TEST(Sampler, FollowsTheDistributionRoughly) {
+  for (uint64_t seed : {1ull, 2ull, 3ull}) {
+    const std::vector<int> dom = histogram({0, 0, 0, 6}, 1.0f, seed, 1000);
+    EXPECT_GE(dom[3], 950) << "seed " << seed;
+    const std::vector<int> even = histogram({2, 2}, 1.0f, seed, 1000);
+    EXPECT_GE(even[0], 400) << "seed " << seed;
+    EXPECT_GE(even[1], 400) << "seed " << seed;
+    const std::vector<int> odds = histogram({0, std::log(3.0f)}, 1.0f, seed, 1000);
+    EXPECT_GE(odds[1], 680) << "seed " << seed;
+    EXPECT_LE(odds[1], 820) << "seed " << seed;
+    EXPECT_GE(histogram({0, std::log(3.0f)}, 0.25f, seed, 1000)[1], 950) << "seed " << seed;
+    const int hot = histogram({0, std::log(3.0f)}, 2.0f, seed, 1000)[1];
+    EXPECT_GE(hot, 560) << "seed " << seed;
+    EXPECT_LE(hot, 710) << "seed " << seed;
+  }
+  // A -inf logit is never drawn.
+  const std::vector<int> masked = histogram({1, -kInf, 1}, 1.0f, 9, 500);
+  EXPECT_EQ(masked[1], 0);
+}
+
+}  // namespace
+}  // namespace tz
