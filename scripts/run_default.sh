@@ -31,3 +31,7 @@ else
   echo "== DIFFERENT digests ($d1 vs $d2): the reproducibility contract is broken" >&2
   exit 1
 fi
+echo
+echo "== the audit: every prompt under every configuration, traced and compared op by op"
+mkdir -p out
+"$tzero" audit -m "$model" -n 16 --report out/audit

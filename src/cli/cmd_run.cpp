@@ -13,7 +13,7 @@ Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Generate text from a prompt (greedy by default)");
   struct Opts {
     std::string model, prompt, prompt_file;
-    bool json = false, no_bos = false;
+    bool json = false, no_bos = false, gaps = false;
     GenerateOptions gen;
   };
   auto o = std::make_shared<Opts>();
@@ -59,6 +59,9 @@ Command add_run(CLI::App& app) {
   sub->add_flag("--parse-special", o->gen.parse_special,
                 "Turn control-token texts in the prompt into those tokens");
   sub->add_flag("--json", o->json, "Print one JSON object instead of streaming text");
+  sub->add_flag("--gaps", o->gaps,
+                "With --json: include top2_gaps, the logit gap between the two best tokens at "
+                "every step (how close the text came to changing)");
   sub->add_option("--logits-out", o->gen.logits_out,
                   "Write every evaluated logits row (float32, little-endian) to this file");
   return {sub, [o] {
@@ -94,6 +97,7 @@ Command add_run(CLI::App& app) {
               j["stop_reason"] = r.stop_reason;
               j["mode"] = o->gen.mode;
               j["logits_digest"] = r.logits_digest;
+              if (o->gaps) j["top2_gaps"] = r.top2_gaps;
               j["n_ctx"] = r.n_ctx;
               j["timings"] = {{"prompt_seconds", r.prompt_seconds},
                               {"prompt_tokens_per_s", pp_tps},

@@ -20,6 +20,7 @@ Command add_gen_model(CLI::App& app);
 Command add_bench(CLI::App& app);
 Command add_diff(CLI::App& app);
 Command add_demo(CLI::App& app);
+Command add_audit(CLI::App& app);
 
 // Reads a whole file; throws tz::Error naming it.
 std::string read_text_file(const std::string& path);

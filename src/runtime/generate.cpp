@@ -1,6 +1,7 @@
 #include "runtime/generate.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -20,6 +21,19 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 }  // namespace
+
+float top2_gap(const float* logits, int n) {
+  float a = -INFINITY, b = -INFINITY;
+  for (int i = 0; i < n; ++i) {
+    if (logits[i] > a) {
+      b = a;
+      a = logits[i];
+    } else if (logits[i] > b) {
+      b = logits[i];
+    }
+  }
+  return n > 1 ? a - b : INFINITY;
+}
 
 GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOptions& opt,
                         const std::function<void(std::string_view)>& on_text) {
@@ -79,6 +93,8 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
 
   auto record = [&] {
     digest.update(logits.data(), logits.size() * sizeof(float));
+    res.top2_gaps.push_back(top2_gap(logits.data(), hp.n_vocab));
+    if (opt.keep_logits) res.logits.push_back(logits);
     ++res.n_eval_rows;
     if (logits_file &&
         std::fwrite(logits.data(), sizeof(float), logits.size(), logits_file.get()) != logits.size())

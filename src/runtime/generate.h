@@ -31,6 +31,7 @@ struct GenerateOptions {
   std::string trace_dump;        // globs of tensor names whose values the trace stores
   std::string trace_metadata;    // JSON stored in the trace header
   std::string perturb;           // test hook "LAYER:OP:POS" (Forward::set_perturbation)
+  bool keep_logits = false;      // return every logits row in GenerateResult::logits
 };
 
 struct GenerateResult {
@@ -43,7 +44,14 @@ struct GenerateResult {
   double prompt_seconds = 0, gen_seconds = 0;
   int n_eval_rows = 0;          // logits rows evaluated
   std::string kernels;          // the kernel set that ran
+  // Flip risk: per generated step, logit(top 1) - logit(top 2) of the row it was chosen from.
+  // A small gap is where a rounding difference could have changed the token.
+  std::vector<float> top2_gaps;
+  std::vector<std::vector<float>> logits;  // every row, when GenerateOptions::keep_logits
 };
+
+// logit(top 1) - logit(top 2) of a row (0 on a tie, +inf with one entry).
+float top2_gap(const float* logits, int n);
 
 // Throws tz::Error for unusable input (a prompt longer than the context, a bad option).
 GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOptions& opt,

@@ -1,0 +1,152 @@
+#include "audit/audit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <thread>
+
+#include "kernels/kernel_set.h"
+#include "trace/diff.h"
+
+namespace tz {
+
+std::vector<AuditConfig> audit_matrix(int max_threads) {
+  const int cores = max_threads > 0 ? max_threads : std::max(1, int(std::thread::hardware_concurrency()));
+  std::vector<AuditConfig> m;
+  m.push_back({"baseline (1 thread)", "baseline", true, 1});
+  for (int t = 2; t <= cores; ++t) m.push_back({"threads=" + std::to_string(t), "threads", true, t});
+  const int over = 2 * cores + 1;  // more threads than cores
+  m.push_back({"threads=" + std::to_string(over) + " (> cores)", "threads", true, over});
+  for (const KernelSet* k : available_kernels())
+    m.push_back({std::string("kernels=") + k->name, "kernels", true, cores, k->name});
+  for (int b : {1, 3, 16}) {
+    AuditConfig c{"chunk=" + std::to_string(b) + (b == 1 ? " (prompt decoded token by token)" : ""),
+                  "chunk", true, cores};
+    c.batch = b;
+    m.push_back(c);
+  }
+  for (int run = 1; run <= 3; ++run) {
+    AuditConfig c{"fast mode #" + std::to_string(run), "fast", false, std::max(cores, 2)};
+    c.mode = "fast";
+    m.push_back(c);
+  }
+  return m;
+}
+
+AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string& model_path,
+                      const AuditOptions& opt,
+                      const std::function<void(size_t, size_t, const std::string&)>& progress) {
+  AuditReport rep;
+  rep.model = model_path;
+  rep.prompts = opt.prompts;
+  rep.configs = audit_matrix(opt.max_threads);
+  const size_t total = rep.configs.size() * opt.prompts.size();
+  size_t done = 0;
+  std::vector<TraceFile> base_traces(opt.prompts.size());
+  std::vector<GenerateResult> base(opt.prompts.size());
+  rep.min_gap.assign(opt.prompts.size(), INFINITY);
+  rep.min_gap_step.assign(opt.prompts.size(), -1);
+  for (size_t c = 0; c < rep.configs.size(); ++c) {
+    const AuditConfig& cfg = rep.configs[c];
+    for (size_t p = 0; p < opt.prompts.size(); ++p) {
+      GenerateOptions g;
+      g.prompt = opt.prompts[p];
+      g.n_predict = opt.n_predict;
+      g.n_threads = cfg.threads;
+      g.kernels = cfg.kernels;
+      g.n_batch = cfg.batch;
+      g.mode = cfg.mode;
+      g.keep_logits = true;
+      g.trace_path = opt.work_dir + "/c" + std::to_string(c) + "_p" + std::to_string(p) + ".trace";
+      g.trace_metadata = "{}";
+      if (c == 1) g.perturb = opt.perturb;
+      GenerateResult r = generate(model, vocab, g);
+      AuditOutcome o;
+      o.config = cfg.name;
+      o.prompt = p;
+      o.pp_tokens_per_s = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
+      o.tg_tokens_per_s = r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
+      o.logits_digest = r.logits_digest;
+      TraceFile t = read_trace(g.trace_path);
+      if (c == 0) {
+        for (size_t s = 0; s < r.top2_gaps.size(); ++s)
+          if (r.top2_gaps[s] < rep.min_gap[p]) {
+            rep.min_gap[p] = r.top2_gaps[s];
+            rep.min_gap_step[p] = int(s);
+          }
+        base_traces[p] = std::move(t);
+        base[p] = std::move(r);
+      } else {
+        const TraceDiff d = diff_traces(base_traces[p], t);
+        o.identical = d.identical() && r.logits_digest == base[p].logits_digest;
+        o.has_first = d.has_first;
+        o.first_pos = d.first_pos;
+        o.first_layer = d.first_layer;
+        o.first_op = d.first_op;
+        o.tokens_equal = r.tokens == base[p].tokens;
+        const size_t rows = std::min(r.logits.size(), base[p].logits.size());
+        for (size_t s = 0; s < rows; ++s)
+          for (size_t i = 0; i < r.logits[s].size(); ++i)
+            o.max_logit_deviation = std::max(
+                o.max_logit_deviation, double(std::fabs(r.logits[s][i] - base[p].logits[s][i])));
+        if (cfg.deterministic && !o.identical) ++rep.deterministic_failures;
+        if (!cfg.deterministic) {
+          ++rep.fast_runs;
+          rep.fast_runs_diverged += !o.identical;
+          rep.fast_max_logit_deviation = std::max(rep.fast_max_logit_deviation, o.max_logit_deviation);
+        }
+      }
+      std::string line = cfg.name + ", prompt " + std::to_string(p + 1) + ": ";
+      if (c == 0)
+        line += "baseline";
+      else if (o.identical)
+        line += "identical";
+      else
+        line += std::string(cfg.deterministic ? "DIVERGED" : "differs (fast mode, expected)") +
+                " at position " + std::to_string(o.first_pos) + ", " +
+                (o.first_layer < 0 ? std::string() : "blk." + std::to_string(o.first_layer) + ".") +
+                o.first_op;
+      rep.outcomes.push_back(std::move(o));
+      if (progress) progress(++done, total, line);
+    }
+  }
+  for (size_t p = 0; p < opt.prompts.size(); ++p) {
+    std::set<std::string> distinct;
+    for (size_t i = 0; i < rep.outcomes.size(); ++i)
+      if (rep.outcomes[i].prompt == p && !rep.configs[i / opt.prompts.size()].deterministic)
+        distinct.insert(rep.outcomes[i].logits_digest);
+    rep.fast_distinct_results = std::max(rep.fast_distinct_results, int(distinct.size()));
+  }
+  return rep;
+}
+
+nlohmann::json audit_json(const AuditReport& r) {
+  nlohmann::json j;
+  j["model"] = r.model;
+  j["prompts"] = r.prompts;
+  j["deterministic_failures"] = r.deterministic_failures;
+  j["fast"] = {{"runs", r.fast_runs},
+               {"diverged", r.fast_runs_diverged},
+               {"max_logit_deviation", r.fast_max_logit_deviation},
+               {"distinct_results", r.fast_distinct_results}};
+  for (size_t p = 0; p < r.prompts.size(); ++p)
+    j["flip_risk"].push_back({{"prompt", p}, {"min_top2_gap", r.min_gap[p]}, {"step", r.min_gap_step[p]}});
+  for (const auto& c : r.configs)
+    j["configs"].push_back({{"name", c.name}, {"group", c.group}, {"deterministic", c.deterministic},
+                            {"threads", c.threads}, {"kernels", c.kernels}, {"batch", c.batch},
+                            {"mode", c.mode}});
+  for (const auto& o : r.outcomes) {
+    nlohmann::json e = {{"config", o.config},
+                        {"prompt", o.prompt},
+                        {"identical", o.identical},
+                        {"tokens_equal", o.tokens_equal},
+                        {"max_logit_deviation", o.max_logit_deviation},
+                        {"pp_tokens_per_s", o.pp_tokens_per_s},
+                        {"tg_tokens_per_s", o.tg_tokens_per_s}};
+    if (o.has_first) e["first"] = {{"pos", o.first_pos}, {"layer", o.first_layer}, {"op", o.first_op}};
+    j["outcomes"].push_back(e);
+  }
+  return j;
+}
+
+}  // namespace tz

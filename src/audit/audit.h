@@ -1,0 +1,77 @@
+// The local audit: each prompt under a matrix of configurations (thread counts, kernel
+// variants, prefill chunk sizes, token-by-token decode of the prompt, fast mode), each compared
+// with a baseline run by tracing both and diffing the traces. The report is the product's proof
+// on the user's own machine: identical, or the first (position, layer, op) that drifted.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/weights.h"
+#include "runtime/generate.h"
+#include "tokenizer/vocab.h"
+
+namespace tz {
+
+struct AuditConfig {
+  std::string name;   // "threads=4", "kernels=scalar", "chunk=1", "fast#2", ...
+  std::string group;  // "threads", "kernels", "chunk", "fast"
+  bool deterministic = true;  // false: fast mode, expected to drift
+  int threads = 1;
+  std::string kernels = "auto";
+  int batch = 64;
+  std::string mode = "deterministic";
+};
+
+struct AuditOutcome {
+  std::string config;
+  size_t prompt = 0;
+  bool identical = true;
+  bool has_first = false;  // first divergence (when not identical)
+  uint32_t first_pos = 0;
+  int first_layer = -1;
+  std::string first_op;
+  bool tokens_equal = true;
+  double max_logit_deviation = 0;  // max |logit - baseline logit| over every step
+  double pp_tokens_per_s = 0, tg_tokens_per_s = 0;
+  std::string logits_digest;
+};
+
+struct AuditOptions {
+  std::vector<std::string> prompts;
+  int n_predict = 16;
+  int max_threads = 0;  // 0: the machine's cores
+  std::string work_dir; // where the trace files go (removed afterwards by the caller)
+  std::string perturb;  // test hook: "LAYER:OP:POS" applied to the second configuration, so a
+                        // test can prove the audit catches a broken kernel
+};
+
+struct AuditReport {
+  std::string model;
+  std::vector<std::string> prompts;
+  std::vector<AuditConfig> configs;  // configs[0] is the baseline
+  std::vector<AuditOutcome> outcomes;
+  // Flip risk per prompt: the smallest top-2 logit gap of the baseline run and its step.
+  std::vector<float> min_gap;
+  std::vector<int> min_gap_step;
+  double fast_max_logit_deviation = 0;
+  int fast_runs_diverged = 0, fast_runs = 0;  // diverged from the deterministic baseline
+  // Run-to-run nondeterminism of fast mode: the most distinct digests any prompt's fast runs gave.
+  int fast_distinct_results = 0;
+  int deterministic_failures = 0;
+};
+
+std::vector<AuditConfig> audit_matrix(int max_threads);
+
+// progress(done, total, line) is called after every run.
+AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string& model_path,
+                      const AuditOptions& opt,
+                      const std::function<void(size_t, size_t, const std::string&)>& progress);
+
+nlohmann::json audit_json(const AuditReport& r);
+std::string audit_html(const AuditReport& r);  // a self-contained page with SVG charts
+
+}  // namespace tz
