@@ -4,7 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/fingerprint.h"
+#include "runtime/fingerprint.h"
+#include "kernels/kernel_set.h"
 #include "runtime/generate.h"
 
 namespace tz::cli {
@@ -68,16 +69,20 @@ Command add_run(CLI::App& app) {
             if (!o->prompt_file.empty()) o->gen.prompt = read_text_file(o->prompt_file);
             else o->gen.prompt = o->prompt;
             o->gen.add_bos = !o->no_bos;
-            o->gen.trace_metadata =
-                nlohmann::json{{"model", o->model},
-                               {"prompt", o->gen.prompt},
-                               {"threads", o->gen.n_threads},
-                               {"batch", o->gen.n_batch},
-                               {"kernels", o->gen.kernels},
-                               {"mode", o->gen.mode},
-                               {"fingerprint", fingerprint_json(o->gen, GenerateResult{})}}
-                    .dump();
             auto model = Model::load(o->model);
+            if (!o->gen.trace_path.empty())
+              o->gen.trace_metadata =
+                  nlohmann::json{{"model", o->model},
+                                 {"prompt", o->gen.prompt},
+                                 {"threads", o->gen.n_threads},
+                                 {"batch", o->gen.n_batch},
+                                 {"kernels", o->gen.kernels},
+                                 {"mode", o->gen.mode},
+                                 {"fingerprint",
+                                  compute_fingerprint(*model, o->gen.mode,
+                                                      select_kernels(o->gen.kernels).name)
+                                      .hash}}
+                      .dump();
             const Vocab vocab = Vocab::from_gguf(model->gguf());
             std::function<void(std::string_view)> on_text;
             if (!o->json)
@@ -104,7 +109,9 @@ Command add_run(CLI::App& app) {
                               {"gen_seconds", r.gen_seconds},
                               {"gen_tokens_per_s", tg_tps},
                               {"threads", o->gen.n_threads}};
-              j["fingerprint"] = fingerprint_json(o->gen, r);
+              const Fingerprint fp = compute_fingerprint(*model, o->gen.mode, r.kernels);
+              j["fingerprint"] = fp.hash;
+              j["fingerprint_manifest"] = fp.manifest;
               std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
             } else {
               std::printf("\n");

@@ -21,6 +21,7 @@ Command add_bench(CLI::App& app);
 Command add_diff(CLI::App& app);
 Command add_demo(CLI::App& app);
 Command add_audit(CLI::App& app);
+Command add_fingerprint(CLI::App& app);
 
 // Reads a whole file; throws tz::Error naming it.
 std::string read_text_file(const std::string& path);

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
       tz::cli::add_run(app),     tz::cli::add_tokenize(app),  tz::cli::add_info(app),
       tz::cli::add_convert(app), tz::cli::add_gen_model(app), tz::cli::add_bench(app),
       tz::cli::add_diff(app),    tz::cli::add_demo(app),
-      tz::cli::add_audit(app),
+      tz::cli::add_audit(app),   tz::cli::add_fingerprint(app),
   };
   try {
     app.parse(argc, argv);

@@ -1,0 +1,39 @@
+// tzero fingerprint: what identifies the numerics of a model under tzero (runtime/fingerprint.h).
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "kernels/kernel_set.h"
+#include "runtime/fingerprint.h"
+
+namespace tz::cli {
+
+Command add_fingerprint(CLI::App& app) {
+  auto* sub = app.add_subcommand("fingerprint",
+                                 "Print the numerics fingerprint of a model and configuration");
+  struct Opts {
+    std::string model, mode = "deterministic", kernels = "auto";
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  sub->add_option("-m,--model", o->model, "GGUF model file")->required();
+  sub->add_option("--mode", o->mode, "deterministic or fast")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"deterministic", "fast"}));
+  sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512 or auto")->capture_default_str();
+  sub->add_flag("--json", o->json, "Print {hash, manifest} as JSON");
+  return {sub, [o] {
+            auto model = Model::load(o->model);
+            const Fingerprint fp =
+                compute_fingerprint(*model, o->mode, select_kernels(o->kernels).name);
+            if (o->json)
+              std::printf("%s\n", nlohmann::json{{"fingerprint", fp.hash}, {"manifest", fp.manifest}}
+                                      .dump()
+                                      .c_str());
+            else
+              std::printf("fingerprint %s\n%s\n", fp.hash.c_str(), fp.manifest.dump(2).c_str());
+            return 0;
+          }};
+}
+
+}  // namespace tz::cli

@@ -1,0 +1,38 @@
+#include "runtime/fingerprint.h"
+
+#include <map>
+
+#include "base/hash.h"
+
+namespace tz {
+
+std::string file_xxh128(const GgufFile& f) { return xxh128_hex(f.file_data(), f.file_size()); }
+
+Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
+                                const std::string& kernel_set) {
+  const HParams& hp = model.hparams();
+  std::map<std::string, int> dtypes;
+  for (const auto& t : model.gguf().tensors()) ++dtypes[tensor_type_name(uint32_t(t.type))];
+  nlohmann::json hashed = {
+      {"engine", std::string("tzero ") + TZ_VERSION},
+      {"canonical_orders", kCanonicalOrders},
+      {"mode", mode},
+      {"model_xxh128", file_xxh128(model.gguf())},
+  };
+  Fingerprint fp;
+  fp.hash = xxh128_hex(hashed.dump().data(), hashed.dump().size()).substr(0, 16);
+  fp.manifest = hashed;
+  fp.manifest["architecture"] = {{"name", hp.arch_name},  {"n_layer", hp.n_layer},
+                                 {"n_embd", hp.n_embd},   {"n_head", hp.n_head},
+                                 {"n_head_kv", hp.n_head_kv}, {"head_dim", hp.head_dim},
+                                 {"n_ff", hp.n_ff},       {"n_vocab", hp.n_vocab},
+                                 {"rope", hp.rope_neox ? "neox" : "interleaved"},
+                                 {"rope_base", hp.rope_base}, {"rms_eps", hp.rms_eps},
+                                 {"tied_output", model.tied_output()}};
+  fp.manifest["tensor_types"] = dtypes;
+  fp.manifest["not_hashed_proven_invariant"] = {
+      {"kernel_set", kernel_set}, {"threads", "any"}, {"prefill_chunk", "any"}};
+  return fp;
+}
+
+}  // namespace tz

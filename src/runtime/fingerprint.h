@@ -1,0 +1,32 @@
+// The numerics fingerprint: a short hash and a readable manifest of everything that can change
+// the bits of the logits. Same fingerprint, same bits (for the same request).
+//
+// Hashed: the engine version, the version of every canonical order, the mode, and the model
+// file's XXH3-128 (which fixes the architecture, hyper-parameters, tensor types and values).
+// Shown but not hashed, because the contract proves they cannot change the bits: the kernel
+// variant (scalar, avx2, avx512), the thread count, the prefill chunk size, the context size.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/weights.h"
+
+namespace tz {
+
+// The versions of the canonical orders (kernels/dot.h, ops.h, math.h, runtime/sampler.h).
+constexpr const char* kCanonicalOrders = "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v1";
+
+struct Fingerprint {
+  std::string hash;           // 16 hex digits
+  nlohmann::json manifest;    // the readable list
+};
+
+// XXH3-128 of a whole file, as hex.
+std::string file_xxh128(const GgufFile& f);
+
+Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
+                                const std::string& kernel_set);
+
+}  // namespace tz
