@@ -56,6 +56,8 @@ Command add_run(CLI::App& app) {
                   "Test hook: flip the last bit of tensor OP of LAYER at position POS "
                   "(LAYER:OP:POS)")
       ->group("");
+  sub->add_option("--op", o->gen.op_overrides,
+                  "Use a registered custom kernel: OP=NAME (e.g. matmul.f32=mine); repeatable");
   sub->add_flag("--no-bos", o->no_bos, "Do not add the BOS token to the prompt");
   sub->add_flag("--parse-special", o->gen.parse_special,
                 "Turn control-token texts in the prompt into those tokens");
@@ -80,7 +82,8 @@ Command add_run(CLI::App& app) {
                                  {"mode", o->gen.mode},
                                  {"fingerprint",
                                   compute_fingerprint(*model, o->gen.mode,
-                                                      select_kernels(o->gen.kernels).name)
+                                                      select_kernels(o->gen.kernels).name,
+                                                      o->gen.op_overrides)
                                       .hash}}
                       .dump();
             const Vocab vocab = Vocab::from_gguf(model->gguf());
@@ -109,7 +112,8 @@ Command add_run(CLI::App& app) {
                               {"gen_seconds", r.gen_seconds},
                               {"gen_tokens_per_s", tg_tps},
                               {"threads", o->gen.n_threads}};
-              const Fingerprint fp = compute_fingerprint(*model, o->gen.mode, r.kernels);
+              const Fingerprint fp =
+                  compute_fingerprint(*model, o->gen.mode, r.kernels, o->gen.op_overrides);
               j["fingerprint"] = fp.hash;
               j["fingerprint_manifest"] = fp.manifest;
               std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());

@@ -9,7 +9,8 @@ namespace tz {
 std::string file_xxh128(const GgufFile& f) { return xxh128_hex(f.file_data(), f.file_size()); }
 
 Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
-                                const std::string& kernel_set) {
+                                const std::string& kernel_set,
+                                const std::vector<std::string>& custom_ops) {
   const HParams& hp = model.hparams();
   std::map<std::string, int> dtypes;
   for (const auto& t : model.gguf().tensors()) ++dtypes[tensor_type_name(uint32_t(t.type))];
@@ -19,6 +20,7 @@ Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
       {"mode", mode},
       {"model_xxh128", file_xxh128(model.gguf())},
   };
+  if (!custom_ops.empty()) hashed["custom_ops"] = custom_ops;
   Fingerprint fp;
   fp.hash = xxh128_hex(hashed.dump().data(), hashed.dump().size()).substr(0, 16);
   fp.manifest = hashed;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +27,10 @@ struct Fingerprint {
 // XXH3-128 of a whole file, as hex.
 std::string file_xxh128(const GgufFile& f);
 
+// custom_ops: the "op=name" overrides of registered kernels; they are hashed, since a custom
+// kernel need not keep the canonical orders.
 Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
-                                const std::string& kernel_set);
+                                const std::string& kernel_set,
+                                const std::vector<std::string>& custom_ops = {});
 
 }  // namespace tz

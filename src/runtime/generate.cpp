@@ -10,6 +10,7 @@
 #include "base/hash.h"
 #include "base/thread_pool.h"
 #include "model/forward.h"
+#include "ops/registry.h"
 #include "runtime/sampler.h"
 #include "runtime/text_stream.h"
 #include "trace/recorder.h"
@@ -64,8 +65,9 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   }
 
   ThreadPool pool(opt.n_threads);
-  const KernelSet& kernels = select_kernels(opt.kernels);
+  const KernelSet kernels = with_overrides(select_kernels(opt.kernels), opt.op_overrides);
   res.kernels = kernels.name;
+  for (const auto& o : opt.op_overrides) res.kernels += " " + o;
   check(opt.mode == "deterministic" || opt.mode == "fast",
         "--mode must be deterministic or fast, not '" + opt.mode + "'");
   Forward fwd(model, pool, res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels,

@@ -32,6 +32,7 @@ struct GenerateOptions {
   std::string trace_metadata;    // JSON stored in the trace header
   std::string perturb;           // test hook "LAYER:OP:POS" (Forward::set_perturbation)
   bool keep_logits = false;      // return every logits row in GenerateResult::logits
+  std::vector<std::string> op_overrides;  // "matmul.f32=NAME": registered custom kernels
 };
 
 struct GenerateResult {

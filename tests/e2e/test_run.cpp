@@ -119,9 +119,9 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
                          ::testing::Combine(::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3"),
                                             ::testing::Values("f32", "f16", "bf16", "q8_0",
                                                               "q4_0", "q4_k", "q6_k")),
-                         [](const auto& info) {
-                           std::string name = std::string(std::get<0>(info.param)) + "_" +
-                                              std::get<1>(info.param);
+                         [](const auto& param_info) {
+                           std::string name = std::string(std::get<0>(param_info.param)) + "_" +
+                                              std::get<1>(param_info.param);
                            for (char& c : name)
                              if (c == '-') c = '_';
                            return name;
