@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -177,7 +178,22 @@ GgufFile::GgufFile(const uint8_t* data, size_t size, const std::string& name)
   parse();
 }
 
-void GgufFile::fail(const std::string& what) const { throw Error(name_ + ": " + what); }
+void GgufFile::fail(const std::string& what) const {
+  // Messages quote keys and tensor names from the file: escape control bytes so that a hostile
+  // name cannot break the one-line error (or drive the terminal).
+  std::string msg = name_ + ": ";
+  for (char ch : what) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      msg += buf;
+    } else {
+      msg += ch;
+    }
+  }
+  throw Error(msg);
+}
 
 void GgufFile::parse() {
   Cursor c(*this, data_, size_);
@@ -210,8 +226,10 @@ void GgufFile::parse() {
 
   if (const GgufValue* a = find("general.alignment")) {
     if (!a->is_integer()) fail("general.alignment must be an integer");
-    uint64_t al = a->type == GgufValueType::U32 || a->type == GgufValueType::U64 ? a->u
-                                                                                    : uint64_t(a->i);
+    // u8, u16, u32 and u64 keep their value in `u`; the signed types in `i`.
+    const bool is_unsigned = a->type == GgufValueType::U8 || a->type == GgufValueType::U16 ||
+                             a->type == GgufValueType::U32 || a->type == GgufValueType::U64;
+    uint64_t al = is_unsigned ? a->u : uint64_t(a->i);
     if (al == 0 || (al & (al - 1)) != 0 || al > (1u << 20))
       fail("general.alignment " + std::to_string(al) + " is not a power of two up to 1 MiB");
     alignment_ = uint32_t(al);

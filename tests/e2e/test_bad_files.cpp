@@ -1,0 +1,246 @@
+// The command line on files it cannot use: damaged GGUF, things that are not GGUF at all, and
+// valid GGUF files that are not a model tzero can run. Each time `tzero info` and `tzero run`
+// exit with status 2 and print exactly one line on stderr, "tzero: error: <file>: <what>",
+// and `run` prints nothing on stdout.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/gguf.h"
+#include "format/gguf_writer.h"
+#include "support/test_support.h"
+
+using tz::test::CliResult;
+using tz::test::run_tzero;
+
+namespace {
+
+std::string scratch(const std::string& name) {
+  return tz::test::scratch_dir() + "/bad_" + name;
+}
+
+std::string write_bytes(const std::string& name, const std::string& bytes) {
+  const std::string path = scratch(name);
+  tz::test::write_file(path, bytes);
+  return path;
+}
+
+// Passes when the result is the one-line error contract for `file`, mentioning `part`.
+::testing::AssertionResult clean_error(const CliResult& r, const std::string& file,
+                                       const std::string& part) {
+  auto fail = [&](const std::string& why) {
+    return ::testing::AssertionFailure()
+           << why << "\n  exit " << r.exit_code << "\n  stderr: '" << r.err << "'\n  stdout: '"
+           << r.out.substr(0, 200) << "'";
+  };
+  if (r.exit_code != 2) return fail("exit status is not 2");
+  if (r.err.rfind("tzero: error: ", 0) != 0) return fail("stderr does not start 'tzero: error: '");
+  if (r.err.find('\n') != r.err.size() - 1) return fail("stderr is not exactly one line");
+  if (r.err.find(file) == std::string::npos) return fail("stderr does not name " + file);
+  if (r.err.find(part) == std::string::npos) return fail("stderr does not say '" + part + "'");
+  if (!r.out.empty()) return fail("stdout is not empty");
+  return ::testing::AssertionSuccess();
+}
+
+CliResult info(const std::string& f) {
+  return run_tzero({"info", "-m", f});
+}
+CliResult run(const std::string& f) {
+  return run_tzero({"run", "-m", f, "-n", "1"});
+}
+
+// The tiny generated model (f32), as bytes.
+const std::string& tiny_bytes() {
+  static const std::string b = tz::test::read_file(tz::test::generated_model("tiny", "f32"));
+  return b;
+}
+
+template <typename T>
+std::string patched(std::string b, size_t at, T v) {
+  std::memcpy(b.data() + at, &v, sizeof(T));
+  return b;
+}
+
+// Rewrites the tiny model through GgufWriter: `edit_kv` may replace a value (return true when
+// it added its own), `keep_tensors` false drops every tensor, and `retype` names one tensor to
+// store as `new_type` (zero bytes; tzero must refuse it before reading them).
+std::string rewrite_tiny(const std::string& name,
+                         std::function<bool(tz::GgufWriter&, const std::string&)> edit_kv,
+                         bool keep_tensors, const std::string& retype = "",
+                         tz::TensorType new_type = tz::TensorType::F32) {
+  tz::GgufFile src(tz::test::generated_model("tiny", "f32"));
+  tz::GgufWriter w;
+  for (const auto& [key, v] : src.metadata())
+    if (!edit_kv || !edit_kv(w, key)) w.add_value(key, v);
+  if (keep_tensors) {
+    for (const auto& t : src.tensors()) {
+      if (t.name == retype) {
+        const auto& tr = tz::traits(new_type);
+        const size_t n = size_t(t.n_elements()) / tr.block_size * tr.type_size;
+        w.add_tensor(t.name, new_type, t.ne, std::vector<uint8_t>(n, 0));
+      } else {
+        w.add_tensor(t.name, t.type, t.ne, std::vector<uint8_t>(t.data, t.data + t.n_bytes));
+      }
+    }
+  }
+  const std::string path = scratch(name);
+  w.write(path);
+  return path;
+}
+
+// A small GGUF with one tensor "t" (f32, 4 elements) and no metadata: its type field sits at
+// byte 24 + 8 (name length) + 1 (name) + 4 (dimension count) + 8 (dimension) = 45.
+std::string one_tensor_bytes(const std::string& name = "t") {
+  tz::GgufWriter w;
+  w.add_tensor(name, tz::TensorType::F32, {4}, std::vector<uint8_t>(16, 0));
+  const std::string path = scratch("one_tensor_src.gguf");
+  w.write(path);
+  return tz::test::read_file(path);
+}
+
+}  // namespace
+
+// The generated model is fine: the failures below come from the damage, not the model.
+TEST(BadFiles, UndamagedModelRuns) {
+  const std::string f = tz::test::generated_model("tiny", "f32");
+  EXPECT_EQ(info(f).exit_code, 0);
+  const CliResult r = run(f);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// A model cut short inside its tensor data: the first tensor that no longer fits is named.
+TEST(BadFiles, TruncatedTensorData) {
+  const std::string& b = tiny_bytes();
+  const std::string f = write_bytes("trunc_data.gguf", b.substr(0, b.size() / 2));
+  EXPECT_TRUE(clean_error(info(f), f, "lies outside the file"));
+  EXPECT_TRUE(clean_error(run(f), f, "lies outside the file"));
+}
+
+// A model cut short inside its header: in the tensor infos (the padding after them is under
+// 32 bytes), and so early that the metadata count no longer fits.
+TEST(BadFiles, TruncatedHeader) {
+  const size_t data_offset = tz::GgufFile(tz::test::generated_model("tiny", "f32")).data_offset();
+  std::string f = write_bytes("trunc_infos.gguf", tiny_bytes().substr(0, data_offset - 40));
+  EXPECT_TRUE(clean_error(info(f), f, "truncated: tensor"));
+  EXPECT_TRUE(clean_error(run(f), f, "truncated: tensor"));
+  f = write_bytes("trunc_header.gguf", tiny_bytes().substr(0, 200));
+  EXPECT_TRUE(clean_error(info(f), f, "does not fit in the file"));
+  EXPECT_TRUE(clean_error(run(f), f, "does not fit in the file"));
+}
+
+// Wrong magic and unsupported versions.
+TEST(BadFiles, MagicAndVersion) {
+  std::string b = tiny_bytes();
+  b[0] = 'X';
+  std::string f = write_bytes("bad_magic.gguf", b);
+  EXPECT_TRUE(clean_error(info(f), f, "not a GGUF file (bad magic)"));
+  EXPECT_TRUE(clean_error(run(f), f, "not a GGUF file (bad magic)"));
+  f = write_bytes("version1.gguf", patched<uint32_t>(tiny_bytes(), 4, 1));
+  EXPECT_TRUE(clean_error(info(f), f, "GGUF version 1 is not supported"));
+  EXPECT_TRUE(clean_error(run(f), f, "GGUF version 1 is not supported"));
+  f = write_bytes("version99.gguf", patched<uint32_t>(tiny_bytes(), 4, 99));
+  EXPECT_TRUE(clean_error(info(f), f, "unsupported GGUF version 99"));
+  EXPECT_TRUE(clean_error(run(f), f, "unsupported GGUF version 99"));
+}
+
+// Hostile counts and lengths: no allocation is attempted, no "out of memory".
+TEST(BadFiles, HugeCountsAndLengths) {
+  std::string f = write_bytes("huge_kv.gguf", patched<uint64_t>(tiny_bytes(), 16, ~0ull));
+  EXPECT_TRUE(clean_error(info(f), f, "metadata count 18446744073709551615 does not fit"));
+  EXPECT_TRUE(clean_error(run(f), f, "metadata count 18446744073709551615 does not fit"));
+  f = write_bytes("huge_tensors.gguf", patched<uint64_t>(tiny_bytes(), 8, 1ull << 62));
+  EXPECT_TRUE(clean_error(info(f), f, "tensor count 4611686018427387904 does not fit"));
+  EXPECT_TRUE(clean_error(run(f), f, "tensor count 4611686018427387904 does not fit"));
+  f = write_bytes("huge_key.gguf", patched<uint64_t>(tiny_bytes(), 24, 1ull << 62));
+  EXPECT_TRUE(clean_error(info(f), f, "truncated: metadata key"));
+  EXPECT_TRUE(clean_error(run(f), f, "truncated: metadata key"));
+}
+
+// Tensor infos the reader refuses: an unknown type id and a zero dimension.
+TEST(BadFiles, BadTensorInfo) {
+  std::string f = write_bytes("unknown_type.gguf", patched<uint32_t>(one_tensor_bytes(), 45, 99));
+  EXPECT_TRUE(clean_error(info(f), f, "tensor 't': unknown tensor type 99"));
+  EXPECT_TRUE(clean_error(run(f), f, "tensor 't': unknown tensor type 99"));
+  f = write_bytes("zero_dim.gguf", patched<uint64_t>(one_tensor_bytes(), 37, 0));
+  EXPECT_TRUE(clean_error(info(f), f, "tensor 't': dimension 0 is 0"));
+  EXPECT_TRUE(clean_error(run(f), f, "tensor 't': dimension 0 is 0"));
+}
+
+// A name with a newline in it still gives a one-line error (it is escaped).
+TEST(BadFiles, ControlBytesInNameStayOnOneLine) {
+  const std::string f =
+      write_bytes("newline_name.gguf", patched<uint32_t>(one_tensor_bytes("\n"), 45, 99));
+  EXPECT_TRUE(clean_error(info(f), f, "tensor '\\x0a': unknown tensor type 99"));
+  EXPECT_TRUE(clean_error(run(f), f, "tensor '\\x0a': unknown tensor type 99"));
+}
+
+// Paths that are not GGUF files at all.
+TEST(BadFiles, NotAGgufFile) {
+  const std::string missing = scratch("does_not_exist.gguf");
+  EXPECT_TRUE(clean_error(info(missing), missing, "cannot open: No such file or directory"));
+  EXPECT_TRUE(clean_error(run(missing), missing, "cannot open: No such file or directory"));
+  const std::string dir = scratch("a_directory");
+  std::filesystem::create_directories(dir);
+  EXPECT_TRUE(clean_error(info(dir), dir, "not a regular file"));
+  EXPECT_TRUE(clean_error(run(dir), dir, "not a regular file"));
+  const std::string empty = write_bytes("empty.gguf", "");
+  EXPECT_TRUE(clean_error(info(empty), empty, "not a GGUF file"));
+  EXPECT_TRUE(clean_error(run(empty), empty, "not a GGUF file"));
+  const std::string text = write_bytes("story.txt", "Once upon a time there was a GGUF file.\n");
+  EXPECT_TRUE(clean_error(info(text), text, "not a GGUF file (bad magic)"));
+  EXPECT_TRUE(clean_error(run(text), text, "not a GGUF file (bad magic)"));
+}
+
+// A valid vocabulary-only GGUF (all the metadata, no tensors): `info` shows it, `run` says
+// which tensor is missing.
+TEST(BadFiles, VocabOnlyFileIsNotAModel) {
+  const std::string f = rewrite_tiny("vocab_only.gguf", nullptr, /*keep_tensors=*/false);
+  const CliResult i = info(f);
+  EXPECT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_NE(i.out.find("tensors (0)"), std::string::npos) << i.out;
+  EXPECT_TRUE(clean_error(run(f), f, "missing tensor 'token_embd.weight'"));
+}
+
+// llama.cpp's vocabulary-only test files (when ../shared/data has one) are refused the same way.
+TEST(BadFiles, SharedVocabOnlyFileIsNotAModel) {
+  TZ_REQUIRE_SHARED(f, "vocab/ggml-vocab-llama-spm.gguf");
+  EXPECT_EQ(info(f).exit_code, 0);
+  EXPECT_TRUE(clean_error(run(f), f, "missing tensor 'token_embd.weight'"));
+}
+
+// A valid model file of an architecture tzero does not implement.
+TEST(BadFiles, UnsupportedArchitecture) {
+  const std::string f = rewrite_tiny(
+      "gpt2_arch.gguf",
+      [](tz::GgufWriter& w, const std::string& key) {
+        if (key != "general.architecture") return false;
+        w.add_string(key, "gpt2");
+        return true;
+      },
+      /*keep_tensors=*/true);
+  EXPECT_EQ(info(f).exit_code, 0);
+  EXPECT_TRUE(clean_error(run(f), f, "architecture 'gpt2' is not supported"));
+}
+
+// A tensor of a type GGUF defines but tzero cannot compute with: the error names the tensor
+// and the type. `info` still lists the file. (The type is the first of these K-quants and
+// legacy quants that this build does not compute with; q4_k and q6_k are supported.)
+TEST(BadFiles, KnownButUnsupportedTensorType) {
+  std::optional<tz::TensorType> type;
+  for (tz::TensorType t : {tz::TensorType::Q5_K, tz::TensorType::Q3_K, tz::TensorType::Q2_K,
+                           tz::TensorType::Q5_0, tz::TensorType::Q4_1, tz::TensorType::Q8_K})
+    if (!type && !tz::traits(t).supported) type = t;
+  if (!type) GTEST_SKIP() << "every candidate tensor type is supported";
+  const std::string name = tz::traits(*type).name;
+  const std::string f = rewrite_tiny("unsupported_type.gguf", nullptr, /*keep_tensors=*/true,
+                                     "blk.0.attn_q.weight", *type);
+  const CliResult i = info(f);
+  EXPECT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_NE(i.out.find(name), std::string::npos);
+  EXPECT_TRUE(clean_error(run(f), f, "tensor 'blk.0.attn_q.weight' has type " + name));
+}

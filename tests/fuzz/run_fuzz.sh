@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Fuzzes the GGUF reader for SECONDS seconds: tests/fuzz/run_fuzz.sh BUILD_DIR SECONDS
+# (`make fuzz` builds BUILD_DIR with clang and -DTZ_FUZZ=ON, then calls this).
+#
+# The corpus lives in BUILD_DIR/fuzz-corpus and grows from run to run. Each run (re)seeds it
+# with gen-model's tiny model (f32 and q4_0), ../shared/data's stories260K and vocabulary GGUF
+# files when present (copied into the build directory, never into the repository), shrunk
+# copies of all of those, and micro models that construct a Model within -max_len.
+# Exits non-zero when the fuzzer finds a crash, leak, timeout or out-of-memory; the input
+# that triggered it is left in BUILD_DIR/fuzz-artifacts/.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 BUILD_DIR SECONDS" >&2
+  exit 2
+fi
+build=$1
+seconds=$2
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+fuzzer=$build/tests/fuzz/tz_fuzz_gguf
+tzero=$build/tzero
+for bin in "$fuzzer" "$tzero"; do
+  if [ ! -x "$bin" ]; then
+    echo "run_fuzz.sh: $bin is not built (make fuzz-build)" >&2
+    exit 2
+  fi
+done
+
+corpus=$build/fuzz-corpus
+artifacts=$build/fuzz-artifacts
+mkdir -p "$corpus" "$artifacts"
+
+# Seeds. Inputs longer than -max_len are cut to it by libFuzzer; the shrunk and micro seeds
+# keep whole files (every tensor in range, a Model that loads) inside it.
+"$tzero" gen-model --preset tiny --dtype f32 -o "$corpus/tiny-f32.gguf" 2>/dev/null
+"$tzero" gen-model --preset tiny --dtype q4_0 -o "$corpus/tiny-q4_0.gguf" 2>/dev/null
+shared=$repo/../shared/data
+for f in "$shared/gguf/stories260K.gguf" "$shared"/vocab/*.gguf; do
+  if [ -f "$f" ]; then cp -f "$f" "$corpus/"; fi
+done
+TZ_FUZZ_WRITE_SEEDS=$corpus "$fuzzer" 2>"$build/fuzz-seeds.log" || {
+  cat "$build/fuzz-seeds.log" >&2
+  echo "run_fuzz.sh: writing the seeds failed" >&2
+  exit 1
+}
+
+# Tokens the format is made of: mutations splice them in.
+dict=$build/fuzz-gguf.dict
+cat >"$dict" <<'DICT'
+"GGUF"
+"\x03\x00\x00\x00"
+"\x02\x00\x00\x00"
+"general.architecture"
+"general.alignment"
+"general.name"
+"llama"
+"qwen2"
+"qwen3"
+"mistral"
+".embedding_length"
+".block_count"
+".attention.head_count"
+".attention.head_count_kv"
+".attention.key_length"
+".feed_forward_length"
+".rope.dimension_count"
+".rope.freq_base"
+".rope.scaling.type"
+"tokenizer.ggml.model"
+"tokenizer.ggml.tokens"
+"tokenizer.ggml.scores"
+"tokenizer.ggml.token_type"
+"tokenizer.ggml.bos_token_id"
+"tokenizer.ggml.eos_token_id"
+"tokenizer.ggml.add_bos_token"
+"token_embd.weight"
+"output_norm.weight"
+"output.weight"
+"blk.0.attn_q.weight"
+"<0x41>"
+"\xff\xff\xff\xff\xff\xff\xff\xff"
+"\x00\x00\x00\x00\x00\x00\x00\x40"
+DICT
+
+log=$build/fuzz.log
+echo "fuzzing the GGUF reader for ${seconds}s (corpus $corpus, log $log)"
+set +e
+# -malloc_limit_mb: any single allocation that large is a finding (the reader must size
+# allocations by what the file can hold). -timeout: one input taking 10 s is a hang.
+"$fuzzer" "$corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=3072 \
+  -malloc_limit_mb=1024 -dict="$dict" -use_value_profile=1 -print_final_stats=1 \
+  -artifact_prefix="$artifacts/" >"$log" 2>&1
+rc=$?
+set -e
+grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$log" || true
+grep -E '^stat::' "$log" || true
+if [ $rc -ne 0 ]; then
+  tail -n 60 "$log" >&2
+  echo "run_fuzz.sh: the fuzzer failed (exit $rc); reproducer(s) in $artifacts:" >&2
+  ls -l "$artifacts" >&2
+  exit 1
+fi
+echo "no crash in ${seconds}s; corpus: $(find "$corpus" -type f | wc -l) files"
