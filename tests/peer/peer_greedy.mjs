@@ -3,7 +3,8 @@
 // GGUF file from a given list of prompt token ids, and print one JSON object.
 //
 //   node peer_greedy.mjs --model F.gguf --tokens 1,15043,3186 -n 64 [--threads 2]
-//        [--ctx 512] [--kv f16|f32] [--flash-attn] [--no-probs]
+//        [--ctx 512] [--kv f16|f32] [--flash-attn] [--no-probs] [--logits-out L.bin]
+//        [--log-level warn|info|debug]   (llama.cpp's messages go into the JSON's "log")
 //
 // The ids are evaluated exactly as given (llama.cpp never tokenizes anything here), through the
 // low-level LlamaContextSequence.controlledEvaluate API. Sampling is temperature 0, which makes
@@ -15,7 +16,11 @@
 //
 // Output: {"tokens": [...], "gaps": [...], "second": [...], "stop_reason": "length"|"eos", ...}
 // gaps[k] is llama.cpp's logit(top1) - logit(top2) at step k (null if the runner-up underflowed),
-// second[k] the runner-up id. On failure: {"error": "...", "log": [...]} and exit status 2.
+// second[k] the runner-up id. --logits-out writes, like tzero's option of that name, one float32
+// row of n_vocab per generated token, but relative to the row's top: log(p_i) - log(p_top), which
+// is l_i - l_top (NaN where p_i underflowed to 0, i.e. about 87 logits below the top).
+// On failure: {"error": "...", "log": [...]} and exit status 2.
+import fs from "node:fs";
 import process from "node:process";
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 
@@ -35,6 +40,8 @@ function parseArgs(argv) {
     else if (k === "--kv") a.kv = next().toLowerCase();
     else if (k === "--flash-attn") a.flashAttn = true;
     else if (k === "--no-probs") a.probs = false;
+    else if (k === "--logits-out") a.logitsOut = next();
+    else if (k === "--log-level") a.logLevel = next();
     else throw new Error(`unknown argument ${k}`);
   }
   if (!a.model) throw new Error("give the model with --model F.gguf");
@@ -62,7 +69,7 @@ async function main() {
   const llama = await getLlama({
     gpu: false,
     build: "never",
-    logLevel: LlamaLogLevel.warn,
+    logLevel: args.logLevel ?? LlamaLogLevel.warn,
     logger: (level, message) => {
       const m = String(message).trimEnd();
       if (m) log.push(`${level}: ${m}`);
@@ -100,6 +107,8 @@ async function main() {
   const eos = model.tokens.eos;
   const next = { generateNext: { token: true, probabilities: args.probs, options: { temperature: 0 } } };
   const tokens = [], gaps = [], second = [], mismatches = [];
+  if (args.logitsOut && !args.probs) throw new Error("--logits-out needs the probabilities");
+  const logitsFd = args.logitsOut ? fs.openSync(args.logitsOut, "w") : null;
   let stop = "length";
   let input = args.tokens.map((t, i) => (i === args.tokens.length - 1 ? [t, next] : t));
   const t0 = performance.now();
@@ -116,6 +125,16 @@ async function main() {
       // The greedy pick must be the top logit; on an exact tie the order of the sorted list is
       // not defined, so only flag a mismatch when the gap is not zero.
       if (t2.top !== tok && t2.gap !== 0) mismatches.push({ step, token: tok, top: t2.top });
+      if (logitsFd !== null) {
+        const p = r.next.probabilities;
+        let n = 0;
+        for (const id of p.keys()) n = Math.max(n, id + 1);
+        const row = new Float32Array(Math.max(n, out.n_vocab ?? 0)).fill(NaN);
+        out.n_vocab = row.length;
+        const lTop = Math.log(p.get(t2.top));
+        for (const [id, q] of p) if (q > 0) row[id] = Math.log(q) - lTop;
+        fs.writeSync(logitsFd, new Uint8Array(row.buffer));
+      }
     }
     if (tok === eos) {
       stop = "eos";
@@ -125,6 +144,7 @@ async function main() {
     input = [[tok, next]];
   }
   const seconds = (performance.now() - t0) / 1000;
+  if (logitsFd !== null) fs.closeSync(logitsFd);
   Object.assign(out, {
     tokens,
     stop_reason: stop,
