@@ -147,12 +147,18 @@ void GgufWriter::write(const std::string& path, uint32_t alignment) const {
   if (!f) throw Error(path + ": cannot create: " + std::strerror(errno));
   bool ok = std::fwrite(head.data(), 1, head.size(), f.get()) == head.size();
   std::vector<uint8_t> buf;
-  for (size_t k = 0; ok && k < tensors_.size(); ++k) {
-    const auto& t = tensors_[k];
-    buf.assign(align_up(t.n_bytes), 0);
-    t.fill(buf.data(), t.n_bytes);
-    const size_t n = k + 1 < tensors_.size() ? buf.size() : t.n_bytes;
-    ok = std::fwrite(buf.data(), 1, n, f.get()) == n;
+  try {
+    for (size_t k = 0; ok && k < tensors_.size(); ++k) {
+      const auto& t = tensors_[k];
+      buf.assign(align_up(t.n_bytes), 0);
+      t.fill(buf.data(), t.n_bytes);
+      const size_t n = k + 1 < tensors_.size() ? buf.size() : t.n_bytes;
+      ok = std::fwrite(buf.data(), 1, n, f.get()) == n;
+    }
+  } catch (...) {  // a filler failed: leave no partial file behind
+    f.reset();
+    std::remove(tmp.c_str());
+    throw;
   }
   ok = std::fflush(f.get()) == 0 && ok;
   f.reset();

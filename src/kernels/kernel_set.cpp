@@ -1,5 +1,7 @@
 #include "kernels/kernel_set.h"
 
+#include <cpuid.h>
+
 #include <type_traits>
 
 #include "base/error.h"
@@ -23,16 +25,33 @@ void gemm_ref(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols
   }
 }
 
-bool cpu_has_avx2() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+// CPUID and XGETBV directly (clang 14 lacks some __builtin_cpu_supports names, e.g. f16c):
+// the instructions must exist and the OS must save the register state they use.
+struct CpuFeatures {
+  bool avx2 = false, avx512 = false;
+};
+
+CpuFeatures detect_cpu() {
+  CpuFeatures f;
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28),
+             f16c = c & (1u << 29);
+  if (!osxsave || !avx) return f;
+  unsigned xcr0_lo, xcr0_hi;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  const bool os_avx = (xcr0_lo & 0x6) == 0x6;        // XMM and YMM state
+  const bool os_avx512 = (xcr0_lo & 0xe6) == 0xe6;   // and opmask, ZMM_Hi256, Hi16_ZMM
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  const bool avx2 = b & (1u << 5), avx512f = b & (1u << 16), avx512dq = b & (1u << 17),
+             avx512bw = b & (1u << 30), avx512vl = b & (1u << 31), vnni = c & (1u << 11);
+  f.avx2 = os_avx && avx2 && fma && f16c;
+  f.avx512 = f.avx2 && os_avx512 && avx512f && avx512dq && avx512bw && avx512vl && vnni;
+  return f;
 }
 
-bool cpu_has_avx512() {
-  return cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
-}
+bool cpu_has_avx2() { return detect_cpu().avx2; }
+bool cpu_has_avx512() { return detect_cpu().avx512; }
 
 }  // namespace
 

@@ -40,6 +40,20 @@ const ModelPreset* find_preset(const std::string& name) {
 }
 
 namespace {
+// llama.cpp's llama_ftype for a model whose matrices are all `t` ("mostly t").
+uint32_t llama_file_type(TensorType t) {
+  switch (t) {
+    case TensorType::F32: return 0;
+    case TensorType::F16: return 1;
+    case TensorType::Q4_0: return 2;
+    case TensorType::Q8_0: return 7;
+    case TensorType::Q4_K: return 14;  // Q4_K_S
+    case TensorType::Q6_K: return 18;
+    case TensorType::BF16: return 32;
+    default: return 0;
+  }
+}
+
 uint64_t name_seed(uint64_t seed, const std::string& name) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a of the name, mixed with the seed
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
@@ -57,6 +71,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   w.add_string("general.architecture", P.arch);
   w.add_string("general.name", "tzero gen-model " + P.name + " " + traits(dtype).name +
                                    " seed " + std::to_string(seed));
+  w.add_u32("general.file_type", llama_file_type(dtype));
   w.add_u32(a + "context_length", uint32_t(P.n_ctx));
   w.add_u32(a + "embedding_length", uint32_t(P.n_embd));
   w.add_u32(a + "feed_forward_length", uint32_t(P.n_ff));
@@ -118,7 +133,9 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   const int64_t E = P.n_embd, F = P.n_ff, Q = int64_t(P.n_head) * P.head_dim,
                 KV = int64_t(P.n_head_kv) * P.head_dim, V = P.n_vocab;
   auto amp = [](int64_t fan_in) { return float(std::sqrt(3.0 / double(fan_in))); };
-  add("token_embd.weight", {E, V}, 0.0f, 1.0f, true, &vocab_row_scale);
+  // With a tied output the embedding also scores the next token; a small embedding keeps the
+  // residual stream from being dominated by the input token (which would repeat it forever).
+  add("token_embd.weight", {E, V}, 0.0f, P.tied_output ? 0.05f : 1.0f, true, &vocab_row_scale);
   add("output_norm.weight", {E}, 1.0f, 0.1f, false);
   if (!P.tied_output) add("output.weight", {E, V}, 0.0f, amp(E), true, &vocab_row_scale);
   for (int l = 0; l < P.n_layer; ++l) {

@@ -455,7 +455,8 @@ TEST(GgufDamaged, DuplicateKeyAndTensorName) {
   EXPECT_TRUE(fails_with(b, "duplicate tensor name 'a'"));
 }
 
-// general.alignment must be an integer power of two up to 1 MiB.
+// general.alignment must be an integer power of two from 8 (the spec's minimum, which keeps
+// float tensors aligned) up to 1 MiB.
 TEST(GgufDamaged, BadAlignment) {
   auto with_alignment = [](auto add) {
     GgufWriter w;
@@ -466,10 +467,10 @@ TEST(GgufDamaged, BadAlignment) {
     const std::string s = test::read_file(path);
     return Bytes(s.begin(), s.end());
   };
-  for (uint32_t al : {0u, 3u, 48u, 1u << 21, 0x80000000u}) {
+  for (uint32_t al : {0u, 1u, 2u, 3u, 4u, 48u, 1u << 21, 0x80000000u}) {
     EXPECT_TRUE(fails_with(
         with_alignment([&](GgufWriter& w) { w.add_u32("general.alignment", al); }),
-        "general.alignment " + std::to_string(al) + " is not a power of two up to 1 MiB"));
+        "general.alignment " + std::to_string(al) + " is not a power of two from 8 to 1 MiB"));
   }
   EXPECT_TRUE(fails_with(with_alignment([](GgufWriter& w) { w.add_i32("general.alignment", -32); }),
                          "general.alignment 18446744073709551584 is not a power of two"));
