@@ -50,9 +50,12 @@ void Forward::trace(std::string_view name, int layer, float* data, size_t n, siz
   if (trace_) trace_(name, layer, data, n, len, pos);
 }
 
-void Forward::mm(const Matrix& w, const float* x, size_t n, float* y, bool long_reduction) {
+void Forward::mm(const Matrix& w, const float* x, size_t n, float* y) {
+  // Fast mode schedules matmul rows dynamically but keeps whole rows: splitting a reduction
+  // across threads costs memory locality on a CPU (measured: half the decode speed). Its
+  // nondeterminism comes from the split attention (model/attention_fast.cpp).
   if (fast_)
-    matmul_fast(pool_, kern_, w, x, n, y, mm_, long_reduction ? 3 : 1);
+    matmul_fast(pool_, kern_, w, x, n, y, mm_, 1);
   else
     matmul(pool_, kern_, w, x, n, y, mm_);
 }
@@ -118,7 +121,10 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
     trace("Qcur", il, q_.data(), N, Q, pos);
     trace("Kcur", il, k_.data(), N, KV, pos);
     trace("Vcur", il, v_.data(), N, KV, pos);
-    attention(il, n, pos, kv);
+    if (fast_)
+      attention_fast(il, n, pos, kv);
+    else
+      attention(il, n, pos, kv);
     trace("kqv_out", il, att_.data(), N, Q, pos);
     mm(L.wo, att_.data(), N, proj_.data());
     trace("attn_out", il, proj_.data(), N, E, pos);
@@ -134,7 +140,7 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
     trace("ffn_up", il, up_.data(), N, F, pos);
     kern_.swiglu(gate_.data(), up_.data(), N * F, gate_.data());
     trace("ffn_swiglu", il, gate_.data(), N, F, pos);
-    mm(L.w_down, gate_.data(), N, proj_.data(), /*long_reduction=*/true);
+    mm(L.w_down, gate_.data(), N, proj_.data());
     trace("ffn_out", il, proj_.data(), N, E, pos);
     for (size_t i = 0; i < N * E; ++i) x_[i] += proj_[i];
     trace("l_out", il, x_.data(), N, E, pos);

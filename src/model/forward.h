@@ -52,8 +52,8 @@ class Forward {
  private:
   void trace(std::string_view name, int layer, float* data, size_t n, size_t len, int pos);
   void attention(int layer, int n, int pos, KvCache& kv);
-  // long_reduction: in fast mode, split this matmul's reduction across threads.
-  void mm(const Matrix& w, const float* x, size_t n, float* y, bool long_reduction = false);
+  void attention_fast(int layer, int n, int pos, KvCache& kv);  // model/attention_fast.cpp
+  void mm(const Matrix& w, const float* x, size_t n, float* y);
 
   const Model& model_;
   const HParams& hp_;
