@@ -45,7 +45,7 @@ void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const fl
   const size_t n_slices = std::max<size_t>(1, std::min(n_blocks, k_slices));
   const size_t row_chunks = (N + kRowsPerTask - 1) / kRowsPerTask;
   const size_t n_tasks = row_chunks * n_slices;
-  std::memset(y, 0, n_tokens * N * sizeof(float));
+  if (n_slices > 1) std::memset(y, 0, n_tokens * N * sizeof(float));
   std::atomic<size_t> next{0};
   pool.run(size_t(pool.size()), [&](size_t, size_t) {
     float part[kRowsPerTask];
@@ -56,6 +56,10 @@ void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const fl
       const size_t k1 = std::min(K, n_blocks * (s + 1) / n_slices * block);
       if (k0 >= k1) continue;
       const size_t k0_bytes = row_bytes(w.type, k0);
+      if (n_slices == 1) {  // whole rows: the batched kernel, written straight into y
+        gemm(w.row(int64_t(r0)), w.row_bytes, xk, K, nr, n_tokens, y + r0, N);
+        continue;
+      }
       for (size_t t = 0; t < n_tokens; ++t) {
         gemm(w.row(int64_t(r0)) + k0_bytes, w.row_bytes, act_at(w.type, xk, K, t, k0), k1 - k0,
              nr, 1, part, 1);
