@@ -1,22 +1,48 @@
-// tzero convert: import foreign checkpoints into GGUF.
+// tzero convert: import foreign checkpoints and tokenizers into GGUF.
 #include <cstdio>
 #include <memory>
 
+#include "base/error.h"
 #include "cli/commands.h"
 #include "format/llama2c.h"
+#include "tokenizer/hf_import.h"
 
 namespace tz::cli {
 
 Command add_convert(CLI::App& app) {
-  auto* sub = app.add_subcommand("convert", "Convert a llama2.c checkpoint to GGUF");
+  auto* sub = app.add_subcommand(
+      "convert",
+      "Convert a llama2.c checkpoint, or a Hugging Face byte-level BPE tokenizer, to GGUF");
   struct Opts {
-    std::string llama2c, tokenizer, out;
+    std::string llama2c, tokenizer, hf_tokenizer, pre, out;
   };
   auto o = std::make_shared<Opts>();
-  sub->add_option("--llama2c", o->llama2c, "llama2.c checkpoint (.bin)")->required();
-  sub->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer (.bin)")->required();
+  auto* l2c = sub->add_option("--llama2c", o->llama2c, "llama2.c checkpoint (.bin)");
+  auto* tok = sub->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer (.bin)");
+  auto* hf = sub->add_option("--hf-tokenizer", o->hf_tokenizer,
+                             "Directory with vocab.json + merges.txt (and tokenizer.json, "
+                             "tokenizer_config.json when present): writes a vocab-only GGUF");
+  auto* pre = sub->add_option("--pre", o->pre,
+                              "Pre-tokenizer to record (tokenizer.ggml.pre), e.g. qwen2; "
+                              "default: recognized from tokenizer.json");
   sub->add_option("-o,--output", o->out, "Output GGUF file")->required();
-  return {sub, [o] {
+  l2c->excludes(hf);
+  tok->needs(l2c);
+  pre->needs(hf);
+  return {sub, [o, l2c, tok, hf] {
+            if (*hf) {
+              const auto s = import_hf_tokenizer(o->hf_tokenizer, o->out, {o->pre});
+              std::fprintf(stderr,
+                           "wrote %s: byte-level BPE, %d tokens (%d added), %d merges, "
+                           "pre-tokenizer %s (from %s)\n",
+                           o->out.c_str(), s.n_tokens, s.n_added, s.n_merges, s.pre.c_str(),
+                           s.pre_source.c_str());
+              return 0;
+            }
+            if (!*l2c)
+              throw Error("convert: give --llama2c CHECKPOINT --tokenizer TOKENIZER, or "
+                          "--hf-tokenizer DIR");
+            if (!*tok) throw Error("convert: --llama2c needs --tokenizer TOKENIZER.bin");
             const auto s = convert_llama2c(o->llama2c, o->tokenizer, o->out);
             std::fprintf(stderr,
                          "wrote %s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab "

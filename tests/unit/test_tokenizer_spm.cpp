@@ -2,43 +2,15 @@
 // Llama 2 vocabulary (ids from Hugging Face's tokenizer, no BOS), case by case.
 #include <gtest/gtest.h>
 
-#include <sstream>
+#include <algorithm>
 
 #include "format/gguf.h"
+#include "format/gguf_writer.h"
 #include "support/test_support.h"
 #include "tokenizer/vocab.h"
+#include "unit/test_tokenizer_suite.h"
 
-namespace {
-
-struct Case {
-  std::string text;
-  std::vector<int32_t> ids;
-};
-
-// .inp: cases separated by "\n__ggml_vocab_test__\n" (the last one terminated by it);
-// .out: one line of space-separated ids per case.
-std::vector<Case> load_suite(const std::string& inp_path, const std::string& out_path) {
-  const std::string inp = tz::test::read_file(inp_path);
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  std::vector<Case> cases;
-  for (size_t pos = 0; pos < inp.size();) {
-    size_t end = inp.find(sep, pos);
-    if (end == std::string::npos) break;
-    cases.push_back({inp.substr(pos, end - pos), {}});
-    pos = end + sep.size();
-  }
-  std::istringstream out(tz::test::read_file(out_path));
-  std::string line;
-  for (auto& c : cases) {
-    if (!std::getline(out, line)) break;
-    std::istringstream ids(line);
-    int32_t id;
-    while (ids >> id) c.ids.push_back(id);
-  }
-  return cases;
-}
-
-}  // namespace
+using tz::test::load_suite;
 
 TEST(TokenizerSpm, LlamaSpmSuiteCaseByCase) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-llama-spm.gguf");
@@ -83,5 +55,55 @@ TEST(TokenizerSpm, DetokenizeRoundTripsText) {
     for (int32_t id : vocab.tokenize(text, false, false)) back += vocab.token_to_piece(id);
     ASSERT_FALSE(back.empty());
     EXPECT_EQ(back.substr(1), text) << "the SentencePiece prefix space is the only addition";
+  }
+}
+
+TEST(TokenizerSpm, DetokenizeRemovesOnlyThePrefixSpace) {
+  TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-llama-spm.gguf");
+  tz::GgufFile f(vocab_path);
+  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+  for (std::string text : {"Hello world", " Hello", "  two leading", "\nnewline first", "",
+                           "emoji 🦙 and 中文 \xff\xfe bytes"}) {
+    EXPECT_EQ(vocab.detokenize(vocab.tokenize(text, true, false)), text);
+    EXPECT_EQ(vocab.detokenize(vocab.tokenize(text, false, false)), text);
+  }
+  // With special tokens parsed, the text after one gets a prefix space that decoding removes.
+  const std::string text = "a</s> b<s>c";
+  EXPECT_EQ(vocab.detokenize(vocab.tokenize(text, false, true), /*special=*/true), text);
+  EXPECT_EQ(vocab.detokenize(vocab.tokenize(text, false, true)), "a bc");
+}
+
+// Cutting the text into words before merging (spm.cpp) must give the ids of merging the whole
+// text at once. One extra token "\x01▁" (a "▁" after another character; \x01 is in neither
+// corpus, so it can never be formed) turns the cutting off; the ids must not change.
+TEST(TokenizerSpm, WordCuttingChangesNothing) {
+  TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-llama-spm.gguf");
+  TZ_REQUIRE_SHARED(shakespeare, "text/tinyshakespeare.txt");
+  TZ_REQUIRE_SHARED(wikitext, "text/wikitext-2-raw-test.hf-nonempty-crlf.txt");
+  tz::GgufFile src(vocab_path);
+  std::vector<std::string> tokens;
+  for (auto t : src.get_string_array("tokenizer.ggml.tokens")) tokens.emplace_back(t);
+  std::vector<float> scores = src.get_f32_array("tokenizer.ggml.scores");
+  std::vector<int32_t> types;
+  for (int64_t t : src.get_int_array("tokenizer.ggml.token_type")) types.push_back(int32_t(t));
+  tokens.push_back("\x01\xE2\x96\x81");
+  scores.push_back(0.0f);
+  types.push_back(1);
+  tz::GgufWriter w;
+  for (const auto& [key, value] : src.metadata())
+    if (key.rfind("tokenizer.", 0) == 0 && key != "tokenizer.ggml.tokens" &&
+        key != "tokenizer.ggml.scores" && key != "tokenizer.ggml.token_type")
+      w.add_value(key, value);
+  w.add_string_array("tokenizer.ggml.tokens", tokens);
+  w.add_f32_array("tokenizer.ggml.scores", scores);
+  w.add_i32_array("tokenizer.ggml.token_type", types);
+  const std::string path = tz::test::scratch_dir() + "/llama-spm-uncut.gguf";
+  w.write(path);
+  tz::GgufFile f(path);
+  const tz::Vocab cut = tz::Vocab::from_gguf(src), whole = tz::Vocab::from_gguf(f);
+  for (const std::string& file : {shakespeare, wikitext}) {
+    const std::string text = tz::test::read_file(file).substr(0, 300000);
+    ASSERT_EQ(text.find('\x01'), std::string::npos);
+    EXPECT_EQ(cut.tokenize(text, true, false), whole.tokenize(text, true, false)) << file;
   }
 }

@@ -1,0 +1,200 @@
+// tzero convert --hf-tokenizer as a library call: Hugging Face tokenizer directories written
+// here (a byte-level alphabet, a few merges, tokenizer.json variants) and the real Qwen2 one.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "format/gguf.h"
+#include "support/test_support.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/hf_import.h"
+#include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/vocab.h"
+
+namespace {
+
+using nlohmann::json;
+using Ids = std::vector<int32_t>;
+
+const char* const kQwen2 =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
+    R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kLlama3 =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3})"
+    R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+json split(const char* re) {
+  return {{"type", "Split"}, {"pattern", {{"Regex", re}}}, {"behavior", "Isolated"},
+          {"invert", false}};
+}
+json byte_level(bool use_regex) {
+  return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true},
+          {"use_regex", use_regex}};
+}
+
+std::string enc(const std::string& raw) {
+  std::string s;
+  tz::byte_level::encode(raw, s);
+  return s;
+}
+
+// A directory with vocab.json (the 256 byte characters, then "ab"), merges.txt ("a b") and,
+// unless null, tokenizer.json made of `pre`, `normalizer` and `ignore_merges`.
+std::string make_dir(const std::string& name, const json& pre, const json& normalizer,
+                     bool ignore_merges = false, const json& config = json()) {
+  const std::string dir = tz::test::scratch_dir() + "/" + name;
+  std::filesystem::create_directories(dir);
+  json vocab = json::object();
+  for (int b = 0; b < 256; ++b) vocab[enc(std::string(1, char(b)))] = b;
+  vocab["ab"] = 256;
+  tz::test::write_file(dir + "/vocab.json", vocab.dump());
+  tz::test::write_file(dir + "/merges.txt", "#version: 0.2\na b\n");
+  if (!pre.is_null() || !normalizer.is_null()) {
+    json tj = {{"version", "1.0"},
+               {"normalizer", normalizer},
+               {"pre_tokenizer", pre},
+               {"model", {{"type", "BPE"}, {"ignore_merges", ignore_merges}}},
+               {"added_tokens",
+                {{{"id", 257}, {"content", "<|endoftext|>"}, {"special", true}},
+                 {{"id", 258}, {"content", "<tool>"}, {"special", false}}}}};
+    tz::test::write_file(dir + "/tokenizer.json", tj.dump());
+  }
+  if (!config.is_null()) tz::test::write_file(dir + "/tokenizer_config.json", config.dump());
+  return dir;
+}
+
+std::string import(const std::string& dir, const std::string& pre = "") {
+  const std::string out = dir + ".gguf";
+  tz::import_hf_tokenizer(dir, out, {pre});
+  return out;
+}
+
+std::string error_of(const std::string& dir, const std::string& pre = "") {
+  try {
+    import(dir, pre);
+  } catch (const tz::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string pre_of(const std::string& gguf) {
+  tz::GgufFile f(gguf);
+  return f.get_string("tokenizer.ggml.pre");
+}
+
+const json kNfc = {{"type", "NFC"}};
+
+}  // namespace
+
+TEST(HfImport, RecognizesPreTokenizersFromTokenizerJson) {
+  json seq = {{"type", "Sequence"}};
+  seq["pretokenizers"] = {split(kQwen2), byte_level(false)};
+  EXPECT_EQ(pre_of(import(make_dir("qwen2", seq, kNfc))), "qwen2");
+  seq["pretokenizers"] = {split(kLlama3), byte_level(false)};
+  EXPECT_EQ(pre_of(import(make_dir("llama3", seq, json(), /*ignore_merges=*/true))), "llama-bpe");
+  EXPECT_EQ(pre_of(import(make_dir("gpt2", byte_level(true), json()))), "gpt-2");
+  EXPECT_EQ(pre_of(import(make_dir("neox", byte_level(true), kNfc))), "mpt");
+  seq["pretokenizers"] = {{{"type", "Punctuation"}, {"behavior", "Contiguous"}}, byte_level(true),
+                          {{"type", "Digits"}, {"individual_digits", false}},
+                          split("[0-9][0-9][0-9]")};
+  EXPECT_EQ(pre_of(import(make_dir("falcon", seq, json()))), "falcon");
+  seq["pretokenizers"] = {{{"type", "Digits"}, {"individual_digits", true}}, byte_level(true)};
+  EXPECT_EQ(pre_of(import(make_dir("starcoder", seq, json()))), "starcoder");
+  // DeepSeek Coder, written as its tokenizer.json writes it (literal CR and LF in a class).
+  seq["pretokenizers"] = {split("[\r\n]"), split(R"(\s?\p{L}+)"), split(R"(\s?\p{P}+)"),
+                          split("[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+"),
+                          {{"type", "Digits"}, {"individual_digits", true}}, byte_level(false)};
+  EXPECT_EQ(pre_of(import(make_dir("dscoder", seq, json()))), "deepseek-coder");
+}
+
+TEST(HfImport, UnrecognizedOrMissingPreNeedsTheFlag) {
+  json seq = {{"type", "Sequence"}};
+  seq["pretokenizers"] = {split(R"(\p{L}+)"), byte_level(false)};
+  const std::string dir = make_dir("odd", seq, json());
+  EXPECT_NE(error_of(dir).find("cannot recognize the pre-tokenizer"), std::string::npos);
+  EXPECT_NE(error_of(dir).find("give --pre NAME"), std::string::npos);
+  EXPECT_EQ(pre_of(import(dir, "gpt-2")), "gpt-2");
+  // Qwen2's regex without its NFC normalizer is not Qwen2.
+  seq["pretokenizers"] = {split(kQwen2), byte_level(false)};
+  EXPECT_NE(error_of(make_dir("qwen2-no-nfc", seq, json())).find("match no known"),
+            std::string::npos);
+  // No tokenizer.json at all.
+  const std::string bare = make_dir("bare", json(), json());
+  EXPECT_NE(error_of(bare).find("no tokenizer.json"), std::string::npos);
+  EXPECT_EQ(pre_of(import(bare, "qwen2")), "qwen2");
+  EXPECT_NE(error_of(bare, "no-such").find("not a known pre-tokenizer"), std::string::npos);
+}
+
+TEST(HfImport, RefusesWhatIsNotByteLevelBpe) {
+  const json metaspace = {{"type", "Metaspace"}, {"replacement", "\u2581"}};
+  EXPECT_NE(error_of(make_dir("metaspace", metaspace, json()), "gpt-2").find("no ByteLevel"),
+            std::string::npos);
+  EXPECT_NE(error_of(tz::test::scratch_dir() + "/no-such-dir").find("not a directory"),
+            std::string::npos);
+  const std::string dir = make_dir("no-merges", byte_level(true), json());
+  std::filesystem::remove(dir + "/merges.txt");
+  EXPECT_NE(error_of(dir).find("merges.txt: missing"), std::string::npos);
+  tz::test::write_file(dir + "/merges.txt", "");
+  EXPECT_NE(error_of(dir).find("no merges"), std::string::npos);
+  tz::test::write_file(dir + "/tokenizer.json", "{not json");
+  EXPECT_NE(error_of(dir).find("not valid JSON"), std::string::npos);
+}
+
+TEST(HfImport, AddedTokensSpecialIdsAndConfig) {
+  json config = {{"eos_token", {{"content", "<|endoftext|>"}}},
+                 {"pad_token", "<|endoftext|>"},
+                 {"add_bos_token", false},
+                 {"chat_template", "{{ messages }}"}};
+  config["added_tokens_decoder"]["259"] = {{"content", "<|im_start|>"}, {"special", true}};
+  json seq = {{"type", "Sequence"}};
+  seq["pretokenizers"] = {split(kQwen2), byte_level(false)};
+  const std::string gguf = import(make_dir("added", seq, kNfc, false, config));
+  tz::GgufFile f(gguf);
+  EXPECT_EQ(f.get_string("tokenizer.chat_template"), "{{ messages }}");
+  const tz::Vocab v = tz::Vocab::from_gguf(f);
+  EXPECT_TRUE(v.warnings().empty());
+  EXPECT_EQ(v.n_tokens(), 260);
+  EXPECT_EQ(v.eos(), 257);
+  EXPECT_EQ(v.pad(), 257);
+  EXPECT_EQ(v.bos(), -1);
+  EXPECT_EQ(v.type(257), tz::TokenType::Control);
+  EXPECT_EQ(v.type(258), tz::TokenType::UserDefined);
+  EXPECT_EQ(v.type(259), tz::TokenType::Control);
+  EXPECT_EQ(v.tokenize("ab<tool>a", false, false), (Ids{256, 258, 'a'}));
+  EXPECT_EQ(v.tokenize("<|im_start|>ab<|endoftext|>", false, true), (Ids{259, 256, 257}));
+}
+
+TEST(HfImport, VocabularyFromTokenizerJsonAlone) {
+  const std::string dir = tz::test::scratch_dir() + "/tj-only";
+  std::filesystem::create_directories(dir);
+  json vocab = json::object();
+  for (int b = 0; b < 256; ++b) vocab[enc(std::string(1, char(b)))] = b;
+  vocab["ab"] = 256;
+  vocab[enc(" ") + "ab"] = 257;
+  const json tj = {{"pre_tokenizer", byte_level(true)},
+                   {"model",
+                    {{"type", "BPE"},
+                     {"vocab", vocab},
+                     {"merges", {"a b", json::array({enc(" "), "ab"})}}}}};
+  tz::test::write_file(dir + "/tokenizer.json", tj.dump());
+  tz::GgufFile f(import(dir));
+  const tz::Vocab v = tz::Vocab::from_gguf(f);
+  EXPECT_EQ(v.tokenize("ab ab", false, false), (Ids{256, 257}));
+}
+
+TEST(HfImport, Qwen2Directory) {
+  TZ_REQUIRE_SHARED(dir, "vocab/qwen2-hf");
+  const std::string out = tz::test::scratch_dir() + "/qwen2-import.gguf";
+  const tz::HfImportSummary s = tz::import_hf_tokenizer(dir, out, {"qwen2"});
+  EXPECT_EQ(s.n_tokens, 151643);
+  EXPECT_EQ(s.n_merges, 151387);
+  EXPECT_EQ(s.pre, "qwen2");
+  tz::GgufFile f(out);
+  EXPECT_EQ(f.get_string("tokenizer.ggml.model"), "gpt2");
+  const tz::Vocab v = tz::Vocab::from_gguf(f);
+  EXPECT_TRUE(v.warnings().empty()) << "every merge names tokens of the vocabulary";
+  EXPECT_FALSE(v.add_bos());
+}
