@@ -41,7 +41,7 @@ std::string heatmap(const AuditReport& r) {
     return "<p>No configuration diverged: nothing to map.</p>";
   const int cw = 14, ch = 14, left = 70, top = 10;
   const int rows = max_layer + 2, cols = int(max_pos) + 1;  // row 0: outside layers
-  const int w = left + cols * cw + 10, h = top + rows * ch + 30;
+  const int w = std::max(left + cols * cw + 10, 640), h = top + rows * ch + 30;
   int peak = 0;
   for (auto& [k, v] : cells) peak = std::max(peak, v);
   std::ostringstream s;
