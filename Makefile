@@ -43,6 +43,7 @@ bench: deps
 	cmake -S . -B $(BUILD)-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DTZ_BENCH=ON $(CMAKE_ARGS)
 	cmake --build $(BUILD)-bench -j $(JOBS)
 	$(BUILD)-bench/bench/tz_bench_kernels
+	$(BUILD)-bench/bench/tz_bench_tokenizer
 
 format:
 	find src tests bench examples -name '*.cpp' -o -name '*.h' 2>/dev/null | xargs clang-format -i
