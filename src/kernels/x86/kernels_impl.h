@@ -66,6 +66,33 @@ void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_co
 
 constexpr size_t kTokTile = 64;  // tokens whose accumulators live on the stack at once
 
+// Lane j of a vector set from a scalar (j < 8), without a round trip through memory.
+inline __m128i insert_u16(__m128i v, uint16_t x, size_t j) {
+  switch (j) {
+    case 0: return _mm_insert_epi16(v, x, 0);
+    case 1: return _mm_insert_epi16(v, x, 1);
+    case 2: return _mm_insert_epi16(v, x, 2);
+    case 3: return _mm_insert_epi16(v, x, 3);
+    case 4: return _mm_insert_epi16(v, x, 4);
+    case 5: return _mm_insert_epi16(v, x, 5);
+    case 6: return _mm_insert_epi16(v, x, 6);
+    default: return _mm_insert_epi16(v, x, 7);
+  }
+}
+inline __m256 insert_f32(__m256 v, float x, size_t j) {
+  const __m256 b = _mm256_set1_ps(x);
+  switch (j) {
+    case 0: return _mm256_blend_ps(v, b, 1);
+    case 1: return _mm256_blend_ps(v, b, 2);
+    case 2: return _mm256_blend_ps(v, b, 4);
+    case 3: return _mm256_blend_ps(v, b, 8);
+    case 4: return _mm256_blend_ps(v, b, 16);
+    case 5: return _mm256_blend_ps(v, b, 32);
+    case 6: return _mm256_blend_ps(v, b, 64);
+    default: return _mm256_blend_ps(v, b, 128);
+  }
+}
+
 // Canonical quantized gemm (dot-v1): exact int32 block sums, p = d_w * d_x, 8 block lanes,
 // then the 8-lane tree. A group of 8 weight blocks is loaded and unpacked once and reused for
 // every token of the batch; each (row, token) element keeps its own accumulator, so its order
@@ -84,7 +111,7 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
       for (size_t t = 0; t < nt; ++t) acc[t] = _mm256_setzero_ps();
       for (size_t b0 = 0; b0 < nb; b0 += 8) {
         const size_t m = nb - b0 < 8 ? nb - b0 : 8;
-        alignas(16) uint16_t dh[8] = {};
+        __m128i dh = _mm_setzero_si128();  // built in registers: no store-forwarding stall
         for (size_t j = 0; j < m; ++j) {
           const Block& wb = wr[b0 + j];
           if constexpr (sizeof(Block) == sizeof(BlockQ4_0))
@@ -92,13 +119,13 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
           else
             wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs));
           aw[j] = _mm256_sign_epi8(wq[j], wq[j]);
-          dh[j] = wb.d;
+          dh = insert_u16(dh, wb.d, j);
         }
-        const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh)));
+        const __m256 dw = _mm256_cvtph_ps(dh);
         for (size_t t = 0; t < nt; ++t) {
           const ActQ8* xb = xq + (t0 + t) * nb + b0;
           __m256i part[8];
-          alignas(32) float dx[8] = {};
+          __m256 dx = _mm256_setzero_ps();
           for (size_t j = 0; j < 8; ++j) {
             if (j >= m) {
               part[j] = _mm256_setzero_si256();
@@ -106,10 +133,10 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
             }
             const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[j].qs));
             part[j] = P::q8_partial(aw[j], _mm256_sign_epi8(xv, wq[j]));
-            dx[j] = xb[j].d;
+            dx = insert_f32(dx, xb[j].d, j);
           }
           // p = d_w * d_x (one rounding, as the reference); missing blocks have p = 0, isum = 0.
-          const __m256 p = _mm256_mul_ps(dw, _mm256_load_ps(dx));
+          const __m256 p = _mm256_mul_ps(dw, dx);
           acc[t] = _mm256_fmadd_ps(p, _mm256_cvtepi32_ps(hsum8x8(part)), acc[t]);
         }
       }
