@@ -23,6 +23,7 @@ Command add_demo(CLI::App& app);
 Command add_audit(CLI::App& app);
 Command add_fingerprint(CLI::App& app);
 Command add_check_op(CLI::App& app);
+Command add_chat(CLI::App& app);
 
 // Reads a whole file; throws tz::Error naming it.
 std::string read_text_file(const std::string& path);

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       tz::cli::add_diff(app),    tz::cli::add_demo(app),
       tz::cli::add_audit(app),   tz::cli::add_fingerprint(app),
       tz::cli::add_check_op(app),
+      tz::cli::add_chat(app),
   };
   try {
     app.parse(argc, argv);

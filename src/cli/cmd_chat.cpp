@@ -1,0 +1,197 @@
+// tzero chat: an interactive chat in the terminal. Each line read from stdin is a user message;
+// the conversation so far is rendered with the chat template (tokenizer/chat_template.h) with
+// add_generation_prompt, tokenized with special-token parsing, and the reply is generated and
+// streamed until EOS, EOT, -n tokens or a full context. EOF or "/exit" ends it.
+//
+// Every turn renders and tokenizes the whole conversation again; the key/value cache is kept
+// for the longest prefix that is unchanged, so only the new tokens are evaluated.
+//
+// `tzero chat --render` prints the rendered prompt of a conversation read as JSON from stdin
+// (an array of {role, content}, or an object with "messages" and optionally
+// "add_generation_prompt" (default true), "bos_token", "eos_token", "tools", ...), for tests.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "cli/commands.h"
+#include "format/gguf.h"
+#include "kernels/kernel_set.h"
+#include "model/forward.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+#include "runtime/sampler.h"
+#include "runtime/text_stream.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/vocab.h"
+
+namespace tz::cli {
+
+namespace {
+
+struct ChatOpts {
+  std::string model, template_name, system;
+  int n_predict = 256, n_threads = 1, n_ctx = 0;
+  float temperature = 0.0f;
+  uint64_t seed = 0;
+  bool render = false;
+};
+
+std::string template_source(const GgufFile& f, const std::string& name) {
+  if (!name.empty()) return named_chat_template(name);
+  const std::string t = f.get_string("tokenizer.chat_template");
+  if (t.empty()) {
+    std::string names;
+    for (const auto& n : chat_template_names()) names += (names.empty() ? "" : ", ") + n;
+    throw Error(f.path() +
+                ": no tokenizer.chat_template in the file; name a format with "
+                "--chat-template NAME (" +
+                names + ")");
+  }
+  return t;
+}
+
+std::string special_text(const Vocab& v, int id) {
+  return id >= 0 ? std::string(v.text(id)) : std::string();
+}
+
+int render(const ChatOpts& o) {
+  const GgufFile f(o.model);
+  const Vocab vocab = Vocab::from_gguf(f);
+  const ChatTemplate tmpl(template_source(f, o.template_name));
+  const std::string input(std::istreambuf_iterator<char>(std::cin), {});
+  nlohmann::ordered_json in;
+  try {
+    in = nlohmann::ordered_json::parse(input);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("--render: stdin is not JSON: ") + e.what());
+  }
+  nlohmann::ordered_json vars = nlohmann::ordered_json::object();
+  if (in.is_array())
+    vars["messages"] = in;
+  else if (in.is_object())
+    vars = in;
+  check(vars.contains("messages") && vars["messages"].is_array(),
+        "--render: stdin must be a JSON array of messages or an object with \"messages\"");
+  if (!vars.contains("add_generation_prompt")) vars["add_generation_prompt"] = true;
+  if (!vars.contains("bos_token")) vars["bos_token"] = special_text(vocab, vocab.bos());
+  if (!vars.contains("eos_token")) vars["eos_token"] = special_text(vocab, vocab.eos());
+  const std::string out = tmpl.render(vars);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int chat(const ChatOpts& o) {
+  auto model = Model::load(o.model);
+  const Vocab vocab = Vocab::from_gguf(model->gguf());
+  const ChatTemplate tmpl(template_source(model->gguf(), o.template_name));
+  const HParams& hp = model->hparams();
+  check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
+  const int n_ctx = o.n_ctx > 0 ? o.n_ctx : std::min(hp.n_ctx_train, 4096);
+  const std::string bos = special_text(vocab, vocab.bos()), eos = special_text(vocab, vocab.eos());
+
+  ThreadPool pool(o.n_threads);
+  Forward fwd(*model, pool, n_ctx, std::min(64, n_ctx), select_kernels("auto"));
+  KvCache kv(hp, n_ctx);
+  Sampler sampler(o.temperature, o.seed);
+  std::vector<float> logits(size_t(hp.n_vocab));
+  std::vector<int32_t> cached;  // the tokens whose keys and values are in kv, in order
+  int step = 0;                 // sampler steps over the whole chat
+
+  std::vector<ChatMessage> messages;
+  if (!o.system.empty()) messages.push_back({"system", o.system});
+  const bool tty = isatty(STDIN_FILENO);
+  std::string line;
+  while (true) {
+    if (tty) std::fprintf(stderr, "> ");
+    if (!std::getline(std::cin, line)) break;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line == "/exit") break;
+    if (line.empty()) continue;
+    messages.push_back({"user", line});
+
+    const std::string prompt = tmpl.apply(messages, true, bos, eos);
+    // A template that writes the BOS text itself gets no second BOS.
+    const bool add_bos = vocab.add_bos() && !(!bos.empty() && prompt.rfind(bos, 0) == 0);
+    std::vector<int32_t> tokens = vocab.tokenize(prompt, add_bos, true);
+    if (tokens.empty()) {
+      check(vocab.bos() >= 0, "the prompt is empty and the vocabulary has no BOS token");
+      tokens.push_back(vocab.bos());
+    }
+    check(int(tokens.size()) < n_ctx, "the conversation is " + std::to_string(tokens.size()) +
+                                          " tokens, more than the context of " +
+                                          std::to_string(n_ctx) + " tokens (raise it with -c)");
+    size_t keep = 0;
+    while (keep < cached.size() && keep + 1 < tokens.size() && cached[keep] == tokens[keep]) ++keep;
+    for (size_t p = keep; p < tokens.size(); p += size_t(fwd.n_batch())) {
+      const int n = int(std::min(size_t(fwd.n_batch()), tokens.size() - p));
+      fwd.eval(&tokens[p], n, int(p), kv, p + size_t(n) == tokens.size() ? logits.data() : nullptr);
+    }
+    cached = tokens;
+
+    TextStream stream(vocab);
+    std::string reply;
+    int32_t prev = tokens.back();
+    auto put = [&](const std::string& s) {
+      reply += s;
+      std::fwrite(s.data(), 1, s.size(), stdout);
+      std::fflush(stdout);
+    };
+    for (int k = 0; k < o.n_predict; ++k) {
+      const int32_t tok = sampler.sample(logits.data(), hp.n_vocab, step++);
+      if (tok == vocab.eos() || (vocab.eot() >= 0 && tok == vocab.eot())) break;
+      put(stream.push(tok, prev));
+      prev = tok;
+      if (k + 1 == o.n_predict || int(cached.size()) >= n_ctx) break;
+      fwd.eval(&tok, 1, int(cached.size()), kv, logits.data());
+      cached.push_back(tok);
+    }
+    put(stream.finish());
+    std::printf("\n");
+    std::fflush(stdout);
+    messages.push_back({"assistant", reply});
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_chat(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "chat",
+      "Chat in the terminal: one user message per line, EOF or /exit ends (each turn renders "
+      "the whole conversation again with the chat template; the cache keeps the unchanged "
+      "prefix)");
+  auto o = std::make_shared<ChatOpts>();
+  o->n_threads = default_threads();
+  sub->add_option("-m,--model", o->model, "GGUF model file")->required();
+  sub->add_option("--chat-template", o->template_name,
+                  "Named format: llama2, llama3, chatml, mistral, phi3, gemma, deepseek "
+                  "(default: tokenizer.chat_template from the file)");
+  sub->add_option("--system", o->system, "System message at the start of the conversation");
+  sub->add_option("-n,--n-predict", o->n_predict, "Most tokens per reply")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
+  sub->add_option("-t,--threads", o->n_threads, "Threads (results do not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("-c,--ctx-size", o->n_ctx, "Context size (0: min(trained, 4096))")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("--temp", o->temperature, "Temperature (0: greedy)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  sub->add_option("--seed", o->seed, "Sampling seed (used when --temp > 0)")->capture_default_str();
+  sub->add_flag("--render", o->render,
+                "Print the prompt the template renders for a conversation read as JSON from "
+                "stdin (an array of {role, content} or an object with messages), then exit");
+  return {sub, [o] { return o->render ? render(*o) : chat(*o); }};
+}
+
+}  // namespace tz::cli

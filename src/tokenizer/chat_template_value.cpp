@@ -1,0 +1,325 @@
+// Values of the chat-template interpreter (tokenizer/chat_template_value.h).
+#include "tokenizer/chat_template_value.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace tz::jinja {
+
+const Value* Value::get(const std::string& key) const {
+  if (type != Dict) return nullptr;
+  for (const auto& kv : *dict)
+    if (kv.first == key) return &kv.second;
+  return nullptr;
+}
+
+void Value::put(const std::string& key, Value v) {
+  for (auto& kv : *dict)
+    if (kv.first == key) {
+      kv.second = std::move(v);
+      return;
+    }
+  dict->emplace_back(key, std::move(v));
+}
+
+const char* type_name(const Value& v) {
+  switch (v.type) {
+    case Value::Undefined:
+      return "undefined";
+    case Value::None:
+      return "NoneType";
+    case Value::Bool:
+      return "bool";
+    case Value::Int:
+      return "int";
+    case Value::Float:
+      return "float";
+    case Value::Str:
+      return "str";
+    case Value::List:
+      return "list";
+    case Value::Dict:
+      return v.ns ? "namespace" : "dict";
+  }
+  return "?";
+}
+
+bool truthy(const Value& v) {
+  switch (v.type) {
+    case Value::Undefined:
+    case Value::None:
+      return false;
+    case Value::Bool:
+      return v.b;
+    case Value::Int:
+      return v.i != 0;
+    case Value::Float:
+      return v.f != 0;
+    case Value::Str:
+      return !v.s.empty();
+    case Value::List:
+      return !v.list->empty();
+    case Value::Dict:
+      return v.ns || !v.dict->empty();
+  }
+  return false;
+}
+
+bool equal(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.type != Value::Float && b.type != Value::Float)
+      return (a.type == Value::Bool ? int64_t(a.b) : a.i) ==
+             (b.type == Value::Bool ? int64_t(b.b) : b.i);
+    return a.as_double() == b.as_double();
+  }
+  if (a.type != b.type) return false;
+  switch (a.type) {
+    case Value::Undefined:
+    case Value::None:
+      return true;
+    case Value::Str:
+      return a.s == b.s;
+    case Value::List:
+      if (a.list->size() != b.list->size()) return false;
+      for (size_t k = 0; k < a.list->size(); ++k)
+        if (!equal((*a.list)[k], (*b.list)[k])) return false;
+      return true;
+    case Value::Dict:
+      if (a.dict->size() != b.dict->size()) return false;
+      for (const auto& kv : *a.dict) {
+        const Value* o = b.get(kv.first);
+        if (!o || !equal(kv.second, *o)) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string python_float(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string sci(buf, r.ptr);  // "-d.ddde+XX"
+  const size_t e = sci.find('e');
+  const int exp = std::atoi(sci.c_str() + e + 1);
+  std::string digits;
+  for (size_t k = 0; k < e; ++k)
+    if (std::isdigit(uint8_t(sci[k]))) digits += sci[k];
+  const std::string sign = d < 0 ? "-" : "";
+  if (exp < -4 || exp >= 16) {
+    std::string m = digits.substr(0, 1);
+    if (digits.size() > 1) m += "." + digits.substr(1);
+    char ex[16];
+    std::snprintf(ex, sizeof ex, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
+    return sign + m + ex;
+  }
+  std::string out;
+  if (exp < 0) {
+    out = "0." + std::string(size_t(-exp - 1), '0') + digits;
+  } else {
+    if (digits.size() <= size_t(exp) + 1)
+      digits += std::string(size_t(exp) + 1 - digits.size(), '0');
+    out = digits.substr(0, size_t(exp) + 1);
+    const std::string frac = digits.substr(size_t(exp) + 1);
+    out += "." + (frac.empty() ? std::string("0") : frac);
+  }
+  return sign + out;
+}
+
+std::string repr(const Value& v) {
+  switch (v.type) {
+    case Value::Str: {
+      const bool dq = v.s.find('\'') != std::string::npos && v.s.find('"') == std::string::npos;
+      const char q = dq ? '"' : '\'';
+      std::string out(1, q);
+      for (char c : v.s) {
+        if (c == '\\')
+          out += "\\\\";
+        else if (c == '\n')
+          out += "\\n";
+        else if (c == '\r')
+          out += "\\r";
+        else if (c == '\t')
+          out += "\\t";
+        else if (c == q)
+          out += std::string("\\") + q;
+        else
+          out += c;
+      }
+      return out + q;
+    }
+    case Value::List: {
+      std::string out = "[";
+      for (size_t k = 0; k < v.list->size(); ++k) out += (k ? ", " : "") + repr((*v.list)[k]);
+      return out + "]";
+    }
+    case Value::Dict: {
+      std::string out = v.ns ? "<Namespace {" : "{";
+      bool first = true;
+      for (const auto& kv : *v.dict) {
+        out += (first ? "" : ", ") + repr(Value::string(kv.first)) + ": " + repr(kv.second);
+        first = false;
+      }
+      return out + (v.ns ? "}>" : "}");
+    }
+    default:
+      return to_str(v);
+  }
+}
+
+std::string to_str(const Value& v) {
+  switch (v.type) {
+    case Value::Undefined:
+      return "";
+    case Value::None:
+      return "None";
+    case Value::Bool:
+      return v.b ? "True" : "False";
+    case Value::Int:
+      return std::to_string(v.i);
+    case Value::Float:
+      return python_float(v.f);
+    case Value::Str:
+      return v.s;
+    default:
+      return repr(v);
+  }
+}
+
+namespace {
+
+void json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += char(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+void json_value(std::string& out, const Value& v, int indent, int level) {
+  const auto newline = [&](int lvl) {
+    out += '\n';
+    out += std::string(size_t(indent) * size_t(lvl), ' ');
+  };
+  switch (v.type) {
+    case Value::Undefined:
+      throw std::invalid_argument("an undefined value (" + v.s + ") is not JSON serializable");
+    case Value::None:
+      out += "null";
+      return;
+    case Value::Bool:
+      out += v.b ? "true" : "false";
+      return;
+    case Value::Int:
+      out += std::to_string(v.i);
+      return;
+    case Value::Float:
+      if (std::isnan(v.f))
+        out += "NaN";
+      else if (std::isinf(v.f))
+        out += v.f > 0 ? "Infinity" : "-Infinity";
+      else
+        out += python_float(v.f);
+      return;
+    case Value::Str:
+      json_string(out, v.s);
+      return;
+    case Value::List:
+    case Value::Dict: {
+      const bool is_list = v.type == Value::List;
+      const size_t n = is_list ? v.list->size() : v.dict->size();
+      out += is_list ? '[' : '{';
+      if (n == 0) {
+        out += is_list ? ']' : '}';
+        return;
+      }
+      for (size_t k = 0; k < n; ++k) {
+        if (k) out += indent >= 0 ? "," : ", ";
+        if (indent >= 0) newline(level + 1);
+        if (is_list) {
+          json_value(out, (*v.list)[k], indent, level + 1);
+        } else {
+          json_string(out, (*v.dict)[k].first);
+          out += ": ";
+          json_value(out, (*v.dict)[k].second, indent, level + 1);
+        }
+      }
+      if (indent >= 0) newline(level);
+      out += is_list ? ']' : '}';
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string to_json(const Value& v, int indent) {
+  std::string out;
+  json_value(out, v, indent, 0);
+  return out;
+}
+
+Value from_json(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::ordered_json::value_t::null:
+      return Value::none();
+    case nlohmann::ordered_json::value_t::boolean:
+      return Value::boolean(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer:
+    case nlohmann::ordered_json::value_t::number_unsigned:
+      return Value::integer(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_float:
+      return Value::number(j.get<double>());
+    case nlohmann::ordered_json::value_t::string:
+      return Value::string(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::array: {
+      ValueList items;
+      for (const auto& e : j) items.push_back(from_json(e));
+      return Value::make_list(std::move(items));
+    }
+    case nlohmann::ordered_json::value_t::object: {
+      ValueDict items;
+      for (auto it = j.begin(); it != j.end(); ++it) items.emplace_back(it.key(), from_json(*it));
+      return Value::make_dict(std::move(items));
+    }
+    default:
+      return Value::none();
+  }
+}
+
+}  // namespace tz::jinja
