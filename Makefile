@@ -46,7 +46,7 @@ bench: deps
 	$(BUILD)-bench/bench/tz_bench_tokenizer
 
 format:
-	find src tests bench examples -name '*.cpp' -o -name '*.h' 2>/dev/null | xargs clang-format -i
+	find src include tests bench examples \( -name '*.cpp' -o -name '*.h' \) -print0 | xargs -0 clang-format -i
 
 # ASan + UBSan build running every test.
 sanitize: deps

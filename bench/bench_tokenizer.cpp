@@ -16,7 +16,9 @@
 
 namespace {
 
-std::string shared(const std::string& rel) { return std::string(TZ_SHARED_DATA) + "/" + rel; }
+std::string shared(const std::string& rel) {
+  return std::string(TZ_SHARED_DATA) + "/" + rel;
+}
 
 std::string read(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -81,8 +83,7 @@ void BM_Detokenize(benchmark::State& state, const std::string& name) {
 
 BENCHMARK_CAPTURE(BM_Tokenize, gpt2_plain, "gpt-2", false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Tokenize, gpt2_parse_special, "gpt-2", true)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Tokenize, llama_spm_plain, "llama-spm", false)
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Tokenize, llama_spm_plain, "llama-spm", false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Tokenize, llama_spm_parse_special, "llama-spm", true)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Detokenize, gpt2, "gpt-2")->Unit(benchmark::kMillisecond);

@@ -60,7 +60,8 @@ void gemm_f32_batch_dependent(const uint8_t* w, size_t w_row_bytes, const void* 
     const float* wr = reinterpret_cast<const float*>(w + r * w_row_bytes);
     for (size_t t = 0; t < n_tok; ++t) {
       float acc[8] = {};
-      for (size_t k = 0; k < n_cols; ++k) acc[k % 8] = std::fma(wr[k], xf[t * n_cols + k], acc[k % 8]);
+      for (size_t k = 0; k < n_cols; ++k)
+        acc[k % 8] = std::fma(wr[k], xf[t * n_cols + k], acc[k % 8]);
       float s = 0.0f;
       for (float a : acc) s += a;
       y[t * ldy + r] = s;

@@ -52,9 +52,9 @@ const char* verdict_name(OpVerdict v);
 struct OpCheckReport {
   std::string op, name;
   OpVerdict verdict = OpVerdict::IdenticalToReference;
-  size_t cases = 0;               // shapes checked
+  size_t cases = 0;  // shapes checked
   uint64_t max_ulp_vs_reference = 0;
-  std::string detail;             // for Unstable: the first condition and shape that changed bits
+  std::string detail;  // for Unstable: the first condition and shape that changed bits
 };
 
 // Runs the kernel against the scalar reference and against itself under varied thread splits,

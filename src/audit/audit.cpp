@@ -11,10 +11,12 @@
 namespace tz {
 
 std::vector<AuditConfig> audit_matrix(int max_threads) {
-  const int cores = max_threads > 0 ? max_threads : std::max(1, int(std::thread::hardware_concurrency()));
+  const int cores =
+      max_threads > 0 ? max_threads : std::max(1, int(std::thread::hardware_concurrency()));
   std::vector<AuditConfig> m;
   m.push_back({"baseline (1 thread)", "baseline", true, 1});
-  for (int t = 2; t <= cores; ++t) m.push_back({"threads=" + std::to_string(t), "threads", true, t});
+  for (int t = 2; t <= cores; ++t)
+    m.push_back({"threads=" + std::to_string(t), "threads", true, t});
   const int over = 2 * cores + 1;  // more threads than cores
   m.push_back({"threads=" + std::to_string(over) + " (> cores)", "threads", true, over});
   for (const KernelSet* k : available_kernels())
@@ -65,7 +67,8 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
       o.config = cfg.name;
       o.prompt = p;
       o.pp_tokens_per_s = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
-      o.tg_tokens_per_s = r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
+      o.tg_tokens_per_s =
+          r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
       o.logits_digest = r.logits_digest;
       TraceFile t = read_trace(g.trace_path);
       if (c == 0) {
@@ -93,7 +96,8 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
         if (!cfg.deterministic) {
           ++rep.fast_runs;
           rep.fast_runs_diverged += !o.identical;
-          rep.fast_max_logit_deviation = std::max(rep.fast_max_logit_deviation, o.max_logit_deviation);
+          rep.fast_max_logit_deviation =
+              std::max(rep.fast_max_logit_deviation, o.max_logit_deviation);
         }
       }
       std::string line = cfg.name + ", prompt " + std::to_string(p + 1) + ": ";
@@ -130,10 +134,15 @@ nlohmann::json audit_json(const AuditReport& r) {
                {"max_logit_deviation", r.fast_max_logit_deviation},
                {"distinct_results", r.fast_distinct_results}};
   for (size_t p = 0; p < r.prompts.size(); ++p)
-    j["flip_risk"].push_back({{"prompt", p}, {"min_top2_gap", r.min_gap[p]}, {"step", r.min_gap_step[p]}});
+    j["flip_risk"].push_back(
+        {{"prompt", p}, {"min_top2_gap", r.min_gap[p]}, {"step", r.min_gap_step[p]}});
   for (const auto& c : r.configs)
-    j["configs"].push_back({{"name", c.name}, {"group", c.group}, {"deterministic", c.deterministic},
-                            {"threads", c.threads}, {"kernels", c.kernels}, {"batch", c.batch},
+    j["configs"].push_back({{"name", c.name},
+                            {"group", c.group},
+                            {"deterministic", c.deterministic},
+                            {"threads", c.threads},
+                            {"kernels", c.kernels},
+                            {"batch", c.batch},
                             {"mode", c.mode}});
   for (const auto& o : r.outcomes) {
     nlohmann::json e = {{"config", o.config},
@@ -143,7 +152,8 @@ nlohmann::json audit_json(const AuditReport& r) {
                         {"max_logit_deviation", o.max_logit_deviation},
                         {"pp_tokens_per_s", o.pp_tokens_per_s},
                         {"tg_tokens_per_s", o.tg_tokens_per_s}};
-    if (o.has_first) e["first"] = {{"pos", o.first_pos}, {"layer", o.first_layer}, {"op", o.first_op}};
+    if (o.has_first)
+      e["first"] = {{"pos", o.first_pos}, {"layer", o.first_layer}, {"op", o.first_op}};
     j["outcomes"].push_back(e);
   }
   return j;

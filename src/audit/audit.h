@@ -5,10 +5,9 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "model/weights.h"
 #include "runtime/generate.h"
@@ -17,8 +16,8 @@
 namespace tz {
 
 struct AuditConfig {
-  std::string name;   // "threads=4", "kernels=scalar", "chunk=1", "fast#2", ...
-  std::string group;  // "threads", "kernels", "chunk", "fast"
+  std::string name;           // "threads=4", "kernels=scalar", "chunk=1", "fast#2", ...
+  std::string group;          // "threads", "kernels", "chunk", "fast"
   bool deterministic = true;  // false: fast mode, expected to drift
   int threads = 1;
   std::string kernels = "auto";
@@ -43,10 +42,10 @@ struct AuditOutcome {
 struct AuditOptions {
   std::vector<std::string> prompts;
   int n_predict = 16;
-  int max_threads = 0;  // 0: the machine's cores
-  std::string work_dir; // where the trace files go (removed afterwards by the caller)
-  std::string perturb;  // test hook: "LAYER:OP:POS" applied to the second configuration, so a
-                        // test can prove the audit catches a broken kernel
+  int max_threads = 0;   // 0: the machine's cores
+  std::string work_dir;  // where the trace files go (removed afterwards by the caller)
+  std::string perturb;   // test hook: "LAYER:OP:POS" applied to the second configuration, so a
+                         // test can prove the audit catches a broken kernel
 };
 
 struct AuditReport {

@@ -13,11 +13,16 @@ namespace {
 std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
   }
   return o;
 }
@@ -37,8 +42,7 @@ std::string heatmap(const AuditReport& r) {
       max_layer = std::max(max_layer, o.first_layer);
       max_pos = std::max(max_pos, o.first_pos);
     }
-  if (cells.empty())
-    return "<p>No configuration diverged: nothing to map.</p>";
+  if (cells.empty()) return "<p>No configuration diverged: nothing to map.</p>";
   const int cw = 14, ch = 14, left = 70, top = 10;
   const int rows = max_layer + 2, cols = int(max_pos) + 1;  // row 0: outside layers
   const int w = std::max(left + cols * cw + 10, 640), h = top + rows * ch + 30;
@@ -118,7 +122,8 @@ std::string audit_html(const AuditReport& r) {
   h << "</table><p>A rounding deviation larger than the smallest gap could change the text; "
        "compare with the fast mode deviation above.</p>";
   h << "<h2>Configurations</h2><table><tr><th>configuration</th><th>prompt</th><th>result</th>"
-       "<th>tokens</th><th>max logit deviation</th><th>prefill tok/s</th><th>decode tok/s</th></tr>";
+       "<th>tokens</th><th>max logit deviation</th><th>prefill tok/s</th><th>decode "
+       "tok/s</th></tr>";
   for (const auto& o : r.outcomes) {
     const bool base = o.config == r.configs[0].name;
     std::string res = base ? "baseline" : o.identical ? "identical" : "diverged";

@@ -29,8 +29,8 @@ uint16_t float_to_fp16(float f) {
   const uint32_t abs = u & 0x7fffffffu;
   if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));  // nan
   if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // overflow (>= 65520) to inf
-  if (abs < 0x38800000u) {                                   // below the smallest normal half
-    if (abs < 0x33000000u) return sign;                      // rounds to zero (< 2^-25)
+  if (abs < 0x38800000u) {                                  // below the smallest normal half
+    if (abs < 0x33000000u) return sign;                     // rounds to zero (< 2^-25)
     // Subnormal half: value = m * 2^-24. Round the float's 24-bit significand.
     const uint32_t e = abs >> 23;
     const uint32_t m = (abs & 0x7fffffu) | 0x800000u;

@@ -23,9 +23,13 @@ uint16_t float_to_fp16(float f);
 
 // Table of all 65536 half values as float, built once (thread-safe static init).
 const float* fp16_table();
-inline float fp16_to_float(uint16_t h) { return fp16_table()[h]; }
+inline float fp16_to_float(uint16_t h) {
+  return fp16_table()[h];
+}
 
-inline float bf16_to_float(uint16_t b) { return bits_float(uint32_t(b) << 16); }
+inline float bf16_to_float(uint16_t b) {
+  return bits_float(uint32_t(b) << 16);
+}
 inline uint16_t float_to_bf16(float f) {
   uint32_t u = float_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);  // quiet NaN

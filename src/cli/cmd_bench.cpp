@@ -30,8 +30,7 @@ Stats stats(const std::vector<double>& v) {
   return s;
 }
 double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 }  // namespace
 
@@ -50,10 +49,12 @@ Command add_bench(CLI::App& app) {
   sub->add_option("-n,--n-gen", o->n_gen, "Generated tokens (0 skips decode)")
       ->capture_default_str()
       ->check(CLI::Range(0, 16384));
-  sub->add_option("-t,--threads", o->threads, "Threads")->capture_default_str()->check(
-      CLI::Range(1, 1024));
-  sub->add_option("-r,--reps", o->reps, "Repetitions of each test")->capture_default_str()->check(
-      CLI::Range(1, 1000));
+  sub->add_option("-t,--threads", o->threads, "Threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("-r,--reps", o->reps, "Repetitions of each test")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   sub->add_option("--mode", o->mode, "deterministic or fast")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast"}));
@@ -80,7 +81,8 @@ Command add_bench(CLI::App& app) {
               }
               if (o->n_gen > 0) {
                 const double t0 = now();
-                for (int i = 0; i < o->n_gen; ++i) fwd.eval(&tokens[size_t(i)], 1, i, kv, logits.data());
+                for (int i = 0; i < o->n_gen; ++i)
+                  fwd.eval(&tokens[size_t(i)], 1, i, kv, logits.data());
                 tg.push_back(o->n_gen / (now() - t0));
               }
               if (!o->json && isatty(2)) std::fprintf(stderr, "\rrep %d/%d", rep + 1, o->reps);
@@ -88,14 +90,11 @@ Command add_bench(CLI::App& app) {
             const Stats p = stats(pp), g = stats(tg);
             const double file_gb = double(model->gguf().file_size()) / 1e9;
             if (o->json) {
-              nlohmann::json j = {{"model", o->model},
-                                  {"model_bytes", model->gguf().file_size()},
-                                  {"n_prompt", o->n_prompt},
-                                  {"n_gen", o->n_gen},
-                                  {"threads", o->threads},
-                                  {"mode", o->mode},
-                                  {"kernels", kernels.name},
-                                  {"reps", o->reps}};
+              nlohmann::json j = {
+                  {"model", o->model},       {"model_bytes", model->gguf().file_size()},
+                  {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
+                  {"threads", o->threads},   {"mode", o->mode},
+                  {"kernels", kernels.name}, {"reps", o->reps}};
               j["pp_tokens_per_s"] = o->n_prompt > 0 ? nlohmann::json(p.mean) : nlohmann::json();
               j["pp_sd"] = p.sd;
               j["tg_tokens_per_s"] = o->n_gen > 0 ? nlohmann::json(g.mean) : nlohmann::json();

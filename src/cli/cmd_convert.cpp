@@ -40,16 +40,16 @@ Command add_convert(CLI::App& app) {
               return 0;
             }
             if (!*l2c)
-              throw Error("convert: give --llama2c CHECKPOINT --tokenizer TOKENIZER, or "
-                          "--hf-tokenizer DIR");
+              throw Error(
+                  "convert: give --llama2c CHECKPOINT --tokenizer TOKENIZER, or "
+                  "--hf-tokenizer DIR");
             if (!*tok) throw Error("convert: --llama2c needs --tokenizer TOKENIZER.bin");
             const auto s = convert_llama2c(o->llama2c, o->tokenizer, o->out);
             std::fprintf(stderr,
                          "wrote %s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab "
                          "%d, context %d, %s classifier\n",
-                         o->out.c_str(), s.dim, s.hidden_dim, s.n_layers, s.n_heads,
-                         s.n_kv_heads, s.vocab_size, s.seq_len,
-                         s.shared_classifier ? "shared" : "separate");
+                         o->out.c_str(), s.dim, s.hidden_dim, s.n_layers, s.n_heads, s.n_kv_heads,
+                         s.vocab_size, s.seq_len, s.shared_classifier ? "shared" : "separate");
             return 0;
           }};
 }

@@ -9,7 +9,9 @@
 namespace tz::cli {
 
 namespace {
-std::string layer_name(int layer) { return layer < 0 ? "(outside layers)" : "blk." + std::to_string(layer); }
+std::string layer_name(int layer) {
+  return layer < 0 ? "(outside layers)" : "blk." + std::to_string(layer);
+}
 }  // namespace
 
 Command add_diff(CLI::App& app) {
@@ -26,7 +28,7 @@ Command add_diff(CLI::App& app) {
             const TraceFile a = read_trace(o->a), b = read_trace(o->b);
             const TraceDiff d = diff_traces(a, b);
             if (o->json) {
-              nlohmann::json j = {{"identical", d.identical()},  {"shared", d.shared},
+              nlohmann::json j = {{"identical", d.identical()}, {"shared", d.shared},
                                   {"only_a", d.only_a},         {"only_b", d.only_b},
                                   {"differing", d.differing},   {"truncated_a", a.truncated},
                                   {"truncated_b", b.truncated}};
@@ -51,9 +53,10 @@ Command add_diff(CLI::App& app) {
                         a.records.size(), a.truncated ? ", truncated" : "", o->b.c_str(),
                         b.records.size(), b.truncated ? ", truncated" : "");
             if (d.only_a || d.only_b)
-              std::printf("note: the traces differ in what they recorded (only in A: %zu, only in "
-                          "B: %zu); compared where they share (position, layer, op)\n",
-                          d.only_a, d.only_b);
+              std::printf(
+                  "note: the traces differ in what they recorded (only in A: %zu, only in "
+                  "B: %zu); compared where they share (position, layer, op)\n",
+                  d.only_a, d.only_b);
             if (d.identical()) {
               std::printf("identical: %zu shared records have the same hashes\n", d.shared);
               return 0;
@@ -69,16 +72,17 @@ Command add_diff(CLI::App& app) {
                           r.compared, ops.c_str());
             }
             if (!d.deviations.empty()) {
-              std::printf("\n%-28s %6s %12s %12s %10s\n", "tensor (with values)", "pos",
-                          "max abs", "max rel", "max ulp");
+              std::printf("\n%-28s %6s %12s %12s %10s\n", "tensor (with values)", "pos", "max abs",
+                          "max rel", "max ulp");
               for (const auto& v : d.deviations)
                 std::printf("%-28s %6u %12.4g %12.4g %10llu\n", v.name.c_str(), v.pos, v.max_abs,
                             v.max_rel, (unsigned long long)v.max_ulp);
             }
             if (d.logits_compared)
               std::printf("\nargmax of the logits: %s\n",
-                          d.argmax_changed ? ("changed at position " + std::to_string(d.argmax_pos)).c_str()
-                                           : "unchanged wherever both traces hold the logits");
+                          d.argmax_changed
+                              ? ("changed at position " + std::to_string(d.argmax_pos)).c_str()
+                              : "unchanged wherever both traces hold the logits");
             return 1;
           }};
 }

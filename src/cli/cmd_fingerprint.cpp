@@ -22,18 +22,19 @@ Command add_fingerprint(CLI::App& app) {
       ->check(CLI::IsMember({"deterministic", "fast"}));
   sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512 or auto")->capture_default_str();
   sub->add_flag("--json", o->json, "Print {hash, manifest} as JSON");
-  return {sub, [o] {
-            auto model = Model::load(o->model);
-            const Fingerprint fp =
-                compute_fingerprint(*model, o->mode, select_kernels(o->kernels).name);
-            if (o->json)
-              std::printf("%s\n", nlohmann::json{{"fingerprint", fp.hash}, {"manifest", fp.manifest}}
-                                      .dump()
-                                      .c_str());
-            else
-              std::printf("fingerprint %s\n%s\n", fp.hash.c_str(), fp.manifest.dump(2).c_str());
-            return 0;
-          }};
+  return {
+      sub, [o] {
+        auto model = Model::load(o->model);
+        const Fingerprint fp =
+            compute_fingerprint(*model, o->mode, select_kernels(o->kernels).name);
+        if (o->json)
+          std::printf(
+              "%s\n",
+              nlohmann::json{{"fingerprint", fp.hash}, {"manifest", fp.manifest}}.dump().c_str());
+        else
+          std::printf("fingerprint %s\n%s\n", fp.hash.c_str(), fp.manifest.dump(2).c_str());
+        return 0;
+      }};
 }
 
 }  // namespace tz::cli

@@ -10,7 +10,8 @@
 namespace tz::cli {
 
 Command add_gen_model(CLI::App& app) {
-  auto* sub = app.add_subcommand("gen-model", "Write a random-weight model (deterministic in the seed)");
+  auto* sub =
+      app.add_subcommand("gen-model", "Write a random-weight model (deterministic in the seed)");
   struct Opts {
     std::string preset = "tiny", dtype = "f32", out;
     uint64_t seed = 1;
@@ -27,8 +28,8 @@ Command add_gen_model(CLI::App& app) {
             if (o->list) {
               for (const auto& p : model_presets())
                 std::printf("%-16s %-6s vocab %6d embd %4d ff %4d layers %2d heads %2d/%-2d  %s\n",
-                            p.name.c_str(), p.arch.c_str(), p.n_vocab, p.n_embd, p.n_ff,
-                            p.n_layer, p.n_head, p.n_head_kv, p.description.c_str());
+                            p.name.c_str(), p.arch.c_str(), p.n_vocab, p.n_embd, p.n_ff, p.n_layer,
+                            p.n_head, p.n_head_kv, p.description.c_str());
               return 0;
             }
             if (o->out.empty()) throw Error("gen-model: give the output file with -o FILE");

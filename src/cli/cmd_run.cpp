@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "runtime/fingerprint.h"
 #include "kernels/kernel_set.h"
+#include "runtime/fingerprint.h"
 #include "runtime/generate.h"
 
 namespace tz::cli {
@@ -68,24 +68,24 @@ Command add_run(CLI::App& app) {
   sub->add_option("--logits-out", o->gen.logits_out,
                   "Write every evaluated logits row (float32, little-endian) to this file");
   return {sub, [o] {
-            if (!o->prompt_file.empty()) o->gen.prompt = read_text_file(o->prompt_file);
-            else o->gen.prompt = o->prompt;
+            if (!o->prompt_file.empty())
+              o->gen.prompt = read_text_file(o->prompt_file);
+            else
+              o->gen.prompt = o->prompt;
             o->gen.add_bos = !o->no_bos;
             auto model = Model::load(o->model);
             if (!o->gen.trace_path.empty())
-              o->gen.trace_metadata =
-                  nlohmann::json{{"model", o->model},
-                                 {"prompt", o->gen.prompt},
-                                 {"threads", o->gen.n_threads},
-                                 {"batch", o->gen.n_batch},
-                                 {"kernels", o->gen.kernels},
-                                 {"mode", o->gen.mode},
-                                 {"fingerprint",
-                                  compute_fingerprint(*model, o->gen.mode,
-                                                      select_kernels(o->gen.kernels).name,
-                                                      o->gen.op_overrides)
-                                      .hash}}
-                      .dump();
+              o->gen.trace_metadata = nlohmann::json{
+                  {"model", o->model},
+                  {"prompt", o->gen.prompt},
+                  {"threads", o->gen.n_threads},
+                  {"batch", o->gen.n_batch},
+                  {"kernels", o->gen.kernels},
+                  {"mode", o->gen.mode},
+                  {"fingerprint",
+                   compute_fingerprint(*model, o->gen.mode, select_kernels(o->gen.kernels).name,
+                                       o->gen.op_overrides)
+                       .hash}}.dump();
             const Vocab vocab = Vocab::from_gguf(model->gguf());
             std::function<void(std::string_view)> on_text;
             if (!o->json)
@@ -94,7 +94,8 @@ Command add_run(CLI::App& app) {
                 std::fflush(stdout);
               };
             const GenerateResult r = generate(*model, vocab, o->gen, on_text);
-            const double pp_tps = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
+            const double pp_tps =
+                r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
             const int n_decoded = r.n_eval_rows > 0 ? r.n_eval_rows - 1 : 0;
             const double tg_tps = r.gen_seconds > 0 ? n_decoded / r.gen_seconds : 0;
             if (o->json) {
@@ -116,16 +117,17 @@ Command add_run(CLI::App& app) {
                   compute_fingerprint(*model, o->gen.mode, r.kernels, o->gen.op_overrides);
               j["fingerprint"] = fp.hash;
               j["fingerprint_manifest"] = fp.manifest;
-              std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+              std::printf("%s\n",
+                          j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
             } else {
               std::printf("\n");
-              std::fprintf(stderr,
-                           "\nprompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f "
-                           "tokens/s | threads %d | kernels %s | mode %s | stop: %s\nlogits digest: %s\n",
-                           r.prompt_tokens.size(), pp_tps, r.tokens.size(), tg_tps,
-                           o->gen.n_threads, r.kernels.c_str(), o->gen.mode.c_str(),
-                           r.stop_reason.c_str(),
-                           r.logits_digest.c_str());
+              std::fprintf(
+                  stderr,
+                  "\nprompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f "
+                  "tokens/s | threads %d | kernels %s | mode %s | stop: %s\nlogits digest: %s\n",
+                  r.prompt_tokens.size(), pp_tps, r.tokens.size(), tg_tps, o->gen.n_threads,
+                  r.kernels.c_str(), o->gen.mode.c_str(), r.stop_reason.c_str(),
+                  r.logits_digest.c_str());
             }
             return 0;
           }};

@@ -8,7 +8,7 @@
 namespace tz::cli {
 
 struct Command {
-  CLI::App* sub;           // the parsed subcommand
+  CLI::App* sub;             // the parsed subcommand
   std::function<int()> run;  // runs it after parsing; returns the exit status
 };
 

@@ -26,12 +26,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tzero ") + TZ_VERSION);
   const tz::cli::Command commands[] = {
-      tz::cli::add_run(app),     tz::cli::add_tokenize(app),  tz::cli::add_info(app),
-      tz::cli::add_convert(app), tz::cli::add_gen_model(app), tz::cli::add_bench(app),
-      tz::cli::add_diff(app),    tz::cli::add_demo(app),
-      tz::cli::add_audit(app),   tz::cli::add_fingerprint(app),
-      tz::cli::add_check_op(app),
-      tz::cli::add_chat(app),
+      tz::cli::add_run(app),         tz::cli::add_tokenize(app),  tz::cli::add_info(app),
+      tz::cli::add_convert(app),     tz::cli::add_gen_model(app), tz::cli::add_bench(app),
+      tz::cli::add_diff(app),        tz::cli::add_demo(app),      tz::cli::add_audit(app),
+      tz::cli::add_fingerprint(app), tz::cli::add_check_op(app),  tz::cli::add_chat(app),
   };
   try {
     app.parse(argc, argv);

@@ -10,9 +10,12 @@ namespace tz {
 
 const char* axpy_version_name(AxpyVersion v) {
   switch (v) {
-    case AxpyVersion::SpinLock: return "spin lock (arrival order)";
-    case AxpyVersion::TurnLock: return "turn lock (thread-id order)";
-    default: return "fixed-order tree (no locks)";
+    case AxpyVersion::SpinLock:
+      return "spin lock (arrival order)";
+    case AxpyVersion::TurnLock:
+      return "turn lock (thread-id order)";
+    default:
+      return "fixed-order tree (no locks)";
   }
 }
 
@@ -80,7 +83,8 @@ std::vector<float> axpy_accumulate(const AxpyProblem& p, AxpyVersion v, int n_th
     });
   } else {
     run_threads(n_threads, [&](int t) {
-      const size_t k0 = L * size_t(t) / size_t(n_threads), k1 = L * size_t(t + 1) / size_t(n_threads);
+      const size_t k0 = L * size_t(t) / size_t(n_threads),
+                   k1 = L * size_t(t + 1) / size_t(n_threads);
       std::vector<float> level(n);
       for (size_t k = k0; k < k1; ++k) {
         for (size_t i = 0; i < n; ++i) level[i] = p.a * p.xs[i][k];

@@ -38,7 +38,9 @@ size_t gguf_value_size(GgufValueType t) {
 
 namespace {
 
-bool known_value_type(uint32_t t) { return t <= uint32_t(GgufValueType::F64); }
+bool known_value_type(uint32_t t) {
+  return t <= uint32_t(GgufValueType::F64);
+}
 
 // A bounds-checked cursor over the file bytes.
 class Cursor {
@@ -87,19 +89,44 @@ GgufValue read_scalar(Cursor& c, GgufValueType t) {
   GgufValue v;
   v.type = t;
   switch (t) {
-    case GgufValueType::U8: v.u = c.read<uint8_t>("u8 value"); break;
-    case GgufValueType::I8: v.i = c.read<int8_t>("i8 value"); break;
-    case GgufValueType::U16: v.u = c.read<uint16_t>("u16 value"); break;
-    case GgufValueType::I16: v.i = c.read<int16_t>("i16 value"); break;
-    case GgufValueType::U32: v.u = c.read<uint32_t>("u32 value"); break;
-    case GgufValueType::I32: v.i = c.read<int32_t>("i32 value"); break;
-    case GgufValueType::U64: v.u = c.read<uint64_t>("u64 value"); break;
-    case GgufValueType::I64: v.i = c.read<int64_t>("i64 value"); break;
-    case GgufValueType::F32: v.f = c.read<float>("f32 value"); break;
-    case GgufValueType::F64: v.f = c.read<double>("f64 value"); break;
-    case GgufValueType::BOOL: v.i = c.read<uint8_t>("bool value") != 0; break;
-    case GgufValueType::STRING: v.str = c.read_string("string value"); break;
-    default: break;
+    case GgufValueType::U8:
+      v.u = c.read<uint8_t>("u8 value");
+      break;
+    case GgufValueType::I8:
+      v.i = c.read<int8_t>("i8 value");
+      break;
+    case GgufValueType::U16:
+      v.u = c.read<uint16_t>("u16 value");
+      break;
+    case GgufValueType::I16:
+      v.i = c.read<int16_t>("i16 value");
+      break;
+    case GgufValueType::U32:
+      v.u = c.read<uint32_t>("u32 value");
+      break;
+    case GgufValueType::I32:
+      v.i = c.read<int32_t>("i32 value");
+      break;
+    case GgufValueType::U64:
+      v.u = c.read<uint64_t>("u64 value");
+      break;
+    case GgufValueType::I64:
+      v.i = c.read<int64_t>("i64 value");
+      break;
+    case GgufValueType::F32:
+      v.f = c.read<float>("f32 value");
+      break;
+    case GgufValueType::F64:
+      v.f = c.read<double>("f64 value");
+      break;
+    case GgufValueType::BOOL:
+      v.i = c.read<uint8_t>("bool value") != 0;
+      break;
+    case GgufValueType::STRING:
+      v.str = c.read_string("string value");
+      break;
+    default:
+      break;
   }
   return v;
 }
@@ -139,7 +166,7 @@ GgufValue read_value(const GgufFile& file, Cursor& c, GgufValueType t, const std
 }  // namespace
 
 const char* gguf_value_type_name(GgufValueType t) {
-  static const char* names[] = {"u8",  "i8",   "u16",    "i16",   "u32", "i32", "f32",
+  static const char* names[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
                                 "bool", "string", "array", "u64", "i64", "f64"};
   return known_value_type(uint32_t(t)) ? names[uint32_t(t)] : "unknown";
 }
@@ -232,8 +259,7 @@ void GgufFile::parse() {
     uint64_t al = is_unsigned ? a->u : uint64_t(a->i);
     // The GGUF spec asks for a multiple of 8; below that, float tensors could be misaligned.
     if (al < 8 || (al & (al - 1)) != 0 || al > (1u << 20))
-      fail("general.alignment " + std::to_string(al) +
-           " is not a power of two from 8 to 1 MiB");
+      fail("general.alignment " + std::to_string(al) + " is not a power of two from 8 to 1 MiB");
     alignment_ = uint32_t(al);
   }
 
@@ -371,13 +397,42 @@ std::vector<int64_t> GgufFile::get_int_array(const std::string& key) const {
   for (size_t k = 0; k < out.size(); ++k) {
     const uint8_t* p = v->elems + k * es;
     switch (v->elem_type) {
-      case GgufValueType::U8: out[k] = *p; break;
-      case GgufValueType::I8: out[k] = int8_t(*p); break;
-      case GgufValueType::U16: { uint16_t x; std::memcpy(&x, p, 2); out[k] = x; break; }
-      case GgufValueType::I16: { int16_t x; std::memcpy(&x, p, 2); out[k] = x; break; }
-      case GgufValueType::U32: { uint32_t x; std::memcpy(&x, p, 4); out[k] = x; break; }
-      case GgufValueType::I32: { int32_t x; std::memcpy(&x, p, 4); out[k] = x; break; }
-      default: { int64_t x; std::memcpy(&x, p, 8); out[k] = x; break; }
+      case GgufValueType::U8:
+        out[k] = *p;
+        break;
+      case GgufValueType::I8:
+        out[k] = int8_t(*p);
+        break;
+      case GgufValueType::U16: {
+        uint16_t x;
+        std::memcpy(&x, p, 2);
+        out[k] = x;
+        break;
+      }
+      case GgufValueType::I16: {
+        int16_t x;
+        std::memcpy(&x, p, 2);
+        out[k] = x;
+        break;
+      }
+      case GgufValueType::U32: {
+        uint32_t x;
+        std::memcpy(&x, p, 4);
+        out[k] = x;
+        break;
+      }
+      case GgufValueType::I32: {
+        int32_t x;
+        std::memcpy(&x, p, 4);
+        out[k] = x;
+        break;
+      }
+      default: {
+        int64_t x;
+        std::memcpy(&x, p, 8);
+        out[k] = x;
+        break;
+      }
     }
   }
   return out;
@@ -391,7 +446,8 @@ std::string GgufValue::to_display(size_t max_items) const {
         if (ch == '\n') ch = ' ';
       return "\"" + s + (str.size() > 80 ? "...\"" : "\"");
     }
-    case GgufValueType::BOOL: return i ? "true" : "false";
+    case GgufValueType::BOOL:
+      return i ? "true" : "false";
     case GgufValueType::F32:
     case GgufValueType::F64: {
       char buf[64];
@@ -401,10 +457,11 @@ std::string GgufValue::to_display(size_t max_items) const {
     case GgufValueType::U8:
     case GgufValueType::U16:
     case GgufValueType::U32:
-    case GgufValueType::U64: return std::to_string(u);
+    case GgufValueType::U64:
+      return std::to_string(u);
     case GgufValueType::ARRAY: {
-      std::string s = std::string("[") + gguf_value_type_name(elem_type) + " x " +
-                      std::to_string(count) + "]";
+      std::string s =
+          std::string("[") + gguf_value_type_name(elem_type) + " x " + std::to_string(count) + "]";
       if (elem_type == GgufValueType::STRING && !strings.empty()) {
         s += " ";
         for (size_t k = 0; k < strings.size() && k < max_items; ++k) {
@@ -417,7 +474,8 @@ std::string GgufValue::to_display(size_t max_items) const {
       }
       return s;
     }
-    default: return std::to_string(i);
+    default:
+      return std::to_string(i);
   }
 }
 

@@ -73,21 +73,46 @@ void GgufWriter::add_i32_array(const std::string& key, const std::vector<int32_t
 void GgufWriter::add_value(const std::string& key, const GgufValue& v) {
   begin_kv(key, v.type);
   switch (v.type) {
-    case GgufValueType::U8: put<uint8_t>(kv_bytes_, uint8_t(v.u)); break;
-    case GgufValueType::I8: put<int8_t>(kv_bytes_, int8_t(v.i)); break;
-    case GgufValueType::U16: put<uint16_t>(kv_bytes_, uint16_t(v.u)); break;
-    case GgufValueType::I16: put<int16_t>(kv_bytes_, int16_t(v.i)); break;
-    case GgufValueType::U32: put<uint32_t>(kv_bytes_, uint32_t(v.u)); break;
-    case GgufValueType::I32: put<int32_t>(kv_bytes_, int32_t(v.i)); break;
-    case GgufValueType::U64: put<uint64_t>(kv_bytes_, v.u); break;
-    case GgufValueType::I64: put<int64_t>(kv_bytes_, v.i); break;
-    case GgufValueType::F32: put<float>(kv_bytes_, float(v.f)); break;
-    case GgufValueType::F64: put<double>(kv_bytes_, v.f); break;
-    case GgufValueType::BOOL: put<uint8_t>(kv_bytes_, v.i ? 1 : 0); break;
-    case GgufValueType::STRING: put_string(kv_bytes_, v.str); break;
+    case GgufValueType::U8:
+      put<uint8_t>(kv_bytes_, uint8_t(v.u));
+      break;
+    case GgufValueType::I8:
+      put<int8_t>(kv_bytes_, int8_t(v.i));
+      break;
+    case GgufValueType::U16:
+      put<uint16_t>(kv_bytes_, uint16_t(v.u));
+      break;
+    case GgufValueType::I16:
+      put<int16_t>(kv_bytes_, int16_t(v.i));
+      break;
+    case GgufValueType::U32:
+      put<uint32_t>(kv_bytes_, uint32_t(v.u));
+      break;
+    case GgufValueType::I32:
+      put<int32_t>(kv_bytes_, int32_t(v.i));
+      break;
+    case GgufValueType::U64:
+      put<uint64_t>(kv_bytes_, v.u);
+      break;
+    case GgufValueType::I64:
+      put<int64_t>(kv_bytes_, v.i);
+      break;
+    case GgufValueType::F32:
+      put<float>(kv_bytes_, float(v.f));
+      break;
+    case GgufValueType::F64:
+      put<double>(kv_bytes_, v.f);
+      break;
+    case GgufValueType::BOOL:
+      put<uint8_t>(kv_bytes_, v.i ? 1 : 0);
+      break;
+    case GgufValueType::STRING:
+      put_string(kv_bytes_, v.str);
+      break;
     case GgufValueType::ARRAY: {
       put<uint32_t>(kv_bytes_, uint32_t(v.elem_type));
-      if (v.elem_type == GgufValueType::ARRAY) throw Error("cannot copy nested array '" + key + "'");
+      if (v.elem_type == GgufValueType::ARRAY)
+        throw Error("cannot copy nested array '" + key + "'");
       put<uint64_t>(kv_bytes_, v.count);
       if (v.elem_type == GgufValueType::STRING) {
         for (auto s : v.strings) put_string(kv_bytes_, s);
@@ -104,9 +129,9 @@ void GgufWriter::add_tensor(const std::string& name, TensorType type,
                             const std::vector<int64_t>& ne, Filler fill) {
   check(!ne.empty() && ne.size() <= 4, "tensor '" + name + "': 1 to 4 dimensions");
   const auto& tr = traits(type);
-  check(ne[0] % tr.block_size == 0, "tensor '" + name + "': row length " +
-                                        std::to_string(ne[0]) + " is not a multiple of " +
-                                        std::to_string(tr.block_size) + " (" + tr.name + ")");
+  check(ne[0] % tr.block_size == 0, "tensor '" + name + "': row length " + std::to_string(ne[0]) +
+                                        " is not a multiple of " + std::to_string(tr.block_size) +
+                                        " (" + tr.name + ")");
   size_t n = 1;
   for (int64_t d : ne) n *= size_t(d);
   tensors_.push_back({name, type, ne, n / tr.block_size * tr.type_size, std::move(fill)});

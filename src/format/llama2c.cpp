@@ -36,7 +36,8 @@ Tokenizer read_tokenizer(const std::string& path, int vocab_size) {
     int32_t len;
     take(&score, 4);
     take(&len, 4);
-    if (len < 0 || len > max_len) throw Error(path + ": token " + std::to_string(i) + " has a bad length");
+    if (len < 0 || len > max_len)
+      throw Error(path + ": token " + std::to_string(i) + " has a bad length");
     std::string s(size_t(len), '\0');
     take(s.data(), size_t(len));
     // llama2.c stores "▁" as a space and BOS/EOS as "\n<s>\n", "\n</s>\n".
@@ -46,9 +47,9 @@ Tokenizer read_tokenizer(const std::string& path, int vocab_size) {
     } else {
       for (char c : s) piece += c == ' ' ? std::string("\xE2\x96\x81") : std::string(1, c);
     }
-    int32_t type = 1;  // normal
-    if (i == 0) type = 2;                                  // unknown
-    if (i == 1 || i == 2) type = 3;                        // control
+    int32_t type = 1;                                                                  // normal
+    if (i == 0) type = 2;                                                              // unknown
+    if (i == 1 || i == 2) type = 3;                                                    // control
     if (piece.size() == 6 && piece.rfind("<0x", 0) == 0 && piece[5] == '>') type = 6;  // byte
     t.tokens.push_back(std::move(piece));
     t.scores.push_back(score);
@@ -59,8 +60,7 @@ Tokenizer read_tokenizer(const std::string& path, int vocab_size) {
 
 }  // namespace
 
-Llama2cImportStats convert_llama2c(const std::string& model_path,
-                                   const std::string& tokenizer_path,
+Llama2cImportStats convert_llama2c(const std::string& model_path, const std::string& tokenizer_path,
                                    const std::string& out_path) {
   auto file = std::make_shared<MappedFile>(model_path);
   if (file->size() < 28) throw Error(model_path + ": too small for a llama2.c checkpoint");

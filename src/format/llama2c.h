@@ -21,8 +21,7 @@ struct Llama2cImportStats {
 };
 
 // Throws tz::Error naming the file and the problem.
-Llama2cImportStats convert_llama2c(const std::string& model_path,
-                                   const std::string& tokenizer_path,
+Llama2cImportStats convert_llama2c(const std::string& model_path, const std::string& tokenizer_path,
                                    const std::string& out_path);
 
 }  // namespace tz

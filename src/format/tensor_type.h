@@ -41,7 +41,7 @@ struct TensorTypeTraits {
 
 // Traits of a known type id; std::nullopt for ids this build does not know at all.
 std::optional<TensorTypeTraits> tensor_type_traits(uint32_t type_id);
-const TensorTypeTraits& traits(TensorType t);  // for known types only
+const TensorTypeTraits& traits(TensorType t);    // for known types only
 std::string tensor_type_name(uint32_t type_id);  // "q4_0", or "type 123" when unknown
 // Parses a user-facing name ("f32", "q8_0", "Q4_0", ...); std::nullopt when unknown.
 std::optional<TensorType> tensor_type_from_name(const std::string& name);

@@ -34,8 +34,8 @@
 
 namespace tz {
 
-constexpr int kDotLanes = 16;    // float dot products
-constexpr int kBlockLanes = 8;   // quantized dot products (lanes over blocks)
+constexpr int kDotLanes = 16;   // float dot products
+constexpr int kBlockLanes = 8;  // quantized dot products (lanes over blocks)
 
 float dot_f32_ref(const float* w, const float* x, size_t n);
 float dot_f16_ref(const uint16_t* w, const float* x, size_t n);

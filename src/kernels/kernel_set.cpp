@@ -40,8 +40,8 @@ CpuFeatures detect_cpu() {
   if (!osxsave || !avx) return f;
   unsigned xcr0_lo, xcr0_hi;
   __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  const bool os_avx = (xcr0_lo & 0x6) == 0x6;        // XMM and YMM state
-  const bool os_avx512 = (xcr0_lo & 0xe6) == 0xe6;   // and opmask, ZMM_Hi256, Hi16_ZMM
+  const bool os_avx = (xcr0_lo & 0x6) == 0x6;       // XMM and YMM state
+  const bool os_avx512 = (xcr0_lo & 0xe6) == 0xe6;  // and opmask, ZMM_Hi256, Hi16_ZMM
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
   const bool avx2 = b & (1u << 5), avx512f = b & (1u << 16), avx512dq = b & (1u << 17),
              avx512bw = b & (1u << 30), avx512vl = b & (1u << 31), vnni = c & (1u << 11);
@@ -50,21 +50,33 @@ CpuFeatures detect_cpu() {
   return f;
 }
 
-bool cpu_has_avx2() { return detect_cpu().avx2; }
-bool cpu_has_avx512() { return detect_cpu().avx512; }
+bool cpu_has_avx2() {
+  return detect_cpu().avx2;
+}
+bool cpu_has_avx512() {
+  return detect_cpu().avx512;
+}
 
 }  // namespace
 
 GemmFn KernelSet::gemm_for(TensorType t) const {
   switch (t) {
-    case TensorType::F32: return gemm_f32;
-    case TensorType::F16: return gemm_f16;
-    case TensorType::BF16: return gemm_bf16;
-    case TensorType::Q8_0: return gemm_q8_0;
-    case TensorType::Q4_0: return gemm_q4_0;
-    case TensorType::Q4_K: return gemm_q4_k;
-    case TensorType::Q6_K: return gemm_q6_k;
-    default: return nullptr;
+    case TensorType::F32:
+      return gemm_f32;
+    case TensorType::F16:
+      return gemm_f16;
+    case TensorType::BF16:
+      return gemm_bf16;
+    case TensorType::Q8_0:
+      return gemm_q8_0;
+    case TensorType::Q4_0:
+      return gemm_q4_0;
+    case TensorType::Q4_K:
+      return gemm_q4_k;
+    case TensorType::Q6_K:
+      return gemm_q6_k;
+    default:
+      return nullptr;
   }
 }
 

@@ -12,8 +12,8 @@ float exp_ref(float x) {
   if (x > 88.72283f) return INFINITY;
   if (x < -87.33654f) return 0.0f;
   constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2Hi = 0.693145751953125f;          // high bits of ln 2 (exact product)
-  constexpr float kLn2Lo = 1.428606765330187045e-06f;   // ln 2 - kLn2Hi
+  constexpr float kLn2Hi = 0.693145751953125f;         // high bits of ln 2 (exact product)
+  constexpr float kLn2Lo = 1.428606765330187045e-06f;  // ln 2 - kLn2Hi
   const float n = std::nearbyint(x * kLog2e);
   float r = std::fma(n, -kLn2Hi, x);
   r = std::fma(n, -kLn2Lo, r);

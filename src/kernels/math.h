@@ -12,6 +12,8 @@ namespace tz {
 float exp_ref(float x);
 
 // silu(x) = x / (1 + e^-x) with exp_ref (version "silu-v1").
-inline float silu_ref(float x) { return x / (1.0f + exp_ref(-x)); }
+inline float silu_ref(float x) {
+  return x / (1.0f + exp_ref(-x));
+}
 
 }  // namespace tz

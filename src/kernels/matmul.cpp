@@ -24,8 +24,8 @@ const void* quantize_activations(const KernelSet& k, TensorType weight_type, con
   return x;
 }
 
-void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,
-            size_t n_tokens, float* y, MatmulScratch& scratch) {
+void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x, size_t n_tokens,
+            float* y, MatmulScratch& scratch) {
   const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
   const GemmFn gemm = k.gemm_for(w.type);
   check(gemm != nullptr, std::string("matmul: no kernel for ") + traits(w.type).name);

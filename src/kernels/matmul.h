@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "kernels/quant.h"
 #include "kernels/kernel_set.h"
 #include "kernels/matrix.h"
+#include "kernels/quant.h"
 
 namespace tz {
 
@@ -20,8 +20,8 @@ struct MatmulScratch {
 };
 
 // y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed, with kernel set k.
-void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,
-            size_t n_tokens, float* y, MatmulScratch& scratch);
+void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x, size_t n_tokens,
+            float* y, MatmulScratch& scratch);
 // `--mode fast`: no reproducibility contract. Dynamic (row chunk, K slice) tasks whose partial
 // sums are added into y with atomics in arrival order (kernels/matmul_fast.cpp).
 void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,

@@ -16,7 +16,7 @@ namespace tz {
 
 namespace {
 constexpr size_t kRowsPerTask = 128;
-  // the fewest partial sums whose arrival order changes the bits
+// the fewest partial sums whose arrival order changes the bits
 
 // Where token t's activations for columns [k0, ...) start in the (possibly quantized) buffer.
 const void* act_at(TensorType type, const void* x, size_t K, size_t t, size_t k0) {
@@ -61,8 +61,8 @@ void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const fl
         continue;
       }
       for (size_t t = 0; t < n_tokens; ++t) {
-        gemm(w.row(int64_t(r0)) + k0_bytes, w.row_bytes, act_at(w.type, xk, K, t, k0), k1 - k0,
-             nr, 1, part, 1);
+        gemm(w.row(int64_t(r0)) + k0_bytes, w.row_bytes, act_at(w.type, xk, K, t, k0), k1 - k0, nr,
+             1, part, 1);
         for (size_t r = 0; r < nr; ++r)
           std::atomic_ref<float>(y[t * N + r0 + r]).fetch_add(part[r], std::memory_order_relaxed);
       }

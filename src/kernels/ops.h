@@ -36,8 +36,7 @@ void rope_ref(float* x, int pos, const RopeTable& table, bool neox);
 //   o[d] = fma(e[t], v_t[d], o[d]) for t = 0, 1, ..., n_kv-1 from +0.0;  out[d] = o[d] / z
 // k_t = k + t * kv_stride and v_t = v + t * kv_stride. scratch holds n_kv floats.
 void attention_head_ref(const float* q, const float* k, const float* v, size_t n_kv,
-                        size_t head_dim, size_t kv_stride, float scale, float* scratch,
-                        float* out);
+                        size_t head_dim, size_t kv_stride, float scale, float* scratch, float* out);
 
 // SwiGLU: out[i] = silu_ref(gate[i]) * up[i]. out may alias gate or up.
 void swiglu_ref(const float* gate, const float* up, size_t n, float* out);

@@ -64,7 +64,8 @@ void Forward::attention_fast(int il, int n, int pos, KvCache& kv) {
       }
       if (++st.parts_done == int(kParts)) {
         const float* out = &acc[i * size_t(hd)];
-        for (int d = 0; d < hd; ++d) att_[size_t(t) * q_dim + size_t(h) * hd + size_t(d)] = out[d] / st.l;
+        for (int d = 0; d < hd; ++d)
+          att_[size_t(t) * q_dim + size_t(h) * hd + size_t(d)] = out[d] / st.l;
       }
       st.lock.clear(std::memory_order_release);
     }

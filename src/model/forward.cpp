@@ -37,8 +37,7 @@ void add_bias(float* y, const float* bias, size_t n_tokens, size_t len) {
 }
 }  // namespace
 
-void Forward::trace(std::string_view name, int layer, float* data, size_t n, size_t len,
-                    int pos) {
+void Forward::trace(std::string_view name, int layer, float* data, size_t n, size_t len, int pos) {
   if (perturb_.on && layer == perturb_.layer && name == perturb_.op && perturb_.pos >= pos &&
       perturb_.pos < pos + int(n)) {
     float* x = data + size_t(perturb_.pos - pos) * len;
@@ -72,8 +71,8 @@ void Forward::attention(int il, int n, int pos, KvCache& kv) {
       if (scores.size() < size_t(n_kv)) scores.resize(size_t(n_kv));
       const size_t kv_off = size_t(h / group) * hd;
       kern_.attention_head(&q_[t * q_dim + size_t(h) * hd], kv.k(il, 0) + kv_off,
-                         kv.v(il, 0) + kv_off, size_t(n_kv), size_t(hd), kv_dim, scale,
-                         scores.data(), &att_[t * q_dim + size_t(h) * hd]);
+                           kv.v(il, 0) + kv_off, size_t(n_kv), size_t(hd), kv_dim, scale,
+                           scores.data(), &att_[t * q_dim + size_t(h) * hd]);
     }
   });
 }
@@ -97,7 +96,8 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
   for (int il = 0; il < hp_.n_layer; ++il) {
     const LayerWeights& L = model_.layers()[il];
     // Attention block.
-    for (size_t t = 0; t < N; ++t) kern_.rmsnorm(&x_[t * E], L.attn_norm, hp_.rms_eps, E, &xb_[t * E]);
+    for (size_t t = 0; t < N; ++t)
+      kern_.rmsnorm(&x_[t * E], L.attn_norm, hp_.rms_eps, E, &xb_[t * E]);
     trace("attn_norm", il, xb_.data(), N, E, pos);
     mm(L.wq, xb_.data(), N, q_.data());
     mm(L.wk, xb_.data(), N, k_.data());
@@ -113,8 +113,10 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
     }
     for (size_t t = 0; t < N; ++t) {
       const int p = pos + int(t);
-      for (int h = 0; h < hp_.n_head; ++h) rope_ref(&q_[t * Q + size_t(h) * hd], p, rope_, hp_.rope_neox);
-      for (int h = 0; h < hp_.n_head_kv; ++h) rope_ref(&k_[t * KV + size_t(h) * hd], p, rope_, hp_.rope_neox);
+      for (int h = 0; h < hp_.n_head; ++h)
+        rope_ref(&q_[t * Q + size_t(h) * hd], p, rope_, hp_.rope_neox);
+      for (int h = 0; h < hp_.n_head_kv; ++h)
+        rope_ref(&k_[t * KV + size_t(h) * hd], p, rope_, hp_.rope_neox);
       std::copy_n(&k_[t * KV], KV, kv.k(il, p));
       std::copy_n(&v_[t * KV], KV, kv.v(il, p));
     }
@@ -132,7 +134,8 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
     trace("ffn_inp", il, x_.data(), N, E, pos);
 
     // Feed-forward block (SwiGLU).
-    for (size_t t = 0; t < N; ++t) kern_.rmsnorm(&x_[t * E], L.ffn_norm, hp_.rms_eps, E, &xb_[t * E]);
+    for (size_t t = 0; t < N; ++t)
+      kern_.rmsnorm(&x_[t * E], L.ffn_norm, hp_.rms_eps, E, &xb_[t * E]);
     trace("ffn_norm", il, xb_.data(), N, E, pos);
     mm(L.w_gate, xb_.data(), N, gate_.data());
     mm(L.w_up, xb_.data(), N, up_.data());

@@ -17,10 +17,10 @@ const std::vector<ModelPreset>& model_presets() {
   static const std::vector<ModelPreset> presets = {
       {"tiny", "llama, GQA, 2 layers, dims multiple of 256: for tests", "llama", 512, 256, 512, 2,
        4, 2, 64, 512, 10000.0, 1e-5f, false},
-      {"tiny-qwen2", "qwen2 (QKV bias, neox rope), GQA, tied output: for tests", "qwen2", 512,
-       256, 512, 2, 4, 2, 64, 512, 1000000.0, 1e-6f, true},
-      {"tiny-qwen3", "qwen3 (Q/K norm, head_dim != embd/heads), GQA: for tests", "qwen3", 512,
-       256, 512, 2, 4, 2, 128, 512, 1000000.0, 1e-6f, true},
+      {"tiny-qwen2", "qwen2 (QKV bias, neox rope), GQA, tied output: for tests", "qwen2", 512, 256,
+       512, 2, 4, 2, 64, 512, 1000000.0, 1e-6f, true},
+      {"tiny-qwen3", "qwen3 (Q/K norm, head_dim != embd/heads), GQA: for tests", "qwen3", 512, 256,
+       512, 2, 4, 2, 128, 512, 1000000.0, 1e-6f, true},
       {"110m", "llama2.c stories110M shape", "llama", 32000, 768, 2048, 12, 12, 12, 64, 1024,
        10000.0, 1e-5f, false},
       {"tinyllama-1.1b", "TinyLlama 1.1B shape", "llama", 32000, 2048, 5632, 22, 32, 4, 64, 2048,
@@ -43,14 +43,22 @@ namespace {
 // llama.cpp's llama_ftype for a model whose matrices are all `t` ("mostly t").
 uint32_t llama_file_type(TensorType t) {
   switch (t) {
-    case TensorType::F32: return 0;
-    case TensorType::F16: return 1;
-    case TensorType::Q4_0: return 2;
-    case TensorType::Q8_0: return 7;
-    case TensorType::Q4_K: return 14;  // Q4_K_S
-    case TensorType::Q6_K: return 18;
-    case TensorType::BF16: return 32;
-    default: return 0;
+    case TensorType::F32:
+      return 0;
+    case TensorType::F16:
+      return 1;
+    case TensorType::Q4_0:
+      return 2;
+    case TensorType::Q8_0:
+      return 7;
+    case TensorType::Q4_K:
+      return 14;  // Q4_K_S
+    case TensorType::Q6_K:
+      return 18;
+    case TensorType::BF16:
+      return 32;
+    default:
+      return 0;
   }
 }
 
@@ -69,8 +77,8 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   const std::string a = P.arch + ".";
   GgufWriter w;
   w.add_string("general.architecture", P.arch);
-  w.add_string("general.name", "tzero gen-model " + P.name + " " + traits(dtype).name +
-                                   " seed " + std::to_string(seed));
+  w.add_string("general.name", "tzero gen-model " + P.name + " " + traits(dtype).name + " seed " +
+                                   std::to_string(seed));
   w.add_u32("general.file_type", llama_file_type(dtype));
   w.add_u32(a + "context_length", uint32_t(P.n_ctx));
   w.add_u32(a + "embedding_length", uint32_t(P.n_embd));

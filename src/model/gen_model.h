@@ -27,7 +27,7 @@ const ModelPreset* find_preset(const std::string& name);
 // Writes the model. 2-D weight matrices get `dtype`; any whose row length is not a multiple of
 // the dtype's block size gets q8_0 (or f32 when not a multiple of 32), listed in the returned
 // notes. Norms and biases are f32.
-std::vector<std::string> generate_model(const ModelPreset& preset, TensorType dtype,
-                                        uint64_t seed, const std::string& out_path);
+std::vector<std::string> generate_model(const ModelPreset& preset, TensorType dtype, uint64_t seed,
+                                        const std::string& out_path);
 
 }  // namespace tz

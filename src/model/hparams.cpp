@@ -20,7 +20,8 @@ HParams read_hparams(const GgufFile& f) {
   }
   const std::string a = hp.arch_name + ".";
   auto positive = [&](const std::string& key, int64_t v, int64_t max) {
-    if (v <= 0 || v > max) f.fail("metadata '" + key + "' = " + std::to_string(v) + " is out of range");
+    if (v <= 0 || v > max)
+      f.fail("metadata '" + key + "' = " + std::to_string(v) + " is out of range");
     return int(v);
   };
   hp.n_embd = positive(a + "embedding_length", f.require_int(a + "embedding_length"), 1 << 20);
@@ -44,7 +45,8 @@ HParams read_hparams(const GgufFile& f) {
                       f.get_int(a + "rope.dimension_count", hp.head_dim), hp.head_dim);
   if (hp.n_rot % 2 != 0) f.fail("rope.dimension_count must be even");
   hp.rms_eps = float(f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
-  if (!(hp.rms_eps > 0 && hp.rms_eps < 1)) f.fail("attention.layer_norm_rms_epsilon is out of range");
+  if (!(hp.rms_eps > 0 && hp.rms_eps < 1))
+    f.fail("attention.layer_norm_rms_epsilon is out of range");
   hp.rope_base = f.get_float(a + "rope.freq_base", 10000.0);
   if (!(hp.rope_base > 1)) f.fail("rope.freq_base is out of range");
   const std::string scaling = f.get_string(a + "rope.scaling.type", "none");

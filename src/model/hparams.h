@@ -22,7 +22,7 @@ struct HParams {
   int head_dim = 0;  // attention.key_length (= value_length), default n_embd / n_head
   int n_ff = 0;
   int n_ctx_train = 0;
-  int n_rot = 0;     // rope.dimension_count, default head_dim
+  int n_rot = 0;  // rope.dimension_count, default head_dim
   float rms_eps = 1e-5f;
   double rope_base = 10000.0;
   bool rope_neox = false;  // pairs (i, i + n_rot/2) instead of (2i, 2i+1)

@@ -19,8 +19,12 @@ class KvCache {
 
   int n_ctx() const { return n_ctx_; }
   // (kv_dim) rows; positions of one layer are consecutive, stride kv_dim.
-  float* k(int layer, int pos) { return &k_[(size_t(layer) * size_t(n_ctx_) + size_t(pos)) * kv_dim_]; }
-  float* v(int layer, int pos) { return &v_[(size_t(layer) * size_t(n_ctx_) + size_t(pos)) * kv_dim_]; }
+  float* k(int layer, int pos) {
+    return &k_[(size_t(layer) * size_t(n_ctx_) + size_t(pos)) * kv_dim_];
+  }
+  float* v(int layer, int pos) {
+    return &v_[(size_t(layer) * size_t(n_ctx_) + size_t(pos)) * kv_dim_];
+  }
 
  private:
   int n_ctx_;

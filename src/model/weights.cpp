@@ -28,8 +28,9 @@ Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bo
                 std::to_string(n_cols) + ", " + std::to_string(n_rows) + "]");
   const auto& tr = traits(t->type);
   if (!tr.supported)
-    file_->fail("tensor '" + name + "' has type " + tr.name +
-                ", which tzero cannot compute yet (supported: f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)");
+    file_->fail(
+        "tensor '" + name + "' has type " + tr.name +
+        ", which tzero cannot compute yet (supported: f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)");
   return Matrix{t->type, t->data, n_rows, n_cols, row_bytes(t->type, size_t(n_cols))};
 }
 
@@ -54,11 +55,11 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   const GgufTensorInfo* embd = file_->find_tensor("token_embd.weight");
   if (!embd) file_->fail("missing tensor 'token_embd.weight'");
   if (embd->ne.size() != 2 || embd->ne[0] != hp_.n_embd)
-    file_->fail("tensor 'token_embd.weight' has shape " + shape_str(embd->ne) +
-                ", expected [" + std::to_string(hp_.n_embd) + ", n_vocab]");
+    file_->fail("tensor 'token_embd.weight' has shape " + shape_str(embd->ne) + ", expected [" +
+                std::to_string(hp_.n_embd) + ", n_vocab]");
   hp_.n_vocab = int(embd->ne[1]);
-  const int64_t V = hp_.n_vocab, E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(),
-                F = hp_.n_ff, D = hp_.head_dim;
+  const int64_t V = hp_.n_vocab, E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(), F = hp_.n_ff,
+                D = hp_.head_dim;
   tok_embd_ = matrix("token_embd.weight", V, E);
   output_norm_ = vector("output_norm.weight", E);
   output_ = matrix("output.weight", V, E, false);

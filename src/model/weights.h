@@ -20,10 +20,10 @@ struct LayerWeights {
   const float* bq = nullptr;         // optional biases (qwen2): (q_dim), (kv_dim), (kv_dim)
   const float* bk = nullptr;
   const float* bv = nullptr;
-  const float* q_norm = nullptr;     // optional per-head RMSNorm (qwen3): (head_dim)
+  const float* q_norm = nullptr;  // optional per-head RMSNorm (qwen3): (head_dim)
   const float* k_norm = nullptr;
-  const float* ffn_norm = nullptr;   // (n_embd)
-  Matrix w_gate, w_up, w_down;       // (n_ff, n_embd) x2, (n_embd, n_ff)
+  const float* ffn_norm = nullptr;  // (n_embd)
+  Matrix w_gate, w_up, w_down;      // (n_ff, n_embd) x2, (n_embd, n_ff)
 };
 
 class Model {

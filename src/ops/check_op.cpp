@@ -12,9 +12,12 @@ namespace tzero {
 
 const char* verdict_name(OpVerdict v) {
   switch (v) {
-    case OpVerdict::IdenticalToReference: return "identical to the reference";
-    case OpVerdict::StableButDifferent: return "bit-stable but different from the reference";
-    default: return "UNSTABLE";
+    case OpVerdict::IdenticalToReference:
+      return "identical to the reference";
+    case OpVerdict::StableButDifferent:
+      return "bit-stable but different from the reference";
+    default:
+      return "UNSTABLE";
   }
 }
 
@@ -62,7 +65,7 @@ struct Checker {
 
 void check_gemm(Checker& c, TensorType type, GemmKernel fn) {
   const size_t bs = tz::traits(type).block_size;
-  std::vector<size_t> cols = bs == 1 ? std::vector<size_t>{1, 7, 16, 33, 100, 256, 1000}
+  std::vector<size_t> cols = bs == 1    ? std::vector<size_t>{1, 7, 16, 33, 100, 256, 1000}
                              : bs == 32 ? std::vector<size_t>{32, 64, 96, 288, 1056}
                                         : std::vector<size_t>{256, 512, 2304};
   const tz::KernelSet& ref = tz::scalar_kernels();
@@ -91,7 +94,8 @@ void check_gemm(Checker& c, TensorType type, GemmKernel fn) {
         std::string where;
         // Repeated calls.
         fn(w.data(), rb, x, K, N, T, y2.data(), N);
-        if (!same(y.data(), y2.data(), N, T, &where)) return (void)c.unstable("repeated call" + shape + ": " + where);
+        if (!same(y.data(), y2.data(), N, T, &where))
+          return (void)c.unstable("repeated call" + shape + ": " + where);
         // Thread splits of the rows, as the engine's matmul makes them.
         for (int threads : {2, 3, 4, 7}) {
           tz::ThreadPool pool(threads);
@@ -100,7 +104,8 @@ void check_gemm(Checker& c, TensorType type, GemmKernel fn) {
             fn(w.data() + r0 * rb, rb, x, K, r1 - r0, T, y2.data() + r0, N);
           });
           if (!same(y.data(), y2.data(), N, T, &where))
-            return (void)c.unstable(std::to_string(threads) + "-thread split" + shape + ": " + where);
+            return (void)c.unstable(std::to_string(threads) + "-thread split" + shape + ": " +
+                                    where);
         }
         // Batch mates: each token alone must give its bits in the batch.
         for (size_t t = 0; t < T; ++t) {

@@ -77,13 +77,27 @@ KernelSet with_overrides(const KernelSet& base, const std::vector<std::string>& 
       tzero::GemmKernel fn = find_gemm(op, name);
       if (!fn) throw missing();
       switch (*t) {
-        case TensorType::F32: k.gemm_f32 = fn; break;
-        case TensorType::F16: k.gemm_f16 = fn; break;
-        case TensorType::BF16: k.gemm_bf16 = fn; break;
-        case TensorType::Q8_0: k.gemm_q8_0 = fn; break;
-        case TensorType::Q4_0: k.gemm_q4_0 = fn; break;
-        case TensorType::Q4_K: k.gemm_q4_k = fn; break;
-        default: k.gemm_q6_k = fn; break;
+        case TensorType::F32:
+          k.gemm_f32 = fn;
+          break;
+        case TensorType::F16:
+          k.gemm_f16 = fn;
+          break;
+        case TensorType::BF16:
+          k.gemm_bf16 = fn;
+          break;
+        case TensorType::Q8_0:
+          k.gemm_q8_0 = fn;
+          break;
+        case TensorType::Q4_0:
+          k.gemm_q4_0 = fn;
+          break;
+        case TensorType::Q4_K:
+          k.gemm_q4_k = fn;
+          break;
+        default:
+          k.gemm_q6_k = fn;
+          break;
       }
     } else if (op == "rmsnorm") {
       if (!(k.rmsnorm = find_rmsnorm(name))) throw missing();

@@ -6,7 +6,9 @@
 
 namespace tz {
 
-std::string file_xxh128(const GgufFile& f) { return xxh128_hex(f.file_data(), f.file_size()); }
+std::string file_xxh128(const GgufFile& f) {
+  return xxh128_hex(f.file_data(), f.file_size());
+}
 
 Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
                                 const std::string& kernel_set,
@@ -24,12 +26,17 @@ Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
   Fingerprint fp;
   fp.hash = xxh128_hex(hashed.dump().data(), hashed.dump().size()).substr(0, 16);
   fp.manifest = hashed;
-  fp.manifest["architecture"] = {{"name", hp.arch_name},  {"n_layer", hp.n_layer},
-                                 {"n_embd", hp.n_embd},   {"n_head", hp.n_head},
-                                 {"n_head_kv", hp.n_head_kv}, {"head_dim", hp.head_dim},
-                                 {"n_ff", hp.n_ff},       {"n_vocab", hp.n_vocab},
+  fp.manifest["architecture"] = {{"name", hp.arch_name},
+                                 {"n_layer", hp.n_layer},
+                                 {"n_embd", hp.n_embd},
+                                 {"n_head", hp.n_head},
+                                 {"n_head_kv", hp.n_head_kv},
+                                 {"head_dim", hp.head_dim},
+                                 {"n_ff", hp.n_ff},
+                                 {"n_vocab", hp.n_vocab},
                                  {"rope", hp.rope_neox ? "neox" : "interleaved"},
-                                 {"rope_base", hp.rope_base}, {"rms_eps", hp.rms_eps},
+                                 {"rope_base", hp.rope_base},
+                                 {"rms_eps", hp.rms_eps},
                                  {"tied_output", model.tied_output()}};
   fp.manifest["tensor_types"] = dtypes;
   fp.manifest["not_hashed_proven_invariant"] = {

@@ -7,10 +7,9 @@
 // variant (scalar, avx2, avx512), the thread count, the prefill chunk size, the context size.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "model/weights.h"
 
@@ -20,8 +19,8 @@ namespace tz {
 constexpr const char* kCanonicalOrders = "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v1";
 
 struct Fingerprint {
-  std::string hash;           // 16 hex digits
-  nlohmann::json manifest;    // the readable list
+  std::string hash;         // 16 hex digits
+  nlohmann::json manifest;  // the readable list
 };
 
 // XXH3-128 of a whole file, as hex.

@@ -39,9 +39,9 @@ float top2_gap(const float* logits, int n) {
 GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOptions& opt,
                         const std::function<void(std::string_view)>& on_text) {
   const HParams& hp = model.hparams();
-  check(vocab.n_tokens() <= hp.n_vocab,
-        "the tokenizer has " + std::to_string(vocab.n_tokens()) +
-            " tokens but the model's vocabulary is " + std::to_string(hp.n_vocab));
+  check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has " + std::to_string(vocab.n_tokens()) +
+                                            " tokens but the model's vocabulary is " +
+                                            std::to_string(hp.n_vocab));
   check(opt.n_predict >= 0, "the number of tokens to generate must be >= 0");
   check(opt.n_batch >= 1, "the batch size must be >= 1");
   GenerateResult res;
@@ -81,7 +81,8 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
     const size_t a = opt.perturb.find(':'), b = opt.perturb.rfind(':');
     check(a != std::string::npos && b != a, "--perturb wants LAYER:OP:POS");
     try {
-      fwd.set_perturbation(std::stoi(opt.perturb.substr(0, a)), opt.perturb.substr(a + 1, b - a - 1),
+      fwd.set_perturbation(std::stoi(opt.perturb.substr(0, a)),
+                           opt.perturb.substr(a + 1, b - a - 1),
                            std::stoi(opt.perturb.substr(b + 1)));
     } catch (const std::logic_error&) {
       throw Error("--perturb wants LAYER:OP:POS, not '" + opt.perturb + "'");
@@ -98,8 +99,8 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
     res.top2_gaps.push_back(top2_gap(logits.data(), hp.n_vocab));
     if (opt.keep_logits) res.logits.push_back(logits);
     ++res.n_eval_rows;
-    if (logits_file &&
-        std::fwrite(logits.data(), sizeof(float), logits.size(), logits_file.get()) != logits.size())
+    if (logits_file && std::fwrite(logits.data(), sizeof(float), logits.size(),
+                                   logits_file.get()) != logits.size())
       throw Error(opt.logits_out + ": write failed");
   };
 
@@ -107,7 +108,8 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   if (opt.n_predict > 0) {
     for (int p = 0; p < n_prompt; p += fwd.n_batch()) {
       const int n = std::min(fwd.n_batch(), n_prompt - p);
-      fwd.eval(&res.prompt_tokens[size_t(p)], n, p, kv, p + n == n_prompt ? logits.data() : nullptr);
+      fwd.eval(&res.prompt_tokens[size_t(p)], n, p, kv,
+               p + n == n_prompt ? logits.data() : nullptr);
     }
   }
   res.prompt_seconds = seconds_since(t0);

@@ -16,22 +16,22 @@ namespace tz {
 
 struct GenerateOptions {
   std::string prompt;
-  int n_predict = 128;      // tokens to generate (stops early at EOS or a full context)
+  int n_predict = 128;  // tokens to generate (stops early at EOS or a full context)
   int n_threads = 1;
-  int n_ctx = 0;            // 0: min(trained context, 4096)
-  int n_batch = 64;         // prefill chunk: most prompt tokens per forward pass
+  int n_ctx = 0;     // 0: min(trained context, 4096)
+  int n_batch = 64;  // prefill chunk: most prompt tokens per forward pass
   float temperature = 0.0f;
   uint64_t seed = 0;
-  bool add_bos = true;      // as the vocabulary asks (tokenizer.ggml.add_bos_token)
+  bool add_bos = true;  // as the vocabulary asks (tokenizer.ggml.add_bos_token)
   bool parse_special = false;
-  std::string logits_out;   // file for the raw float32 logits rows ("" = none)
-  std::string kernels = "auto";  // scalar, avx2, avx512 or auto: same bits, different speed
+  std::string logits_out;              // file for the raw float32 logits rows ("" = none)
+  std::string kernels = "auto";        // scalar, avx2, avx512 or auto: same bits, different speed
   std::string mode = "deterministic";  // or "fast": no reproducibility contract
-  std::string trace_path;        // trace file ("" = no trace), trace/trace_file.h
-  std::string trace_dump;        // globs of tensor names whose values the trace stores
-  std::string trace_metadata;    // JSON stored in the trace header
-  std::string perturb;           // test hook "LAYER:OP:POS" (Forward::set_perturbation)
-  bool keep_logits = false;      // return every logits row in GenerateResult::logits
+  std::string trace_path;              // trace file ("" = no trace), trace/trace_file.h
+  std::string trace_dump;              // globs of tensor names whose values the trace stores
+  std::string trace_metadata;          // JSON stored in the trace header
+  std::string perturb;                 // test hook "LAYER:OP:POS" (Forward::set_perturbation)
+  bool keep_logits = false;            // return every logits row in GenerateResult::logits
   std::vector<std::string> op_overrides;  // "matmul.f32=NAME": registered custom kernels
 };
 
@@ -43,8 +43,8 @@ struct GenerateResult {
   std::string logits_digest;    // XXH3-128 over every logits row, in order
   int n_ctx = 0;
   double prompt_seconds = 0, gen_seconds = 0;
-  int n_eval_rows = 0;          // logits rows evaluated
-  std::string kernels;          // the kernel set that ran
+  int n_eval_rows = 0;  // logits rows evaluated
+  std::string kernels;  // the kernel set that ran
   // Flip risk: per generated step, logit(top 1) - logit(top 2) of the row it was chosen from.
   // A small gap is where a rounding difference could have changed the token.
   std::vector<float> top2_gaps;

@@ -64,7 +64,7 @@ const BpeModel::Merge* BpeModel::find_merge(int32_t a, int32_t b) const {
 namespace {
 
 struct Symbol {
-  int32_t id;        // token, -1 when the byte's character is not a token
+  int32_t id;  // token, -1 when the byte's character is not a token
   int32_t prev, next;
   bool alive;
 };

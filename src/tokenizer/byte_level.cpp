@@ -38,9 +38,13 @@ const Tables& tables() {
 
 }  // namespace
 
-uint32_t byte_to_codepoint(uint8_t byte) { return tables().cp[byte]; }
+uint32_t byte_to_codepoint(uint8_t byte) {
+  return tables().cp[byte];
+}
 
-int codepoint_to_byte(uint32_t cp) { return cp < 324 ? tables().byte[cp] : -1; }
+int codepoint_to_byte(uint32_t cp) {
+  return cp < 324 ? tables().byte[cp] : -1;
+}
 
 void encode(std::string_view bytes, std::string& out) {
   const Tables& t = tables();

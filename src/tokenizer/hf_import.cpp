@@ -44,15 +44,15 @@ std::string canonical_regex(std::string_view re) {
     if (re[i] == '\\' && i + 2 < re.size() && re[i + 1] == 'x' && re[i + 2] == '{') {
       const size_t close = re.find('}', i + 3);
       if (close != std::string_view::npos) {
-        const uint32_t cp = uint32_t(std::stoul(std::string(re.substr(i + 3, close - i - 3)),
-                                                nullptr, 16));
+        const uint32_t cp =
+            uint32_t(std::stoul(std::string(re.substr(i + 3, close - i - 3)), nullptr, 16));
         if (cp < 0x80) {
           out += char(cp);
         } else if (cp < 0x800) {
           out += {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
         } else if (cp < 0x10000) {
-          out += {char(0xE0 | (cp >> 12)), char(0x80 | ((cp >> 6) & 0x3F)),
-                  char(0x80 | (cp & 0x3F))};
+          out +=
+              {char(0xE0 | (cp >> 12)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
         } else {
           out += {char(0xF0 | (cp >> 18)), char(0x80 | ((cp >> 12) & 0x3F)),
                   char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
@@ -254,7 +254,8 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
     std::vector<PreStep> steps;
     const bool expressible = parse_steps(tj.value("pre_tokenizer", json()), steps, why);
     if (!mentions_byte_level(tj.value("pre_tokenizer", json())))
-      throw Error(tj_path.string() + ": the pre-tokenizer has no ByteLevel step; only "
+      throw Error(tj_path.string() +
+                  ": the pre-tokenizer has no ByteLevel step; only "
                   "byte-level BPE tokenizers can be imported");
     const int nfc = parse_normalizer(tj.value("normalizer", json()));
     const bool ignore_merges = model.value("ignore_merges", false);
@@ -274,8 +275,8 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
   }
   if (!options.pre.empty()) {
     if (!find_pre_tokenizer(options.pre))
-      throw Error("--pre '" + options.pre + "' is not a known pre-tokenizer (known: " +
-                  known_names() + ")");
+      throw Error("--pre '" + options.pre +
+                  "' is not a known pre-tokenizer (known: " + known_names() + ")");
     sum.pre = find_pre_tokenizer(options.pre)->name;
     sum.pre_source = "--pre";
     if (!recognized.empty() && recognized != sum.pre)
@@ -288,8 +289,10 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
     throw Error(tj_path.string() + ": cannot recognize the pre-tokenizer (" + why +
                 "); give --pre NAME (known: " + known_names() + ")");
   } else {
-    throw Error(dir_name + ": no tokenizer.json to tell the pre-tokenizer from; give --pre NAME "
-                "(known: " + known_names() + ")");
+    throw Error(dir_name +
+                ": no tokenizer.json to tell the pre-tokenizer from; give --pre NAME "
+                "(known: " +
+                known_names() + ")");
   }
 
   GgufWriter w;

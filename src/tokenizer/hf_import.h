@@ -12,11 +12,11 @@ struct HfImportOptions {
 };
 
 struct HfImportSummary {
-  std::string pre;        // the pre-tokenizer written
+  std::string pre;         // the pre-tokenizer written
   std::string pre_source;  // how it was chosen: "--pre" or "tokenizer.json"
-  int n_tokens = 0;       // including added tokens and "[PAD<id>]" fillers of unused ids
+  int n_tokens = 0;        // including added tokens and "[PAD<id>]" fillers of unused ids
   int n_merges = 0;
-  int n_added = 0;        // added tokens (special ones become control tokens)
+  int n_added = 0;  // added tokens (special ones become control tokens)
 };
 
 // Reads the tokenizer files of `dir` and writes `out_path`. The vocabulary comes from vocab.json

@@ -19,9 +19,8 @@ namespace {
 const char* const kLlama3Regex =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3})"
     R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const char* const kQwen2Regex =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
-    R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kQwen2Regex = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
+                                R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // DeepSeek LLM (deepseek-llm-7b/67b, also DeepSeek-V2) tokenizer.json Split patterns. The
 // original writes its classes with literal characters; they are spelled here as PCRE2 \x{...}
@@ -54,10 +53,18 @@ const char* const kNewline = R"([\r\n])";
 // $ + < = > ^ ` | ~. Contiguous behaviour: a run of them is one piece.
 const char* const kHfPunctuation = R"([\p{P}\$\+<=>\^`\|~]+)";
 
-PreStep split(const char* re) { return {PreStep::Kind::Split, re, false}; }
-PreStep digits(bool individual) { return {PreStep::Kind::Digits, "", individual}; }
-PreStep punctuation() { return {PreStep::Kind::Punctuation, "", false}; }
-PreStep byte_level_step(bool use_regex) { return {PreStep::Kind::ByteLevel, "", use_regex}; }
+PreStep split(const char* re) {
+  return {PreStep::Kind::Split, re, false};
+}
+PreStep digits(bool individual) {
+  return {PreStep::Kind::Digits, "", individual};
+}
+PreStep punctuation() {
+  return {PreStep::Kind::Punctuation, "", false};
+}
+PreStep byte_level_step(bool use_regex) {
+  return {PreStep::Kind::ByteLevel, "", use_regex};
+}
 
 std::vector<PreTokenizerSpec> make_specs() {
   std::vector<PreTokenizerSpec> s;
@@ -180,8 +187,8 @@ struct PreTokenizer::Stage {
       if (rc == PCRE2_ERROR_JIT_STACKLIMIT)  // very long pieces: the interpreter uses the heap
         rc = pcre2_match(code, subject, len, search, match_opts | PCRE2_NO_JIT, md, nullptr);
       if (rc == PCRE2_ERROR_NOMATCH) break;
-      if (rc < 0) throw Error("pre-tokenizer: matching /" + pattern + "/ failed: " +
-                              pcre2_message(rc));
+      if (rc < 0)
+        throw Error("pre-tokenizer: matching /" + pattern + "/ failed: " + pcre2_message(rc));
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
       const size_t ms = ov[0], me = ov[1];
       if (me == ms) {  // an empty match cuts nothing; go on after the next character
@@ -205,9 +212,15 @@ PreTokenizer::PreTokenizer(const PreTokenizerSpec& spec) : spec_(spec) {
   int n_byte_level = 0;
   for (const PreStep& st : spec.steps) {
     switch (st.kind) {
-      case PreStep::Kind::Split: add(st.regex); break;
-      case PreStep::Kind::Digits: add(st.flag ? R"(\p{N})" : R"(\p{N}+)"); break;
-      case PreStep::Kind::Punctuation: add(kHfPunctuation); break;
+      case PreStep::Kind::Split:
+        add(st.regex);
+        break;
+      case PreStep::Kind::Digits:
+        add(st.flag ? R"(\p{N})" : R"(\p{N}+)");
+        break;
+      case PreStep::Kind::Punctuation:
+        add(kHfPunctuation);
+        break;
       case PreStep::Kind::ByteLevel:
         if (st.flag) add(kGpt2Regex);
         after = true;

@@ -40,7 +40,7 @@ struct Symbol {
 struct Bigram {
   int left, right;
   float score;
-  size_t len;  // of the merged text, to detect stale entries
+  size_t len;                              // of the merged text, to detect stale entries
   bool operator<(const Bigram& o) const {  // priority_queue pops the largest
     if (score != o.score) return score < o.score;
     return left > o.left;

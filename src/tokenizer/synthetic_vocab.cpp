@@ -28,22 +28,22 @@ SyntheticVocab make_synthetic_spm_vocab(int n_vocab) {
   const std::string sp = "\xE2\x96\x81";  // "▁"
   float score = -1.0f;
   // Multi-character pieces get higher scores (merged first) the earlier they come.
-  const char* words[] = {"the", "and", "to", "of", "a", "in", "is", "it", "that", "was",
-                         "he", "she", "for", "on", "with", "as", "his", "her", "they", "at",
-                         "be", "this", "from", "have", "or", "by", "one", "had", "not", "but",
-                         "what", "all", "were", "when", "we", "there", "can", "an", "your",
-                         "which", "their", "said", "if", "do", "will", "each", "about", "how",
-                         "up", "out", "them", "then", "many", "some", "so", "these", "would",
-                         "other", "into", "has", "more", "two", "like", "him", "see", "time",
-                         "could", "no", "make", "than", "first", "been", "its", "who", "now",
-                         "people", "my", "made", "over", "did", "down", "only", "way", "find",
-                         "use", "may", "water", "long", "little", "very", "after", "words",
-                         "called", "just", "where", "most", "know", "day", "play", "once",
-                         "upon", "girl", "boy", "happy", "big", "dog", "cat", "sun", "tree"};
+  const char* words[] = {
+      "the",   "and",   "to",     "of",    "a",     "in",     "is",    "it",    "that",   "was",
+      "he",    "she",   "for",    "on",    "with",  "as",     "his",   "her",   "they",   "at",
+      "be",    "this",  "from",   "have",  "or",    "by",     "one",   "had",   "not",    "but",
+      "what",  "all",   "were",   "when",  "we",    "there",  "can",   "an",    "your",   "which",
+      "their", "said",  "if",     "do",    "will",  "each",   "about", "how",   "up",     "out",
+      "them",  "then",  "many",   "some",  "so",    "these",  "would", "other", "into",   "has",
+      "more",  "two",   "like",   "him",   "see",   "time",   "could", "no",    "make",   "than",
+      "first", "been",  "its",    "who",   "now",   "people", "my",    "made",  "over",   "did",
+      "down",  "only",  "way",    "find",  "use",   "may",    "water", "long",  "little", "very",
+      "after", "words", "called", "just",  "where", "most",   "know",  "day",   "play",   "once",
+      "upon",  "girl",  "boy",    "happy", "big",   "dog",    "cat",   "sun",   "tree"};
   for (const char* word : words) push(sp + word, score -= 0.01f, 1);
   for (char c = 'a'; c <= 'z'; ++c) push(sp + c, score -= 0.01f, 1);
-  for (const char* pair : {"th", "he", "in", "er", "an", "re", "on", "at", "en", "nd", "ed",
-                           "es", "or", "te", "of", "it", "is", "ng", "ar", "al"})
+  for (const char* pair : {"th", "he", "in", "er", "an", "re", "on", "at", "en", "nd",
+                           "ed", "es", "or", "te", "of", "it", "is", "ng", "ar", "al"})
     push(pair, score -= 0.01f, 1);
   push(sp, score -= 0.01f, 1);
   for (int c = 33; c < 127; ++c) push(std::string(1, char(c)), -100.0f, 1);

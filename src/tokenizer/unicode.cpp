@@ -58,10 +58,9 @@ void nfc_run(std::string_view run, std::string& out) {
     return;
   }
   utf8proc_uint8_t* dst = nullptr;
-  const utf8proc_ssize_t n =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(run.data()),
-                   utf8proc_ssize_t(run.size()), &dst,
-                   utf8proc_option_t(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(run.data()),
+                                          utf8proc_ssize_t(run.size()), &dst,
+                                          utf8proc_option_t(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
   if (n < 0) {  // cannot happen for well-formed input, except out of memory
     std::free(dst);
     throw Error(std::string("NFC normalization failed: ") + utf8proc_errmsg(n));

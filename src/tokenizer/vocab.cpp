@@ -92,7 +92,8 @@ Vocab Vocab::from_gguf(const GgufFile& f) {
       v.warn(f, (pre.empty() ? std::string("no pre-tokenizer given (tokenizer.ggml.pre)")
                              : "unknown pre-tokenizer '" + pre + "' (tokenizer.ggml.pre)") +
                     "; using the default (GPT-2's expression): token ids may differ from the "
-                    "original tokenizer's. Known: " + known_pre_names());
+                    "original tokenizer's. Known: " +
+                    known_pre_names());
     }
     v.pre_ = spec->name;
     const auto& merges = f.get_string_array("tokenizer.ggml.merges");

@@ -46,7 +46,7 @@ class Vocab {
   float score(int id) const { return scores_[size_t(id)]; }
   TokenType type(int id) const { return types_[size_t(id)]; }
   int find(std::string_view text) const { return index_.find(text, texts_); }  // -1: absent
-  int byte_token(uint8_t byte) const { return byte_tokens_[byte]; }  // -1 when absent
+  int byte_token(uint8_t byte) const { return byte_tokens_[byte]; }            // -1 when absent
 
   // Special ids from metadata, -1 when absent.
   int bos() const { return bos_; }

@@ -62,7 +62,9 @@ void TraceWriter::write(uint32_t pos, int32_t layer, const std::string& name, co
     throw Error(path_ + ": trace write failed: " + std::strerror(errno));
 }
 
-void TraceWriter::flush() { std::fflush(f_); }
+void TraceWriter::flush() {
+  std::fflush(f_);
+}
 
 TraceFile read_trace(const std::string& path) {
   MappedFile m(path);

@@ -24,10 +24,10 @@ namespace tz {
 struct TraceRecord {
   uint32_t pos = 0;
   int32_t layer = -1;
-  std::string name;   // op name without the layer prefix
-  uint32_t n = 0;     // floats in the row
+  std::string name;  // op name without the layer prefix
+  uint32_t n = 0;    // floats in the row
   std::array<uint8_t, 16> hash{};
-  std::vector<float> values;  // empty unless dumped
+  std::vector<float> values;      // empty unless dumped
   std::string full_name() const;  // "blk.3.attn_norm" or "result_output"
 };
 

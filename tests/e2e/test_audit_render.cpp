@@ -34,9 +34,11 @@ TEST(AuditReport, RendersInHeadlessChromium) {
   const std::string flags =
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync "
-      "--user-data-dir=" + dir + "/profile ";
+      "--user-data-dir=" +
+      dir + "/profile ";
   const std::string url = "file://" + dir + "/index.html";
-  ASSERT_EQ(shell(browser + flags + "--dump-dom " + url + " > " + dir + "/dom.html 2>/dev/null"), 0);
+  ASSERT_EQ(shell(browser + flags + "--dump-dom " + url + " > " + dir + "/dom.html 2>/dev/null"),
+            0);
   const std::string dom = tz::test::read_file(dir + "/dom.html");
   EXPECT_NE(dom.find("<table>"), std::string::npos);
   EXPECT_NE(dom.find("first divergences"), std::string::npos);

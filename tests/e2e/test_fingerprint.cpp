@@ -32,5 +32,6 @@ TEST(Fingerprint, StableWhereBitsAreAndChangesWhereTheyMayNot) {
   const json j = json::parse(r.out);
   EXPECT_EQ(j["fingerprint"], base);
   EXPECT_EQ(j["manifest"]["architecture"]["name"], "llama");
-  EXPECT_EQ(j["manifest"]["tensor_types"]["q8_0"].get<int>(), 16);  // 2 layers x 7 matrices, embeddings, output
+  EXPECT_EQ(j["manifest"]["tensor_types"]["q8_0"].get<int>(),
+            16);  // 2 layers x 7 matrices, embeddings, output
 }

@@ -79,8 +79,8 @@ TEST(RunStories260K, DigestIdenticalAcrossThreadCountsAndKernels) {
       EXPECT_EQ(d, first) << model << " -t " << t;
     }
   for (const char* k : {"scalar", "avx2", "avx512"}) {
-    CliResult r = run_tzero({"run", "-m", gguf, "-n", "64", "--kernels", k, "-p", "Lily went",
-                             "--json"});
+    CliResult r =
+        run_tzero({"run", "-m", gguf, "-n", "64", "--kernels", k, "-p", "Lily went", "--json"});
     if (r.exit_code == 2 && r.err.find("lacks the instructions") != std::string::npos) continue;
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(json::parse(r.out)["logits_digest"], first) << "--kernels " << k;
@@ -102,8 +102,8 @@ TEST_P(RunGenerated, DigestIdenticalAcrossThreadsAndChunks) {
   }
   // Every kernel variant (scalar reference, avx2, avx512; unavailable ones are skipped).
   for (const char* k : {"scalar", "avx2", "avx512"}) {
-    CliResult r = run_tzero({"run", "-m", model, "-n", "16", "-t", "2", "--kernels", k, "-p",
-                             prompt, "--json"});
+    CliResult r = run_tzero(
+        {"run", "-m", model, "-n", "16", "-t", "2", "--kernels", k, "-p", prompt, "--json"});
     if (r.exit_code == 2 && r.err.find("lacks the instructions") != std::string::npos) continue;
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(json::parse(r.out)["logits_digest"], first) << "--kernels " << k;
@@ -117,8 +117,8 @@ TEST_P(RunGenerated, DigestIdenticalAcrossThreadsAndChunks) {
 
 INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
                          ::testing::Combine(::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3"),
-                                            ::testing::Values("f32", "f16", "bf16", "q8_0",
-                                                              "q4_0", "q4_k", "q6_k")),
+                                            ::testing::Values("f32", "f16", "bf16", "q8_0", "q4_0",
+                                                              "q4_k", "q6_k")),
                          [](const auto& param_info) {
                            std::string name = std::string(std::get<0>(param_info.param)) + "_" +
                                               std::get<1>(param_info.param);
@@ -143,11 +143,17 @@ TEST(RunGenerated, GenModelIsDeterministicInTheSeed) {
   for (const char* dtype : {"f16", "q4_0"}) {
     const std::string p1 = dir + "/det1.gguf", p2 = dir + "/det2.gguf", p3 = dir + "/det3.gguf";
     ASSERT_EQ(run_tzero({"gen-model", "--preset", "tiny-qwen3", "--dtype", dtype, "--seed", "7",
-                         "-o", p1}).exit_code, 0);
+                         "-o", p1})
+                  .exit_code,
+              0);
     ASSERT_EQ(run_tzero({"gen-model", "--preset", "tiny-qwen3", "--dtype", dtype, "--seed", "7",
-                         "-o", p2}).exit_code, 0);
+                         "-o", p2})
+                  .exit_code,
+              0);
     ASSERT_EQ(run_tzero({"gen-model", "--preset", "tiny-qwen3", "--dtype", dtype, "--seed", "8",
-                         "-o", p3}).exit_code, 0);
+                         "-o", p3})
+                  .exit_code,
+              0);
     EXPECT_EQ(tz::test::read_file(p1), tz::test::read_file(p2)) << dtype;
     EXPECT_NE(tz::test::read_file(p1), tz::test::read_file(p3)) << dtype;
   }
@@ -222,7 +228,7 @@ TEST(RunModes, FastModeIsLabelledAndDeterministicModeIsStable) {
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(run_json({"-m", model, "-n", "8", "-t", "2", "-p", "the dog"})["logits_digest"],
               det["logits_digest"]);
-  EXPECT_EQ(run_json({"-m", model, "-n", "8", "-t", "1", "--mode", "fast", "-p", "the dog"})
-                ["logits_digest"],
+  EXPECT_EQ(run_json({"-m", model, "-n", "8", "-t", "1", "--mode", "fast", "-p",
+                      "the dog"})["logits_digest"],
             fast["logits_digest"]);
 }

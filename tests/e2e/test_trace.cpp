@@ -13,8 +13,8 @@ namespace {
 std::string trace_of(const std::string& model, const std::string& name,
                      std::vector<std::string> extra) {
   const std::string path = tz::test::scratch_dir() + "/" + name + ".trace";
-  std::vector<std::string> args = {"run", "-m", model, "-p", "the dog saw a big tree", "-n", "5",
-                                   "--trace", path, "--json"};
+  std::vector<std::string> args = {"run", "-m", model,     "-p", "the dog saw a big tree",
+                                   "-n",  "5",  "--trace", path, "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_tzero(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -40,8 +40,8 @@ TEST(Trace, IdenticalAcrossThreadsAndChunks) {
 TEST(Trace, DiffNamesThePerturbedLayerOpAndPosition) {
   const std::string model = tz::test::generated_model("tiny-qwen3", "f16");
   const std::string base = trace_of(model, "base", {"-t", "2", "--trace-dump", "result_output"});
-  for (const auto& [layer, op, pos] : {std::tuple{1, "attn_norm", 3}, {0, "ffn_gate", 8},
-                                       {1, "Kcur", 0}}) {
+  for (const auto& [layer, op, pos] :
+       {std::tuple{1, "attn_norm", 3}, {0, "ffn_gate", 8}, {1, "Kcur", 0}}) {
     const std::string spec = std::to_string(layer) + ":" + op + ":" + std::to_string(pos);
     const std::string p = trace_of(model, "p" + std::to_string(layer) + op,
                                    {"-t", "2", "--perturb", spec, "--trace-dump", "result_output"});

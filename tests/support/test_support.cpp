@@ -47,8 +47,8 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 CliResult run_tzero(const std::vector<std::string>& args, const std::string& stdin_text) {
   static int counter = 0;
-  const std::string base = scratch_dir() + "/cli." + std::to_string(getpid()) + "." +
-                           std::to_string(counter++);
+  const std::string base =
+      scratch_dir() + "/cli." + std::to_string(getpid()) + "." + std::to_string(counter++);
   const std::string in_path = base + ".in", out_path = base + ".out", err_path = base + ".err";
   write_file(in_path, stdin_text);
   posix_spawn_file_actions_t fa;

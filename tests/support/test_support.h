@@ -13,10 +13,11 @@ namespace tz::test {
 std::string shared_data(const std::string& relative);
 
 // Skips the current test with a visible message when the shared file is absent.
-#define TZ_REQUIRE_SHARED(var, rel)                                                   \
-  const std::string var = ::tz::test::shared_data(rel);                               \
-  if (var.empty()) GTEST_SKIP() << "shared data absent: ../shared/data/" << rel      \
-                                << " (see ../shared/data/PROVENANCE.md)"
+#define TZ_REQUIRE_SHARED(var, rel)                            \
+  const std::string var = ::tz::test::shared_data(rel);        \
+  if (var.empty())                                             \
+  GTEST_SKIP() << "shared data absent: ../shared/data/" << rel \
+               << " (see ../shared/data/PROVENANCE.md)"
 
 // A fresh directory under the build's temp area, removed at process exit.
 std::string scratch_dir();
@@ -31,8 +32,7 @@ struct CliResult {
 CliResult run_tzero(const std::vector<std::string>& args, const std::string& stdin_text = "");
 
 // Makes (once per process) a gen-model file and returns its path.
-std::string generated_model(const std::string& preset, const std::string& dtype,
-                            uint64_t seed = 1);
+std::string generated_model(const std::string& preset, const std::string& dtype, uint64_t seed = 1);
 
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);

@@ -52,7 +52,7 @@ TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
   report_variants();
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   tz::ThreadPool pool(2);
-  const TensorType types[] = {TensorType::F32, TensorType::F16, TensorType::BF16,
+  const TensorType types[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
                               TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
                               TensorType::Q6_K};
   uint32_t seed = 1;
@@ -108,8 +108,8 @@ TEST(KernelVariants, DotRmsnormSwigluEqualScalarBitsForAllLengths) {
 TEST(KernelVariants, SwigluSpecialValuesEqualScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> g = {0.0f, -0.0f, 1e-30f, -1e-30f, 87.0f, -87.0f, 88.7f, -88.8f, 89.0f,
-                          -89.0f, 100.0f, -100.0f, inf, -inf, 20.5f, -20.5f, 3.0f};
+  std::vector<float> g = {0.0f,   -0.0f,  1e-30f,  -1e-30f, 87.0f, -87.0f, 88.7f,  -88.8f, 89.0f,
+                          -89.0f, 100.0f, -100.0f, inf,     -inf,  20.5f,  -20.5f, 3.0f};
   std::vector<float> u(g.size(), 1.5f), r1(g.size()), r2(g.size());
   tz::scalar_kernels().swiglu(g.data(), u.data(), g.size(), r1.data());
   for (const KernelSet* k : variants()) {

@@ -46,9 +46,13 @@ std::string qwen2_gguf() {
   return path;
 }
 
-std::string scratch(const std::string& name) { return tz::test::scratch_dir() + "/" + name; }
+std::string scratch(const std::string& name) {
+  return tz::test::scratch_dir() + "/" + name;
+}
 
-Ids ids_of(const tz::Vocab& v, const std::string& text) { return v.tokenize(text, false, false); }
+Ids ids_of(const tz::Vocab& v, const std::string& text) {
+  return v.tokenize(text, false, false);
+}
 
 }  // namespace
 
@@ -244,9 +248,27 @@ TEST(TokenizerBpe, DetokenizeRoundTripsAnyBytes) {
 TEST(TokenizerBpe, RandomTextRoundTripsUnderEveryPreTokenizer) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-gpt-2.gguf");
   tz::GgufFile src(vocab_path);
-  const char* const pieces[] = {"a",  "Zq", " ",  "  ", "\n", "\r\n", "\t", "7",  "'s", "'LL",
-                                "\xC3\xA9", "e\xCC\x81", "\xE4\xB8\xAD", "\xF0\x9F\xA6\x99",
-                                "\xFF", "\xC3", "\xC2\x85", "\xE2\x80\xA8", ",", "!!", "\xC2\xBD",
+  const char* const pieces[] = {"a",
+                                "Zq",
+                                " ",
+                                "  ",
+                                "\n",
+                                "\r\n",
+                                "\t",
+                                "7",
+                                "'s",
+                                "'LL",
+                                "\xC3\xA9",
+                                "e\xCC\x81",
+                                "\xE4\xB8\xAD",
+                                "\xF0\x9F\xA6\x99",
+                                "\xFF",
+                                "\xC3",
+                                "\xC2\x85",
+                                "\xE2\x80\xA8",
+                                ",",
+                                "!!",
+                                "\xC2\xBD",
                                 "<|endoftext|>"};
   uint64_t state = 12345;
   auto next = [&] {

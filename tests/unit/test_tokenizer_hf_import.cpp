@@ -18,19 +18,19 @@ namespace {
 using nlohmann::json;
 using Ids = std::vector<int32_t>;
 
-const char* const kQwen2 =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
-    R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-const char* const kLlama3 =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3})"
-    R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kQwen2 = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
+                           R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kLlama3 = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3})"
+                            R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 json split(const char* re) {
-  return {{"type", "Split"}, {"pattern", {{"Regex", re}}}, {"behavior", "Isolated"},
-          {"invert", false}};
+  return {
+      {"type", "Split"}, {"pattern", {{"Regex", re}}}, {"behavior", "Isolated"}, {"invert", false}};
 }
 json byte_level(bool use_regex) {
-  return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true},
+  return {{"type", "ByteLevel"},
+          {"add_prefix_space", false},
+          {"trim_offsets", true},
           {"use_regex", use_regex}};
 }
 
@@ -97,16 +97,20 @@ TEST(HfImport, RecognizesPreTokenizersFromTokenizerJson) {
   EXPECT_EQ(pre_of(import(make_dir("llama3", seq, json(), /*ignore_merges=*/true))), "llama-bpe");
   EXPECT_EQ(pre_of(import(make_dir("gpt2", byte_level(true), json()))), "gpt-2");
   EXPECT_EQ(pre_of(import(make_dir("neox", byte_level(true), kNfc))), "mpt");
-  seq["pretokenizers"] = {{{"type", "Punctuation"}, {"behavior", "Contiguous"}}, byte_level(true),
+  seq["pretokenizers"] = {{{"type", "Punctuation"}, {"behavior", "Contiguous"}},
+                          byte_level(true),
                           {{"type", "Digits"}, {"individual_digits", false}},
                           split("[0-9][0-9][0-9]")};
   EXPECT_EQ(pre_of(import(make_dir("falcon", seq, json()))), "falcon");
   seq["pretokenizers"] = {{{"type", "Digits"}, {"individual_digits", true}}, byte_level(true)};
   EXPECT_EQ(pre_of(import(make_dir("starcoder", seq, json()))), "starcoder");
   // DeepSeek Coder, written as its tokenizer.json writes it (literal CR and LF in a class).
-  seq["pretokenizers"] = {split("[\r\n]"), split(R"(\s?\p{L}+)"), split(R"(\s?\p{P}+)"),
+  seq["pretokenizers"] = {split("[\r\n]"),
+                          split(R"(\s?\p{L}+)"),
+                          split(R"(\s?\p{P}+)"),
                           split("[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+"),
-                          {{"type", "Digits"}, {"individual_digits", true}}, byte_level(false)};
+                          {{"type", "Digits"}, {"individual_digits", true}},
+                          byte_level(false)};
   EXPECT_EQ(pre_of(import(make_dir("dscoder", seq, json()))), "deepseek-coder");
 }
 
@@ -174,11 +178,10 @@ TEST(HfImport, VocabularyFromTokenizerJsonAlone) {
   for (int b = 0; b < 256; ++b) vocab[enc(std::string(1, char(b)))] = b;
   vocab["ab"] = 256;
   vocab[enc(" ") + "ab"] = 257;
-  const json tj = {{"pre_tokenizer", byte_level(true)},
-                   {"model",
-                    {{"type", "BPE"},
-                     {"vocab", vocab},
-                     {"merges", {"a b", json::array({enc(" "), "ab"})}}}}};
+  const json tj = {
+      {"pre_tokenizer", byte_level(true)},
+      {"model",
+       {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"a b", json::array({enc(" "), "ab"})}}}}};
   tz::test::write_file(dir + "/tokenizer.json", tj.dump());
   tz::GgufFile f(import(dir));
   const tz::Vocab v = tz::Vocab::from_gguf(f);

@@ -46,8 +46,7 @@ TEST(PreTokenizer, WhitespaceEscapesAreUnicodeWhiteSpace) {
 TEST(PreTokenizer, Gpt2) {
   EXPECT_EQ(split("gpt-2", "Hello world"), (Words{"Hello", " world"}));
   // Contractions are case-sensitive: "'T" is not one; the apostrophe is punctuation.
-  EXPECT_EQ(split("gpt-2", "I'm can't DON'T"),
-            (Words{"I", "'m", " can", "'t", " DON", "'", "T"}));
+  EXPECT_EQ(split("gpt-2", "I'm can't DON'T"), (Words{"I", "'m", " can", "'t", " DON", "'", "T"}));
   // Digit runs stay whole, with one leading space.
   EXPECT_EQ(split("gpt-2", "12345 67"), (Words{"12345", " 67"}));
   // A whitespace run gives its last space to the next word (\s+(?!\S) backtracks).
@@ -62,7 +61,10 @@ TEST(PreTokenizer, Gpt2) {
   // and keep the two together).
   EXPECT_EQ(split("gpt-2", "\u0085\u0085x"), (Words{"\u0085", "\u0085", "x"}));
   // Ill-formed UTF-8 matches nothing: each such stretch is a word.
-  EXPECT_EQ(split("gpt-2", "ab\xff" "cd \xC3"), (Words{"ab", "\xff", "cd", " ", "\xC3"}));
+  EXPECT_EQ(split("gpt-2",
+                  "ab\xff"
+                  "cd \xC3"),
+            (Words{"ab", "\xff", "cd", " ", "\xC3"}));
 }
 
 TEST(PreTokenizer, Llama3) {
@@ -79,7 +81,8 @@ TEST(PreTokenizer, Llama3) {
   EXPECT_EQ(split("llama-bpe", "a  \n\n  b"), (Words{"a", "  \n\n", " ", " b"}));
   // Punctuation takes trailing newlines.
   EXPECT_EQ(split("llama-bpe", "end.\n\nNext"), (Words{"end", ".\n\n", "Next"}));
-  EXPECT_EQ(split("llama-bpe", "你好世界 🦙🦙 ok"), (Words{"你好世界", " 🦙🦙", " ok"}));
+  EXPECT_EQ(split("llama-bpe", "你好世界 🦙🦙 ok"),
+            (Words{"你好世界", " 🦙🦙", " ok"}));
 }
 
 TEST(PreTokenizer, Qwen2) {
@@ -105,8 +108,7 @@ TEST(PreTokenizer, DeepseekLlm) {
   EXPECT_EQ(split("deepseek-llm", "Ωμέγα Ωμέγα"), (Words{"Ωμέγα", " Ωμέγα"}));
   // The "CJK" class includes U+0800..U+4E00, so it cuts letters such as U+1F7D and U+2126
   // out of their letter-class word again.
-  EXPECT_EQ(split("deepseek-llm", "a \u1F7D \u2126"),
-            (Words{"a", " ", "\u1F7D", " ", "\u2126"}));
+  EXPECT_EQ(split("deepseek-llm", "a \u1F7D \u2126"), (Words{"a", " ", "\u1F7D", " ", "\u2126"}));
 }
 
 TEST(PreTokenizer, Falcon) {

@@ -48,10 +48,11 @@ void round_trip(const std::string& vocab_path, const char* vocab_name) {
     const bool same = back == text;
     EXPECT_TRUE(same) << vocab_name << " on " << c.name << ": " << first_difference(back, text);
     const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
-    std::printf("round trip %-9s %-15s %zu bytes -> %zu tokens: %s (encode %.0f ms, decode %.0f "
-                "ms)\n",
-                vocab_name, c.name, text.size(), ids.size(), same ? "identical" : "DIFFERENT",
-                ms(t1 - t0), ms(t2 - t1));
+    std::printf(
+        "round trip %-9s %-15s %zu bytes -> %zu tokens: %s (encode %.0f ms, decode %.0f "
+        "ms)\n",
+        vocab_name, c.name, text.size(), ids.size(), same ? "identical" : "DIFFERENT", ms(t1 - t0),
+        ms(t2 - t1));
   }
 }
 

@@ -20,8 +20,7 @@ struct SuiteCase {
 
 // .inp: cases separated by "\n__ggml_vocab_test__\n" (the last one terminated by it);
 // .out: one line of space-separated ids per case.
-inline std::vector<SuiteCase> load_suite(const std::string& inp_path,
-                                         const std::string& out_path) {
+inline std::vector<SuiteCase> load_suite(const std::string& inp_path, const std::string& out_path) {
   const std::string inp = read_file(inp_path);
   const std::string sep = "\n__ggml_vocab_test__\n";
   std::vector<SuiteCase> cases;

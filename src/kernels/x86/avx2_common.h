@@ -32,7 +32,9 @@ static inline float reduce8(__m256 v) {
 }
 
 // 8 consecutive weights widened to float (exact).
-static inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+static inline __m256 load8(const float* p) {
+  return _mm256_loadu_ps(p);
+}
 static inline __m256 load8(const uint16_t* p, bool bf16) {
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   if (!bf16) return _mm256_cvtph_ps(h);
@@ -62,8 +64,8 @@ static inline float dot16(const W* w, const float* x, size_t n, bool bf16 = fals
     std::memcpy(wt, w + k, (n - k) * sizeof(W));
     std::memcpy(xt, x + k, (n - k) * sizeof(float));
     const __m256i rem = _mm256_set1_epi32(int(n - k));
-    const __m256 mlo = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(rem, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    const __m256 mlo =
+        _mm256_castsi256_ps(_mm256_cmpgt_epi32(rem, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
     const __m256 mhi = _mm256_castsi256_ps(
         _mm256_cmpgt_epi32(rem, _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15)));
     __m256 flo, fhi;
@@ -131,8 +133,8 @@ static inline __m256 exp8(__m256 x) {
   // n1 = n / 2 truncated toward zero (C++ integer division), n2 = n - n1. Lanes outside the
   // valid range are replaced below, so their garbage exponents do not matter.
   const __m256 lo = _mm256_set1_ps(-87.33654f), hi = _mm256_set1_ps(88.72283f);
-  const __m256i ni = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(n, _mm256_set1_ps(-126.0f)),
-                                                      _mm256_set1_ps(128.0f)));
+  const __m256i ni = _mm256_cvtps_epi32(
+      _mm256_min_ps(_mm256_max_ps(n, _mm256_set1_ps(-126.0f)), _mm256_set1_ps(128.0f)));
   const __m256i n1 = _mm256_srai_epi32(_mm256_add_epi32(ni, _mm256_srli_epi32(ni, 31)), 1);
   const __m256i n2 = _mm256_sub_epi32(ni, n1);
   const __m256i bias = _mm256_set1_epi32(127);

@@ -7,13 +7,17 @@ namespace tz {
 
 namespace {
 
-inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 load16(const float* p) {
+  return _mm512_loadu_ps(p);
+}
 inline __m512 load16(const uint16_t* p, bool bf16) {
   const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   if (!bf16) return _mm512_cvtph_ps(h);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
-inline __m512 load16_masked(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+inline __m512 load16_masked(const float* p, __mmask16 m) {
+  return _mm512_maskz_loadu_ps(m, p);
+}
 inline __m512 load16_masked(const uint16_t* p, __mmask16 m, bool bf16) {
   const __m256i h = _mm256_maskz_loadu_epi16(m, p);
   if (!bf16) return _mm512_cvtph_ps(h);
@@ -38,8 +42,7 @@ struct Avx512 {
       if constexpr (sizeof(W) == 4)
         acc = _mm512_mask3_fmadd_ps(load16_masked(w + k, m), load16_masked(x + k, m), acc, m);
       else
-        acc = _mm512_mask3_fmadd_ps(load16_masked(w + k, m, bf16), load16_masked(x + k, m), acc,
-                                    m);
+        acc = _mm512_mask3_fmadd_ps(load16_masked(w + k, m, bf16), load16_masked(x + k, m), acc, m);
     }
     return x86::reduce16(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
   }

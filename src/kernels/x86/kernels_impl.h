@@ -41,7 +41,8 @@ void dot16_x4(const W* w, const float* x, size_t n_cols, float* out) {
     W wt[16] = {};
     float xt[4][16] = {};
     std::memcpy(wt, w + k, (n_cols - k) * sizeof(W));
-    for (int t = 0; t < 4; ++t) std::memcpy(xt[t], x + t * n_cols + k, (n_cols - k) * sizeof(float));
+    for (int t = 0; t < 4; ++t)
+      std::memcpy(xt[t], x + t * n_cols + k, (n_cols - k) * sizeof(float));
     const float* xp[4] = {xt[0], xt[1], xt[2], xt[3]};
     step(wt, xp);
   }
@@ -49,8 +50,8 @@ void dot16_x4(const W* w, const float* x, size_t n_cols, float* out) {
 }
 
 template <typename P, typename W, bool BF16 = false>
-void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
+                size_t n_tok, float* y, size_t ldy) {
   const float* xf = static_cast<const float*>(x);
   for (size_t r = 0; r < n_rows; ++r) {
     const W* wr = reinterpret_cast<const W*>(w + r * w_row_bytes);
@@ -69,27 +70,43 @@ constexpr size_t kTokTile = 64;  // tokens whose accumulators live on the stack 
 // Lane j of a vector set from a scalar (j < 8), without a round trip through memory.
 inline __m128i insert_u16(__m128i v, uint16_t x, size_t j) {
   switch (j) {
-    case 0: return _mm_insert_epi16(v, x, 0);
-    case 1: return _mm_insert_epi16(v, x, 1);
-    case 2: return _mm_insert_epi16(v, x, 2);
-    case 3: return _mm_insert_epi16(v, x, 3);
-    case 4: return _mm_insert_epi16(v, x, 4);
-    case 5: return _mm_insert_epi16(v, x, 5);
-    case 6: return _mm_insert_epi16(v, x, 6);
-    default: return _mm_insert_epi16(v, x, 7);
+    case 0:
+      return _mm_insert_epi16(v, x, 0);
+    case 1:
+      return _mm_insert_epi16(v, x, 1);
+    case 2:
+      return _mm_insert_epi16(v, x, 2);
+    case 3:
+      return _mm_insert_epi16(v, x, 3);
+    case 4:
+      return _mm_insert_epi16(v, x, 4);
+    case 5:
+      return _mm_insert_epi16(v, x, 5);
+    case 6:
+      return _mm_insert_epi16(v, x, 6);
+    default:
+      return _mm_insert_epi16(v, x, 7);
   }
 }
 inline __m256 insert_f32(__m256 v, float x, size_t j) {
   const __m256 b = _mm256_set1_ps(x);
   switch (j) {
-    case 0: return _mm256_blend_ps(v, b, 1);
-    case 1: return _mm256_blend_ps(v, b, 2);
-    case 2: return _mm256_blend_ps(v, b, 4);
-    case 3: return _mm256_blend_ps(v, b, 8);
-    case 4: return _mm256_blend_ps(v, b, 16);
-    case 5: return _mm256_blend_ps(v, b, 32);
-    case 6: return _mm256_blend_ps(v, b, 64);
-    default: return _mm256_blend_ps(v, b, 128);
+    case 0:
+      return _mm256_blend_ps(v, b, 1);
+    case 1:
+      return _mm256_blend_ps(v, b, 2);
+    case 2:
+      return _mm256_blend_ps(v, b, 4);
+    case 3:
+      return _mm256_blend_ps(v, b, 8);
+    case 4:
+      return _mm256_blend_ps(v, b, 16);
+    case 5:
+      return _mm256_blend_ps(v, b, 32);
+    case 6:
+      return _mm256_blend_ps(v, b, 64);
+    default:
+      return _mm256_blend_ps(v, b, 128);
   }
 }
 
@@ -208,18 +225,18 @@ inline int32_t q6_k_int(const BlockQ6_K& w, const ActQ8K& x) {
   for (int h = 0; h < 2; ++h) {
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh + 32 * h));
     for (int g = 0; g < 4; ++g) {
-      const __m256i ql = _mm256_loadu_si256(
-          reinterpret_cast<const __m256i*>(w.ql + 64 * h + 32 * (g & 1)));
-      const __m256i low4 = g < 2 ? _mm256_and_si256(ql, nib)
-                                 : _mm256_and_si256(_mm256_srli_epi16(ql, 4), nib);
+      const __m256i ql =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.ql + 64 * h + 32 * (g & 1)));
+      const __m256i low4 =
+          g < 2 ? _mm256_and_si256(ql, nib) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), nib);
       const __m256i high2 =
           _mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), two);  // bits 2g, 2g+1 of each byte
       const __m256i q = _mm256_or_si256(low4, _mm256_slli_epi16(high2, 4));
       const __m256i xv =
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 128 * h + 32 * g));
       const int i0 = 8 * h + 2 * g;  // sub-blocks i0 (bytes 0-15) and i0 + 1 (bytes 16-31)
-      const __m256i sc = _mm256_setr_m128i(_mm_set1_epi16(w.scales[i0]),
-                                           _mm_set1_epi16(w.scales[i0 + 1]));
+      const __m256i sc =
+          _mm256_setr_m128i(_mm_set1_epi16(w.scales[i0]), _mm_set1_epi16(w.scales[i0 + 1]));
       acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(q, xv), sc));
     }
   }
@@ -291,7 +308,8 @@ void gemm_k(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
 // 32 floats times id, rounded half to even, packed to int8 in order.
 inline void quantize32(const float* x, __m256 idv, int8_t* dst) {
   __m256i q[4];
-  for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), idv));
+  for (int i = 0; i < 4; ++i)
+    q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), idv));
   const __m256i a = _mm256_packs_epi32(q[0], q[1]), b = _mm256_packs_epi32(q[2], q[3]);
   __m256i c = _mm256_packs_epi16(a, b);
   c = _mm256_permutevar8x32_epi32(c, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
@@ -301,7 +319,8 @@ inline void quantize32(const float* x, __m256 idv, int8_t* dst) {
 inline float amax_n(const float* x, size_t n) {  // n a multiple of 8
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   __m256 mx = _mm256_setzero_ps();
-  for (size_t i = 0; i < n; i += 8) mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask));
+  for (size_t i = 0; i < n; i += 8)
+    mx = _mm256_max_ps(mx, _mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask));
   __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
   m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
   m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
@@ -317,8 +336,10 @@ void quantize_act_q8k_x86(const float* x, ActQ8K* dst, size_t n) {
     const __m256 idv = _mm256_set1_ps(id);
     for (int c = 0; c < 8; ++c) quantize32(xb + 32 * c, idv, dst[b].qs + 32 * c);
     for (int g = 0; g < 16; ++g) {
-      const __m128i v = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(dst[b].qs + 16 * g)));
-      const __m128i v2 = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(dst[b].qs + 16 * g + 8)));
+      const __m128i v =
+          _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(dst[b].qs + 16 * g)));
+      const __m128i v2 = _mm_cvtepi8_epi16(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(dst[b].qs + 16 * g + 8)));
       __m128i s = _mm_madd_epi16(_mm_add_epi16(v, v2), _mm_set1_epi16(1));
       s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
       s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
@@ -369,8 +390,8 @@ void rmsnorm_x86(const float* x, const float* w, float eps, size_t n, float* out
   const __m256 s = _mm256_set1_ps(scale);
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), s),
-                                            _mm256_loadu_ps(w + i)));
+    _mm256_storeu_ps(
+        out + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), s), _mm256_loadu_ps(w + i)));
   for (; i < n; ++i) out[i] = (x[i] * scale) * w[i];
 }
 
