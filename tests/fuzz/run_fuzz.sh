@@ -101,3 +101,25 @@ if [ $rc -ne 0 ]; then
   exit 1
 fi
 echo "no crash in ${seconds}s; corpus: $(find "$corpus" -type f | wc -l) files"
+
+# The tokenizers: encode/decode of arbitrary bytes with every vocabulary, for the same time.
+tok_fuzzer=$build/tests/fuzz/tz_fuzz_tokenizer
+tok_corpus=$build/fuzz-corpus-tokenizer
+mkdir -p "$tok_corpus"
+printf 'Hello world' >"$tok_corpus/hello"
+printf ' \t\n  spaces\r\n and <s> control </s> tokens' >"$tok_corpus/space"
+printf 'ied 4 \xc2\xbd months \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\xa6\x99 \xff\xfe bad utf-8' >"$tok_corpus/utf8"
+if [ -f "$shared/text/tinyshakespeare.txt" ]; then head -c 2000 "$shared/text/tinyshakespeare.txt" >"$tok_corpus/shakespeare"; fi
+tok_log=$build/fuzz-tokenizer.log
+set +e
+"$tok_fuzzer" "$tok_corpus" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+  -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$artifacts/tokenizer-" >"$tok_log" 2>&1
+rc=$?
+set -e
+grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$tok_log" || true
+if [ $rc -ne 0 ]; then
+  tail -n 40 "$tok_log" >&2
+  echo "run_fuzz.sh: the tokenizer fuzzer failed (exit $rc); reproducer(s) in $artifacts" >&2
+  exit 1
+fi
+echo "tokenizers: no crash and no round-trip failure in ${seconds}s"
