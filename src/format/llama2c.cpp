@@ -6,18 +6,13 @@
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "format/gguf_writer.h"
+#include "tokenizer/synthetic_vocab.h"
 
 namespace tz {
 
 namespace {
 
-struct Tokenizer {
-  std::vector<std::string> tokens;
-  std::vector<float> scores;
-  std::vector<int32_t> types;
-};
-
-Tokenizer read_tokenizer(const std::string& path, int vocab_size) {
+SpmVocabData read_tokenizer(const std::string& path, int vocab_size) {
   MappedFile f(path);
   const uint8_t* p = f.data();
   size_t left = f.size();
@@ -30,7 +25,7 @@ Tokenizer read_tokenizer(const std::string& path, int vocab_size) {
   int32_t max_len = 0;
   take(&max_len, 4);
   if (max_len <= 0 || max_len > 4096) throw Error(path + ": not a llama2.c tokenizer (bad header)");
-  Tokenizer t;
+  SpmVocabData t;
   for (int i = 0; i < vocab_size; ++i) {
     float score;
     int32_t len;
@@ -96,7 +91,7 @@ Llama2cImportStats convert_llama2c(const std::string& model_path, const std::str
     bad("truncated: " + std::to_string(file->size()) + " bytes, the header implies " +
         std::to_string(need));
 
-  const Tokenizer tok = read_tokenizer(tokenizer_path, s.vocab_size);
+  const SpmVocabData tok = read_tokenizer(tokenizer_path, s.vocab_size);
 
   GgufWriter w;
   w.add_string("general.architecture", "llama");
@@ -110,13 +105,7 @@ Llama2cImportStats convert_llama2c(const std::string& model_path, const std::str
   w.add_u32("llama.rope.dimension_count", uint32_t(hs));
   w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   w.add_u32("general.file_type", 0);  // all f32
-  w.add_string("tokenizer.ggml.model", "llama");
-  w.add_string_array("tokenizer.ggml.tokens", tok.tokens);
-  w.add_f32_array("tokenizer.ggml.scores", tok.scores);
-  w.add_i32_array("tokenizer.ggml.token_type", tok.types);
-  w.add_u32("tokenizer.ggml.unknown_token_id", 0);
-  w.add_u32("tokenizer.ggml.bos_token_id", 1);
-  w.add_u32("tokenizer.ggml.eos_token_id", 2);
+  write_spm_vocab(w, tok);
 
   const float* base = reinterpret_cast<const float*>(file->data() + 28);
   auto add = [&](const std::string& name, size_t offset, std::vector<int64_t> ne) {

@@ -93,15 +93,9 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   w.add_u32(a + "rope.dimension_count", uint32_t(P.head_dim));
   w.add_f32(a + "rope.freq_base", float(P.rope_base));
   w.add_f32(a + "attention.layer_norm_rms_epsilon", P.rms_eps);
-  const SyntheticVocab vocab = make_synthetic_spm_vocab(P.n_vocab);
-  w.add_string("tokenizer.ggml.model", "llama");
+  const SpmVocabData vocab = make_synthetic_spm_vocab(P.n_vocab);
+  write_spm_vocab(w, vocab);
   w.add_string("tokenizer.ggml.pre", "default");
-  w.add_string_array("tokenizer.ggml.tokens", vocab.tokens);
-  w.add_f32_array("tokenizer.ggml.scores", vocab.scores);
-  w.add_i32_array("tokenizer.ggml.token_type", vocab.types);
-  w.add_u32("tokenizer.ggml.unknown_token_id", 0);
-  w.add_u32("tokenizer.ggml.bos_token_id", 1);
-  w.add_u32("tokenizer.ggml.eos_token_id", 2);
   w.add_bool("tokenizer.ggml.add_bos_token", true);
   w.add_bool("tokenizer.ggml.add_eos_token", false);
 

@@ -7,9 +7,9 @@
 
 namespace tz {
 
-SyntheticVocab make_synthetic_spm_vocab(int n_vocab) {
+SpmVocabData make_synthetic_spm_vocab(int n_vocab) {
   check(n_vocab >= 300, "a synthetic vocabulary needs at least 300 tokens");
-  SyntheticVocab v;
+  SpmVocabData v;
   std::set<std::string> seen;
   auto push = [&](const std::string& t, float score, int32_t type) {
     if (int(v.tokens.size()) >= n_vocab || !seen.insert(t).second) return;
@@ -53,6 +53,16 @@ SyntheticVocab make_synthetic_spm_vocab(int n_vocab) {
     push(name, -200.0f - 0.001f * float(k), 1);
   }
   return v;
+}
+
+void write_spm_vocab(GgufWriter& w, const SpmVocabData& v) {
+  w.add_string("tokenizer.ggml.model", "llama");
+  w.add_string_array("tokenizer.ggml.tokens", v.tokens);
+  w.add_f32_array("tokenizer.ggml.scores", v.scores);
+  w.add_i32_array("tokenizer.ggml.token_type", v.types);
+  w.add_u32("tokenizer.ggml.unknown_token_id", 0);
+  w.add_u32("tokenizer.ggml.bos_token_id", 1);
+  w.add_u32("tokenizer.ggml.eos_token_id", 2);
 }
 
 }  // namespace tz

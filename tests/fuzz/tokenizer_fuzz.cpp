@@ -43,14 +43,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   load(shared + "/vocab/ggml-vocab-llama-spm.gguf", "llama-spm");
   load(shared + "/vocab/ggml-vocab-gpt-2.gguf", "gpt-2");
   // The synthetic vocabulary, written once to a temporary file.
-  const tz::SyntheticVocab s = tz::make_synthetic_spm_vocab(512);
+  const tz::SpmVocabData s = tz::make_synthetic_spm_vocab(512);
   tz::GgufWriter w;
-  w.add_string("tokenizer.ggml.model", "llama");
-  w.add_string_array("tokenizer.ggml.tokens", s.tokens);
-  w.add_f32_array("tokenizer.ggml.scores", s.scores);
-  w.add_i32_array("tokenizer.ggml.token_type", s.types);
-  w.add_u32("tokenizer.ggml.bos_token_id", 1);
-  w.add_u32("tokenizer.ggml.eos_token_id", 2);
+  tz::write_spm_vocab(w, s);
   const std::string path =
       (std::filesystem::temp_directory_path() / "tz_fuzz_synthetic_vocab.gguf").string();
   w.write(path);
