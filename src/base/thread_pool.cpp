@@ -4,8 +4,21 @@
 
 namespace tz {
 
+namespace {
+// A spin-wait hint (x86 PAUSE): frees the core's pipeline for a sibling thread while waiting.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
   check(n_threads >= 1 && n_threads <= 1024, "thread count must be between 1 and 1024");
+  // Spinning only pays when every thread has a core: with more threads than cores a spinning
+  // thread takes the time slice of the one it waits for, so block at once.
+  const unsigned cores = std::thread::hardware_concurrency();
+  spin_limit_ = cores != 0 && unsigned(n_threads) > cores ? 0 : 4000;
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -37,7 +50,8 @@ void ThreadPool::run(size_t n, const std::function<void(size_t, size_t)>& fn) {
   do_slice(0);
   // Wait for the workers: spin briefly (the common case is a short matmul), then block.
   for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
-    if (spin > 2000) {
+    cpu_relax();
+    if (spin > spin_limit_ / 8) {
       int p = pending_.load(std::memory_order_acquire);
       if (p != 0) pending_.wait(p, std::memory_order_acquire);
     }
@@ -50,7 +64,8 @@ void ThreadPool::worker_loop(int index) {
   for (;;) {
     uint64_t g = generation_.load(std::memory_order_acquire);
     for (int spin = 0; g == seen; ++spin) {
-      if (spin > 20000) generation_.wait(g, std::memory_order_acquire);
+      cpu_relax();
+      if (spin > spin_limit_) generation_.wait(g, std::memory_order_acquire);
       g = generation_.load(std::memory_order_acquire);
     }
     seen = g;

@@ -32,6 +32,7 @@ class ThreadPool {
   void do_slice(int index);
 
   int n_threads_;
+  int spin_limit_ = 4000;  // PAUSE iterations a waiting worker spins before it blocks
   std::vector<std::thread> workers_;
   const std::function<void(size_t, size_t)>* job_ = nullptr;
   size_t job_n_ = 0;
