@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ CliResult run_tzero(const std::vector<std::string>& args, const std::string& std
 
 // Makes (once per process) a gen-model file and returns its path.
 std::string generated_model(const std::string& preset, const std::string& dtype, uint64_t seed = 1);
+
+// n values from a normal distribution (mean 0, standard deviation `scale`), reproducible in seed.
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f);
 
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);

@@ -12,19 +12,12 @@
 #include "kernels/kernel_set.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
+#include "support/test_support.h"
 
 namespace {
 
 using tz::KernelSet;
 using tz::TensorType;
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 bool same_bits(const float* a, const float* b, size_t n) {
   return std::memcmp(a, b, n * sizeof(float)) == 0;
@@ -63,12 +56,12 @@ TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
       for (size_t n_cols_f : {n_cols, n_cols + (block == 1 ? 7 : 0)}) {
         const size_t K = n_cols_f;
         const size_t N = 13, T = 5;
-        const std::vector<float> wf = random_floats(N * K, seed++);
+        const std::vector<float> wf = tz::test::random_floats(N * K, seed++);
         const size_t rb = tz::row_bytes(type, K);
         std::vector<uint8_t> w(N * rb);
         for (size_t r = 0; r < N; ++r) tz::quantize_row(type, &wf[r * K], &w[r * rb], K);
         const tz::Matrix m{type, w.data(), int64_t(N), int64_t(K), rb};
-        const std::vector<float> x = random_floats(T * K, seed++);
+        const std::vector<float> x = tz::test::random_floats(T * K, seed++);
         tz::MatmulScratch scratch;
         std::vector<float> ref(T * N), got(T * N);
         tz::matmul(pool, tz::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
@@ -88,9 +81,10 @@ TEST(KernelVariants, DotRmsnormSwigluEqualScalarBitsForAllLengths) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   const KernelSet& s = tz::scalar_kernels();
   for (size_t n = 1; n <= 300; ++n) {
-    const auto a = random_floats(n, uint32_t(n)), b = random_floats(n, uint32_t(n + 1000));
-    const auto w = random_floats(n, uint32_t(n + 2000));
-    const auto g = random_floats(n, uint32_t(n + 3000), 6.0f);  // reaches silu's tails
+    const auto a = tz::test::random_floats(n, uint32_t(n)),
+               b = tz::test::random_floats(n, uint32_t(n + 1000));
+    const auto w = tz::test::random_floats(n, uint32_t(n + 2000));
+    const auto g = tz::test::random_floats(n, uint32_t(n + 3000), 6.0f);  // reaches silu's tails
     std::vector<float> r1(n), r2(n), s1(n), s2(n);
     s.rmsnorm(a.data(), w.data(), 1e-5f, n, r1.data());
     s.swiglu(g.data(), b.data(), n, s1.data());
@@ -125,9 +119,9 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
   for (size_t head_dim : {8, 64, 80, 128}) {
     for (size_t n_kv : {1, 2, 7, 16, 33, 100, 257}) {
       const size_t stride = head_dim * 3;
-      const auto q = random_floats(head_dim, seed++, 2.0f);
-      const auto kc = random_floats(n_kv * stride, seed++, 2.0f);
-      const auto vc = random_floats(n_kv * stride, seed++);
+      const auto q = tz::test::random_floats(head_dim, seed++, 2.0f);
+      const auto kc = tz::test::random_floats(n_kv * stride, seed++, 2.0f);
+      const auto vc = tz::test::random_floats(n_kv * stride, seed++);
       std::vector<float> scratch(n_kv), ref(head_dim), got(head_dim);
       const float scale = 0.125f;
       tz::scalar_kernels().attention_head(q.data(), kc.data(), vc.data(), n_kv, head_dim, stride,
@@ -145,7 +139,7 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
 TEST(KernelVariants, ActivationQuantizationEqualsScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   for (uint32_t seed = 0; seed < 50; ++seed) {
-    auto x = random_floats(32 * 9, seed, seed % 2 ? 0.01f : 30.0f);
+    auto x = tz::test::random_floats(32 * 9, seed, seed % 2 ? 0.01f : 30.0f);
     if (seed == 3) std::fill(x.begin(), x.begin() + 32, 0.0f);  // an all-zero block
     // A block with amax 127 has d = 1 and id = 1, so x = k + 0.5 are exact ties (to even).
     if (seed == 4) {

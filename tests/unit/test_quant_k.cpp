@@ -11,18 +11,7 @@
 #include "kernels/dot.h"
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
-
-namespace {
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
-
-}  // namespace
+#include "support/test_support.h"
 
 // Packing then unpacking the 6-bit scales and mins of Q4_K gives back every value 0..63.
 TEST(QuantK, Q4KScalePackingRoundTrips) {
@@ -53,7 +42,7 @@ TEST(QuantK, Q4KScalePackingRoundTrips) {
 }
 
 TEST(QuantK, DequantizationErrorIsBoundedForBothTypes) {
-  const auto x = random_floats(256 * 16, 5);
+  const auto x = tz::test::random_floats(256 * 16, 5);
   std::vector<tz::BlockQ4_K> q4(16);
   std::vector<tz::BlockQ6_K> q6(16);
   tz::quantize_row(tz::TensorType::Q4_K, x.data(), q4.data(), x.size());
@@ -78,7 +67,8 @@ TEST(QuantK, DequantizationErrorIsBoundedForBothTypes) {
 TEST(QuantK, DotRefsAgreeWithFloat64) {
   for (size_t nb : {1, 3, 8, 9, 22}) {
     const size_t n = nb * 256;
-    const auto w = random_floats(n, uint32_t(nb)), x = random_floats(n, uint32_t(nb + 100));
+    const auto w = tz::test::random_floats(n, uint32_t(nb)),
+               x = tz::test::random_floats(n, uint32_t(nb + 100));
     std::vector<tz::BlockQ4_K> q4(nb);
     std::vector<tz::BlockQ6_K> q6(nb);
     std::vector<tz::ActQ8K> xq(nb);
@@ -103,7 +93,7 @@ TEST(QuantK, DotRefsAgreeWithFloat64) {
 }
 
 TEST(QuantK, ActivationBlockSumsAreExact) {
-  const auto x = random_floats(512, 9, 3.0f);
+  const auto x = tz::test::random_floats(512, 9, 3.0f);
   std::vector<tz::ActQ8K> q(2);
   tz::quantize_act_q8k(x.data(), q.data(), x.size());
   for (const auto& b : q)

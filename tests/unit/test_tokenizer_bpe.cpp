@@ -17,22 +17,8 @@
 
 namespace {
 
-using tz::test::load_suite;
+using tz::test::run_suite;
 using Ids = std::vector<int32_t>;
-
-int run_suite(const tz::Vocab& vocab, const std::string& inp, const std::string& out,
-              const char* name) {
-  const auto cases = load_suite(inp, out);
-  EXPECT_EQ(cases.size(), 46u) << "the suite has 46 cases";
-  int passed = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const auto got = vocab.tokenize(cases[i].text, /*add_special=*/false, /*parse_special=*/false);
-    EXPECT_EQ(got, cases[i].ids) << name << " case " << i << ": \"" << cases[i].text << "\"";
-    passed += got == cases[i].ids;
-  }
-  std::printf("%s tokenizer suite: %d/%zu cases passed\n", name, passed, cases.size());
-  return passed;
-}
 
 // The Qwen2 vocabulary imported once per process from ../shared/data/vocab/qwen2-hf.
 std::string qwen2_gguf() {

@@ -10,23 +10,13 @@
 #include "tokenizer/vocab.h"
 #include "unit/test_tokenizer_suite.h"
 
-using tz::test::load_suite;
-
 TEST(TokenizerSpm, LlamaSpmSuiteCaseByCase) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-llama-spm.gguf");
   TZ_REQUIRE_SHARED(inp, "vocab/ggml-vocab-llama-spm.gguf.inp");
   TZ_REQUIRE_SHARED(out, "vocab/ggml-vocab-llama-spm.gguf.out");
   tz::GgufFile f(vocab_path);
   const tz::Vocab vocab = tz::Vocab::from_gguf(f);
-  const auto cases = load_suite(inp, out);
-  ASSERT_EQ(cases.size(), 46u) << "the suite has 46 cases";
-  int passed = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const auto got = vocab.tokenize(cases[i].text, /*add_special=*/false, /*parse_special=*/false);
-    EXPECT_EQ(got, cases[i].ids) << "case " << i << ": \"" << cases[i].text << "\"";
-    passed += got == cases[i].ids;
-  }
-  std::printf("llama-spm tokenizer suite: %d/%zu cases passed\n", passed, cases.size());
+  EXPECT_EQ(tz::test::run_suite(vocab, inp, out, "llama-spm"), 46);
 }
 
 TEST(TokenizerSpm, AddsBosAndParsesSpecialOnlyWhenAsked) {

@@ -2,6 +2,7 @@
 // byte-level BPE vocabularies written as GGUF for tests that need a vocabulary of their own.
 #pragma once
 
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "format/gguf_writer.h"
 #include "support/test_support.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/vocab.h"
 
 namespace tz::test {
 
@@ -80,6 +82,22 @@ inline std::string write_byte_level_vocab(const std::string& path,
   w.add_string_array("tokenizer.ggml.merges", m);
   w.write(path);
   return path;
+}
+
+// Tokenizes every case of a suite without BOS/EOS or special parsing (as the suites were made),
+// expects each case's ids, prints the count and returns how many passed.
+inline int run_suite(const Vocab& vocab, const std::string& inp, const std::string& out,
+                     const char* name) {
+  const auto cases = load_suite(inp, out);
+  EXPECT_EQ(cases.size(), 46u) << "the suite has 46 cases";
+  int passed = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto got = vocab.tokenize(cases[i].text, /*add_special=*/false, /*parse_special=*/false);
+    EXPECT_EQ(got, cases[i].ids) << name << " case " << i << ": \"" << cases[i].text << "\"";
+    passed += got == cases[i].ids;
+  }
+  std::printf("%s tokenizer suite: %d/%zu cases passed\n", name, passed, cases.size());
+  return passed;
 }
 
 }  // namespace tz::test
