@@ -110,8 +110,9 @@ void bm_attention(benchmark::State& state, const KernelSet* k, size_t n_kv, size
   const std::vector<float> v = random_floats(n_kv * head_dim, 9);
   std::vector<float> scratch(n_kv), out(head_dim);
   for (auto _ : state) {
-    k->attention_head(q.data(), kk.data(), v.data(), n_kv, head_dim, head_dim, 0.125f,
-                      scratch.data(), out.data());
+    const float *kp = kk.data(), *vp = v.data();
+    k->attention_head(q.data(), tz::single_block(&kp, head_dim), tz::single_block(&vp, head_dim),
+                      n_kv, head_dim, 0.125f, scratch.data(), out.data());
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }

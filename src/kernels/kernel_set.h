@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
 
@@ -27,9 +28,8 @@ struct KernelSet {
   void (*quantize_act_q8k)(const float* x, ActQ8K* dst, size_t n);
   float (*dot_f32)(const float* a, const float* b, size_t n);
   void (*rmsnorm)(const float* x, const float* w, float eps, size_t n, float* out);
-  void (*attention_head)(const float* q, const float* k, const float* v, size_t n_kv,
-                         size_t head_dim, size_t kv_stride, float scale, float* scratch,
-                         float* out);
+  void (*attention_head)(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
+                         size_t head_dim, float scale, float* scratch, float* out);
   void (*swiglu)(const float* gate, const float* up, size_t n, float* out);
 
   GemmFn gemm_for(TensorType t) const;  // nullptr for types without a matmul

@@ -14,12 +14,12 @@
 
 namespace tz {
 
-void Forward::attention_fast(int il, int n, int pos, KvCache& kv) {
+void Forward::attention_fast(const ForwardBatch& batch) {
   constexpr size_t kParts = 3;
   const int hd = hp_.head_dim, group = hp_.n_head / hp_.n_head_kv;
   const size_t q_dim = size_t(hp_.q_dim());
   const float scale = 1.0f / std::sqrt(float(hd));
-  const size_t items = size_t(n) * size_t(hp_.n_head);
+  const size_t items = batch.tokens.size() * size_t(hp_.n_head);
   struct State {
     std::atomic_flag lock = ATOMIC_FLAG_INIT;
     int parts_done = 0;
@@ -34,21 +34,22 @@ void Forward::attention_fast(int il, int n, int pos, KvCache& kv) {
     for (size_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < kParts * items;) {
       const size_t i = task / kParts, part = task % kParts;
       const int t = int(i / hp_.n_head), h = int(i % hp_.n_head);
-      const size_t n_kv = size_t(pos + t + 1);
+      const size_t n_kv = size_t(batch.pos[size_t(t)]) + 1;
+      const KvRows& kr = k_rows(batch.seq[size_t(t)], h / group);
+      const KvRows& vr = v_rows(batch.seq[size_t(t)], h / group);
       const size_t a = n_kv * part / kParts, b = n_kv * (part + 1) / kParts;
       const float* q = &q_[t * q_dim + size_t(h) * hd];
-      const size_t kv_off = size_t(h / group) * hd;
       float m = -INFINITY, l = 0;
       e.resize(b - a);
       for (size_t s = a; s < b; ++s) {
-        e[s - a] = kern_.dot_f32(q, kv.k(il, int(s)) + kv_off, size_t(hd)) * scale;
+        e[s - a] = kern_.dot_f32(q, kr.row(s), size_t(hd)) * scale;
         m = std::fmax(m, e[s - a]);
       }
       std::fill(o.begin(), o.end(), 0.0f);
       for (size_t s = a; s < b; ++s) {
         e[s - a] = exp_ref(e[s - a] - m);
         l += e[s - a];
-        const float* v = kv.v(il, int(s)) + kv_off;
+        const float* v = vr.row(s);
         for (int d = 0; d < hd; ++d) o[size_t(d)] = std::fma(e[s - a], v[d], o[size_t(d)]);
       }
       State& st = state[i];

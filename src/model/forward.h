@@ -27,6 +27,24 @@ namespace tz {
 using TraceHook = std::function<void(std::string_view name, int layer, const float* data,
                                      size_t n_tokens, size_t row_len, int pos0)>;
 
+// Tokens of one or more sequences evaluated in one pass (continuous batching). Each token
+// attends to the positions 0..pos of its own sequence, whose keys and values live in the store
+// at the blocks of that sequence's table. Tokens of one sequence appear in increasing position
+// order, and the store already holds their earlier positions.
+struct ForwardBatch {
+  std::vector<int32_t> tokens;         // (n)
+  std::vector<int32_t> pos;            // (n) position of each token in its sequence
+  std::vector<int32_t> seq;            // (n) index into tables
+  std::vector<const int32_t*> tables;  // (n_seqs) block table of each sequence
+  std::vector<int32_t> logits_rows;    // token indices whose logits are wanted, in output order
+
+  void clear() { tokens.clear(), pos.clear(), seq.clear(), tables.clear(), logits_rows.clear(); }
+  void add(int32_t token, int32_t position, int32_t seq_index, bool want_logits) {
+    if (want_logits) logits_rows.push_back(int32_t(tokens.size()));
+    tokens.push_back(token), pos.push_back(position), seq.push_back(seq_index);
+  }
+};
+
 class Forward {
  public:
   // n_ctx: positions the rope table covers; n_batch: most tokens one eval() takes.
@@ -40,6 +58,13 @@ class Forward {
   // logits (n_vocab floats) when logits is not null.
   void eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits);
 
+  // Evaluates a batch of up to n_batch tokens of any sequences, stores their keys and values
+  // in kv, and writes the logits rows the batch asks for to logits ((logits_rows, n_vocab)).
+  // Each row's bits are those the sequence would get alone: every kernel computes each output
+  // element in its canonical order whatever else shares the batch. Traces only single-sequence
+  // batches (eval).
+  void eval_batch(const ForwardBatch& batch, KvStore& kv, float* logits);
+
   void set_trace(TraceHook hook) { trace_ = std::move(hook); }
   // Test hook for the proof tools: flips the lowest bit of the first element of tensor `op` of
   // `layer` at position `pos` when the pass computes it, so its effect can be traced.
@@ -51,8 +76,16 @@ class Forward {
 
  private:
   void trace(std::string_view name, int layer, float* data, size_t n, size_t len, int pos);
-  void attention(int layer, int n, int pos, KvCache& kv);
-  void attention_fast(int layer, int n, int pos, KvCache& kv);  // model/attention_fast.cpp
+  // Key/value rows of each (sequence, kv head) of the batch for one layer.
+  void gather_kv_rows(const ForwardBatch& b, int layer, const KvStore& kv);
+  const KvRows& k_rows(int seq, int kv_head) const {
+    return seq_rows_[(size_t(seq) * size_t(hp_.n_head_kv) + size_t(kv_head)) * 2];
+  }
+  const KvRows& v_rows(int seq, int kv_head) const {
+    return seq_rows_[(size_t(seq) * size_t(hp_.n_head_kv) + size_t(kv_head)) * 2 + 1];
+  }
+  void attention(const ForwardBatch& b);
+  void attention_fast(const ForwardBatch& b);  // model/attention_fast.cpp
   void mm(const Matrix& w, const float* x, size_t n, float* y);
 
   const Model& model_;
@@ -80,6 +113,13 @@ class Forward {
   std::vector<float> proj_;  // (n_batch, n_embd) attention or ffn projection
   std::vector<float> gate_;  // (n_batch, n_ff)
   std::vector<float> up_;    // (n_batch, n_ff)
+  std::vector<float> out_;   // (n_batch, n_embd) normed rows whose logits are wanted
+  // Attention inputs of the current layer.
+  std::vector<int32_t> seq_len_;          // (n_seqs) positions each sequence attends to
+  std::vector<std::vector<float>> wide_;  // (n_seqs) F16 store: K then V rows widened to f32
+  std::vector<const float*> row_ptrs_;    // (n_seqs, n_head_kv, 2, blocks) KvRows::blocks
+  std::vector<KvRows> seq_rows_;          // (n_seqs, n_head_kv, 2) K and V rows
+  ForwardBatch single_;                   // eval()'s batch
 };
 
 }  // namespace tz

@@ -124,11 +124,37 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
       const auto vc = tz::test::random_floats(n_kv * stride, seed++);
       std::vector<float> scratch(n_kv), ref(head_dim), got(head_dim);
       const float scale = 0.125f;
-      tz::scalar_kernels().attention_head(q.data(), kc.data(), vc.data(), n_kv, head_dim, stride,
-                                          scale, scratch.data(), ref.data());
+      const float *kp = kc.data(), *vp = vc.data();
+      tz::scalar_kernels().attention_head(q.data(), tz::single_block(&kp, stride),
+                                          tz::single_block(&vp, stride), n_kv, head_dim, scale,
+                                          scratch.data(), ref.data());
+      // The same rows cut into blocks of 1, 3 and 16 positions, the blocks scattered in memory
+      // in reverse order (a paged cache): the bits must not change.
+      for (size_t block : {size_t(1), size_t(3), size_t(16)}) {
+        const size_t n_blocks = (n_kv + block - 1) / block;
+        std::vector<float> kpaged(n_blocks * block * stride), vpaged(kpaged.size());
+        std::vector<const float*> kb(n_blocks), vb(n_blocks);
+        for (size_t b = 0; b < n_blocks; ++b) {
+          const size_t slot = n_blocks - 1 - b;
+          kb[b] = &kpaged[slot * block * stride];
+          vb[b] = &vpaged[slot * block * stride];
+          for (size_t t = b * block; t < std::min(n_kv, (b + 1) * block); ++t)
+            for (size_t i = 0; i < stride; ++i) {
+              kpaged[(slot * block + t % block) * stride + i] = kc[t * stride + i];
+              vpaged[(slot * block + t % block) * stride + i] = vc[t * stride + i];
+            }
+        }
+        const tz::KvRows kr{kb.data(), block, stride}, vr{vb.data(), block, stride};
+        for (const KernelSet* k : tz::available_kernels()) {
+          std::fill(got.begin(), got.end(), 0.0f);
+          k->attention_head(q.data(), kr, vr, n_kv, head_dim, scale, scratch.data(), got.data());
+          EXPECT_TRUE(same_bits(ref.data(), got.data(), head_dim))
+              << k->name << " head_dim=" << head_dim << " n_kv=" << n_kv << " block=" << block;
+        }
+      }
       for (const KernelSet* k : variants()) {
-        k->attention_head(q.data(), kc.data(), vc.data(), n_kv, head_dim, stride, scale,
-                          scratch.data(), got.data());
+        k->attention_head(q.data(), tz::single_block(&kp, stride), tz::single_block(&vp, stride),
+                          n_kv, head_dim, scale, scratch.data(), got.data());
         EXPECT_TRUE(same_bits(ref.data(), got.data(), head_dim))
             << k->name << " head_dim=" << head_dim << " n_kv=" << n_kv;
       }

@@ -176,8 +176,9 @@ TEST(KernelCanon, AttentionMatchesCanonicalOrder) {
       for (size_t t = 0; t < n_kv; ++t) o = std::fma(e[t], v[t * stride + d], o);
       want[d] = o / z;
     }
-    attention_head_ref(q.data(), k.data(), v.data(), n_kv, hd, stride, scale, scratch.data(),
-                       out.data());
+    const float *kp = k.data(), *vp = v.data();
+    attention_head_ref(q.data(), single_block(&kp, stride), single_block(&vp, stride), n_kv, hd,
+                       scale, scratch.data(), out.data());
     ASSERT_EQ(std::memcmp(out.data(), want.data(), hd * sizeof(float)), 0) << "n_kv=" << n_kv;
   }
 }

@@ -171,8 +171,9 @@ TEST(KernelRef, AttentionHeadAgainstFloat64) {
     const std::vector<float> q = rand_vec(rng, hd, -4.0f, 4.0f);
     const std::vector<float> k = rand_vec(rng, n_kv * stride), v = rand_vec(rng, n_kv * stride);
     std::vector<float> scratch(n_kv), out(hd);
-    attention_head_ref(q.data(), k.data(), v.data(), n_kv, hd, stride, scale, scratch.data(),
-                       out.data());
+    const float *kp = k.data(), *vp = v.data();
+    attention_head_ref(q.data(), single_block(&kp, stride), single_block(&vp, stride), n_kv, hd,
+                       scale, scratch.data(), out.data());
     std::vector<double> s(n_kv), e_s(n_kv), p(n_kv), r(n_kv);
     double m = -INFINITY, e_max = 0;
     for (size_t t = 0; t < n_kv; ++t) {
@@ -215,7 +216,9 @@ TEST(KernelRef, AttentionSinglePositionReturnsValueRow) {
   SplitMix64 rng(7);
   const std::vector<float> q = rand_vec(rng, 128), k = rand_vec(rng, 128), v = rand_vec(rng, 128);
   std::vector<float> scratch(1), out(128);
-  attention_head_ref(q.data(), k.data(), v.data(), 1, 128, 128, 0.088f, scratch.data(), out.data());
+  const float *kp = k.data(), *vp = v.data();
+  attention_head_ref(q.data(), single_block(&kp, 128), single_block(&vp, 128), 1, 128, 0.088f,
+                     scratch.data(), out.data());
   EXPECT_EQ(std::memcmp(out.data(), v.data(), 128 * sizeof(float)), 0);
 }
 

@@ -396,14 +396,15 @@ void rmsnorm_x86(const float* x, const float* w, float eps, size_t n, float* out
 }
 
 template <typename P>
-void attention_head_x86(const float* q, const float* k, const float* v, size_t n_kv,
-                        size_t head_dim, size_t kv_stride, float scale, float* scratch,
-                        float* out) {
+void attention_head_x86(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
+                        size_t head_dim, float scale, float* scratch, float* out) {
   float m = -__builtin_inff();
-  for (size_t t = 0; t < n_kv; ++t) {
-    scratch[t] = P::dot16(q, k + t * kv_stride, head_dim, false) * scale;
-    m = std::fmax(m, scratch[t]);
-  }
+  k.for_each_run(n_kv, [&](const float* rows, size_t t0, size_t n) {
+    for (size_t t = 0; t < n; ++t) {
+      scratch[t0 + t] = P::dot16(q, rows + t * k.stride, head_dim, false) * scale;
+      m = std::fmax(m, scratch[t0 + t]);
+    }
+  });
   const __m256 mv = _mm256_set1_ps(m);
   size_t t = 0;
   for (; t + 8 <= n_kv; t += 8)
@@ -418,13 +419,16 @@ void attention_head_x86(const float* q, const float* k, const float* v, size_t n
   size_t d = 0;
   for (; d + 8 <= head_dim; d += 8) {
     __m256 o = _mm256_setzero_ps();
-    for (size_t s = 0; s < n_kv; ++s)
-      o = _mm256_fmadd_ps(_mm256_set1_ps(scratch[s]), _mm256_loadu_ps(v + s * kv_stride + d), o);
+    v.for_each_run(n_kv, [&](const float* rows, size_t t0, size_t n) {
+      for (size_t s = 0; s < n; ++s)
+        o = _mm256_fmadd_ps(_mm256_set1_ps(scratch[t0 + s]),
+                            _mm256_loadu_ps(rows + s * v.stride + d), o);
+    });
     _mm256_storeu_ps(out + d, _mm256_div_ps(o, _mm256_set1_ps(z)));
   }
   for (; d < head_dim; ++d) {
     float o = 0.0f;
-    for (size_t s = 0; s < n_kv; ++s) o = std::fma(scratch[s], v[s * kv_stride + d], o);
+    for (size_t s = 0; s < n_kv; ++s) o = std::fma(scratch[s], v.row(s)[d], o);
     out[d] = o / z;
   }
 }

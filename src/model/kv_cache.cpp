@@ -1,0 +1,72 @@
+#include "model/kv_cache.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "base/fp16.h"
+
+namespace tz {
+
+KvType parse_kv_type(const std::string& name) {
+  if (name == "f32") return KvType::F32;
+  if (name == "f16") return KvType::F16;
+  throw Error("the KV cache type must be f32 or f16, not '" + name + "'");
+}
+
+const char* kv_type_name(KvType t) {
+  return t == KvType::F16 ? "f16" : "f32";
+}
+
+size_t KvStore::bytes_per_block(const HParams& hp, int block_size, KvType type) {
+  return 2 * size_t(hp.n_layer) * size_t(block_size) * size_t(hp.kv_dim()) *
+         (type == KvType::F16 ? 2 : 4);
+}
+
+KvStore::KvStore(const HParams& hp, int n_blocks, int block_size, KvType type)
+    : n_layer_(hp.n_layer),
+      n_blocks_(n_blocks),
+      block_size_(block_size),
+      kv_dim_(size_t(hp.kv_dim())),
+      type_(type) {
+  check(n_blocks >= 1 && block_size >= 1, "internal: empty KV store");
+  const size_t n = size_t(n_blocks) * 2 * size_t(n_layer_) * size_t(block_size) * kv_dim_;
+  if (type == KvType::F16)
+    f16_.resize(n);
+  else
+    f32_.resize(n);
+}
+
+void KvStore::write(int layer, int block, int slot, const float* k, const float* v) {
+  const size_t ko = offset(block, layer, 0) + size_t(slot) * kv_dim_;
+  const size_t vo = offset(block, layer, 1) + size_t(slot) * kv_dim_;
+  if (type_ == KvType::F32) {
+    std::copy_n(k, kv_dim_, &f32_[ko]);
+    std::copy_n(v, kv_dim_, &f32_[vo]);
+    return;
+  }
+  for (size_t i = 0; i < kv_dim_; ++i) {
+    f16_[ko + i] = float_to_fp16(k[i]);
+    f16_[vo + i] = float_to_fp16(v[i]);
+  }
+}
+
+void KvStore::read(const int32_t* table, int layer, int n, float* k, float* v) const {
+  for (int p = 0; p < n; ++p) {
+    const int block = table[p / block_size_], slot = p % block_size_;
+    const size_t ko = offset(block, layer, 0) + size_t(slot) * kv_dim_;
+    const size_t vo = offset(block, layer, 1) + size_t(slot) * kv_dim_;
+    float* kd = k + size_t(p) * kv_dim_;
+    float* vd = v + size_t(p) * kv_dim_;
+    if (type_ == KvType::F32) {
+      std::copy_n(&f32_[ko], kv_dim_, kd);
+      std::copy_n(&f32_[vo], kv_dim_, vd);
+    } else {
+      for (size_t i = 0; i < kv_dim_; ++i) {
+        kd[i] = fp16_to_float(f16_[ko + i]);
+        vd[i] = fp16_to_float(f16_[vo + i]);
+      }
+    }
+  }
+}
+
+}  // namespace tz
