@@ -12,7 +12,8 @@ std::string file_xxh128(const GgufFile& f) {
 
 Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
                                 const std::string& kernel_set,
-                                const std::vector<std::string>& custom_ops) {
+                                const std::vector<std::string>& custom_ops,
+                                const std::string& kv_type) {
   const HParams& hp = model.hparams();
   std::map<std::string, int> dtypes;
   for (const auto& t : model.gguf().tensors()) ++dtypes[tensor_type_name(uint32_t(t.type))];
@@ -20,6 +21,7 @@ Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
       {"engine", std::string("tzero ") + TZ_VERSION},
       {"canonical_orders", kCanonicalOrders},
       {"mode", mode},
+      {"kv_cache", kv_type},
       {"model_xxh128", file_xxh128(model.gguf())},
   };
   if (!custom_ops.empty()) hashed["custom_ops"] = custom_ops;
@@ -40,7 +42,8 @@ Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
                                  {"tied_output", model.tied_output()}};
   fp.manifest["tensor_types"] = dtypes;
   fp.manifest["not_hashed_proven_invariant"] = {
-      {"kernel_set", kernel_set}, {"threads", "any"}, {"prefill_chunk", "any"}};
+      {"kernel_set", kernel_set}, {"threads", "any"},       {"prefill_chunk", "any"},
+      {"batch", "any"},           {"kv_block_size", "any"}, {"prefix_cache", "any"}};
   return fp;
 }
 

@@ -1,10 +1,12 @@
 // The numerics fingerprint: a short hash and a readable manifest of everything that can change
 // the bits of the logits. Same fingerprint, same bits (for the same request).
 //
-// Hashed: the engine version, the version of every canonical order, the mode, and the model
-// file's XXH3-128 (which fixes the architecture, hyper-parameters, tensor types and values).
-// Shown but not hashed, because the contract proves they cannot change the bits: the kernel
-// variant (scalar, avx2, avx512), the thread count, the prefill chunk size, the context size.
+// Hashed: the engine version, the version of every canonical order, the mode, the KV cache
+// storage type (f16 rounds keys and values), and the model file's XXH3-128 (which fixes the
+// architecture, hyper-parameters, tensor types and values). Shown but not hashed, because the
+// contract proves they cannot change the bits: the kernel variant (scalar, avx2, avx512), the
+// thread count, the prefill chunk size, the context size, the batch (what else runs beside a
+// request), the KV block size and prefix-cache hits.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,7 +18,7 @@
 namespace tz {
 
 // The versions of the canonical orders (kernels/dot.h, ops.h, math.h, runtime/sampler.h).
-constexpr const char* kCanonicalOrders = "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v1";
+constexpr const char* kCanonicalOrders = "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v2";
 
 struct Fingerprint {
   std::string hash;         // 16 hex digits
@@ -30,6 +32,7 @@ std::string file_xxh128(const GgufFile& f);
 // kernel need not keep the canonical orders.
 Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
                                 const std::string& kernel_set,
-                                const std::vector<std::string>& custom_ops = {});
+                                const std::vector<std::string>& custom_ops = {},
+                                const std::string& kv_type = "f32");
 
 }  // namespace tz

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "base/rng.h"
@@ -121,6 +122,79 @@ TEST(Sampler, FollowsTheDistributionRoughly) {
   // A -inf logit is never drawn.
   const std::vector<int> masked = histogram({1, -kInf, 1}, 1.0f, 9, 500);
   EXPECT_EQ(masked[1], 0);
+}
+
+int32_t draw(const tzero::SamplingParams& p, const std::vector<float>& l, int step,
+             const std::vector<int32_t>& context = {}, size_t n_prompt = 0) {
+  Sampler s(p);
+  return s.sample(l.data(), int(l.size()), step, context, n_prompt);
+}
+
+// Proves: the filters keep what they should: top_k = 1, min_p = 1 and a tiny top_p leave only
+// the argmax (over 200 seeded steps on near-uniform logits); top_k = 3 draws only the 3 largest
+// and all three of them; with no filter the chain equals sampler-v1 (Sampler(T, seed)).
+TEST(Sampler, FiltersKeepTheRightTokens) {
+  const std::vector<float> l = flat_logits(500);
+  const int32_t best = argmax(l);
+  tzero::SamplingParams p;
+  p.temperature = 1.0f;
+  p.seed = 5;
+  for (int step = 0; step < 200; ++step) {
+    tzero::SamplingParams k1 = p, m1 = p, p0 = p;
+    k1.top_k = 1;
+    m1.min_p = 1.0f;
+    p0.top_p = 1e-6f;
+    EXPECT_EQ(draw(k1, l, step), best);
+    EXPECT_EQ(draw(m1, l, step), best);
+    EXPECT_EQ(draw(p0, l, step), best);
+  }
+  std::vector<float> l3 = l;
+  l3[10] = 1.0f, l3[20] = 1.0f, l3[30] = 0.9f;  // ties at 1.0 and a close third
+  tzero::SamplingParams k3 = p;
+  k3.top_k = 3;
+  std::set<int32_t> seen;
+  for (int step = 0; step < 300; ++step) seen.insert(draw(k3, l3, step));
+  EXPECT_EQ(seen, (std::set<int32_t>{10, 20, 30}));
+  Sampler v1(1.0f, 5);
+  for (int step = 0; step < 100; ++step)
+    EXPECT_EQ(draw(p, l, step), v1.sample(l.data(), int(l.size()), step));
+}
+
+// Proves: the penalties move the greedy choice the documented way: repetition divides a
+// positive logit of a recent token (prompt included), frequency and presence subtract for
+// output tokens only.
+TEST(Sampler, PenaltiesChangeTheChoice) {
+  const std::vector<float> l = {1.0f, 2.0f, 1.9f, 0.5f};
+  tzero::SamplingParams p;  // greedy
+  EXPECT_EQ(draw(p, l, 0, {1}, 1), 1);
+  p.repetition_penalty = 1.1f;  // 2.0 / 1.1 = 1.82 < 1.9
+  EXPECT_EQ(draw(p, l, 0, {1}, 1), 2);
+  p.penalty_last_n = 1;  // token 1 is outside the last 1 token
+  EXPECT_EQ(draw(p, l, 0, {1, 3}, 2), 1);
+  tzero::SamplingParams f;
+  f.frequency_penalty = 0.06f;  // 2 - 2 * 0.06 = 1.88 < 1.9
+  EXPECT_EQ(draw(f, l, 0, {1, 1}, 0), 2);
+  EXPECT_EQ(draw(f, l, 0, {1, 1}, 2), 1);  // prompt tokens do not count
+  tzero::SamplingParams pr;
+  pr.presence_penalty = 0.2f;
+  EXPECT_EQ(draw(pr, l, 0, {1}, 0), 2);
+}
+
+// Proves: logprobs are a normalized log-softmax (exp sums to 1 within float rounding), the top
+// list is sorted with ties to the lower id, and the chosen token's value is its own entry.
+TEST(Sampler, LogprobsAreNormalizedAndSorted) {
+  const std::vector<float> l = {0.5f, 3.0f, 3.0f, -1.0f, 2.0f};
+  const Logprobs lp(l.data(), int(l.size()));
+  double total = 0;
+  for (int i = 0; i < 5; ++i) total += std::exp(double(lp.of(i)));
+  EXPECT_NEAR(total, 1.0, 1e-6);
+  const auto top = lp.top(3);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top[0].first, 1);
+  EXPECT_EQ(top[1].first, 2);
+  EXPECT_EQ(top[2].first, 4);
+  EXPECT_EQ(top[0].second, lp.of(1));
+  EXPECT_NEAR(lp.of(4) - lp.of(0), 1.5, 1e-6);
 }
 
 }  // namespace

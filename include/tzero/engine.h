@@ -1,0 +1,177 @@
+// tzero's batched engine: many requests in flight, one forward pass per step over all of them
+// (continuous batching over a paged KV cache with prefix caching), and every request still
+// gets exactly the bits it would get alone (docs/DETERMINISM.md, "Batch invariance").
+//
+//   tzero::EngineOptions o;  o.model_path = "model.gguf";
+//   tzero::Engine engine(o);
+//   tzero::RequestParams r;  r.prompt = "Once upon a time";  r.max_tokens = 32;
+//   engine.submit(r, [](const tzero::TokenEvent& e) { std::cout << e.text; });
+//   engine.run_until_idle();             // or engine.start() for a background stepping thread
+//
+// Threads: submit, cancel and stats may be called from any thread. Callbacks run on the thread
+// that steps the engine (the caller of step()/run_until_idle(), or the background thread), one
+// request's events in order; a callback must not block for long and must not call step().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tzero {
+
+// Per-request sampling. Every random draw comes from the request's own generator, seeded by
+// (seed, step), so a seeded request is batch-invariant too. The chain, in order:
+//   1. penalties on a copy of the logits: repetition (divide a positive logit, multiply a
+//      negative one) over the last penalty_last_n tokens of prompt and output; frequency
+//      (count x value) and presence (value once) over the output tokens;
+//   2. temperature 0: the argmax, ties to the lowest token id (nothing else applies);
+//   3. p[i] = exp((l[i] - max) / temperature); top_k keeps the k largest (ties: lower id first);
+//      min_p keeps p[i] >= min_p (p of the top token is 1); top_p keeps the smallest prefix, by
+//      decreasing p, whose sum reaches top_p of the kept total;
+//   4. u in [0, 1) from the generator; the token is the first kept id, in id order, whose
+//      running sum of p exceeds u times the kept total.
+struct SamplingParams {
+  float temperature = 0.0f;  // [0, 2]; 0 is greedy
+  uint64_t seed = 0;
+  int top_k = 0;                    // 0: off
+  float top_p = 1.0f;               // (0, 1]; 1: off
+  float min_p = 0.0f;               // [0, 1]; 0: off
+  float repetition_penalty = 1.0f;  // > 0; 1: off
+  int penalty_last_n = 64;
+  float frequency_penalty = 0.0f;  // [-2, 2]
+  float presence_penalty = 0.0f;   // [-2, 2]
+  bool logprobs = false;           // report the chosen token's log probability
+  int top_logprobs = 0;            // and this many alternatives (0..20)
+};
+
+struct RequestParams {
+  std::vector<int32_t> prompt_tokens;  // used as is when not empty, otherwise:
+  std::string prompt;                  // tokenized (BOS as the vocabulary asks)
+  bool parse_special = false;          // special-token texts in prompt become those tokens
+  int max_tokens = 128;                // stops earlier at EOS, a stop or a full context
+  std::vector<std::string> stop;       // stop strings (not part of the returned text)
+  std::vector<int32_t> stop_tokens;    // besides EOS (and end of turn)
+  bool ignore_eos = false;
+  SamplingParams sampling;
+};
+
+// Log probabilities are those of the model's distribution (softmax of the raw logits, before
+// penalties and temperature), computed in a fixed order.
+struct TokenLogprob {
+  int32_t token = 0;
+  std::string text;  // the token's text piece
+  float logprob = 0;
+};
+
+// One event per generated token, then one final event (finished = true, token = -1).
+struct TokenEvent {
+  uint64_t request = 0;
+  int32_t token = -1;
+  std::string text;   // text released by this event; may be empty (incomplete UTF-8, or text
+                      // held back while it could still become a stop string)
+  float logprob = 0;  // when SamplingParams::logprobs
+  std::vector<TokenLogprob> top;  // SamplingParams::top_logprobs alternatives
+  bool finished = false;
+  std::string finish_reason;  // final event: "stop" (EOS, stop token or string), "length"
+                              // (max_tokens or the context), "cancelled"
+  // Final event only: the request's summary.
+  int n_prompt = 0;           // prompt tokens
+  int n_generated = 0;        // generated tokens
+  int n_cached = 0;           // prompt tokens found in the prefix cache when first scheduled
+  int n_preempted = 0;        // times the request was preempted and recomputed
+  std::string logits_digest;  // XXH3-128 over every sampled logits row, as `tzero run` prints
+};
+using TokenCallback = std::function<void(const TokenEvent&)>;
+
+struct EngineOptions {
+  std::string model_path;
+  int n_threads = 1;
+  std::string kernels = "auto";        // scalar, avx2, avx512, auto: same bits
+  std::string mode = "deterministic";  // or "fast" (no reproducibility contract)
+  int n_ctx = 0;                       // most positions per sequence; 0: min(trained, 4096)
+  int block_size = 16;                 // KV cache block, in positions
+  int kv_tokens = 0;                   // KV pool capacity in positions; 0: max_seqs x n_ctx
+  std::string kv_type = "f32";         // or "f16" (changes the bits; named in the fingerprint)
+  int max_batch_tokens = 256;          // token budget of one forward pass
+  int max_seqs = 16;                   // sequences running at once
+  int prefill_chunk = 0;               // most prompt tokens of one sequence per step; 0: the budget
+  int max_queue = 256;                 // waiting requests beyond this are refused (QueueFull)
+  bool prefix_cache = true;
+};
+
+struct EngineStats {
+  int waiting = 0, running = 0;
+  int kv_blocks_total = 0, kv_blocks_used = 0;  // used: held by a running sequence
+  int kv_blocks_cached = 0;                     // free but holding a reusable prefix
+  int block_size = 0;
+  uint64_t steps = 0, prompt_tokens = 0, generated_tokens = 0, cached_tokens = 0;
+  uint64_t preemptions = 0, requests_finished = 0, requests_cancelled = 0;
+};
+
+struct ModelInfo {
+  std::string name;  // general.name, else the file name
+  std::string path;
+  int n_ctx = 0;  // the engine's context per sequence
+  int n_vocab = 0;
+  int32_t bos = -1, eos = -1, eot = -1;
+  std::string fingerprint;    // the numerics fingerprint (tzero fingerprint)
+  std::string chat_template;  // tokenizer.chat_template ("" when the file has none)
+};
+
+// Invalid input (a prompt longer than the context, a parameter out of range): the message
+// says which and why.
+struct RequestError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The waiting queue is full: try again later.
+struct QueueFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ChatTurn {
+  std::string role, content;
+};
+
+class Engine {
+ public:
+  // Loads the model; throws std::runtime_error (a tz::Error) for an unusable file or option.
+  explicit Engine(const EngineOptions& options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates and queues a request; returns its id (> 0). Throws RequestError or QueueFull.
+  uint64_t submit(const RequestParams& request, TokenCallback on_event);
+  // Cancels a waiting or running request (its final event says "cancelled") and frees its KV
+  // blocks at the next step. Unknown or finished ids are ignored.
+  void cancel(uint64_t request);
+
+  // One scheduling step and forward pass. Returns false when there was nothing to do.
+  bool step();
+  void run_until_idle();
+  // A background thread that steps while there is work; stop() cancels what is in flight,
+  // delivers the final events and joins.
+  void start();
+  void stop();
+
+  EngineStats stats() const;
+  const ModelInfo& info() const;
+
+  std::vector<int32_t> tokenize(const std::string& text, bool add_bos, bool parse_special) const;
+  std::string detokenize(const std::vector<int32_t>& tokens) const;
+  // The model's chat template (or a named format: llama2, llama3, chatml, ...) applied to the
+  // conversation, ending with the assistant's turn opened. Throws RequestError when the model
+  // has no template and none is named, or when the template refuses the conversation.
+  std::string apply_chat_template(const std::vector<ChatTurn>& messages,
+                                  const std::string& template_name = "") const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tzero

@@ -1,0 +1,400 @@
+// tzero::Engine (include/tzero/engine.h): requests in, one batched forward pass per step,
+// tokens out. The scheduler (batch/scheduler.h) decides what a step computes; this file turns
+// the plan into a ForwardBatch and the logits into tokens, text and events.
+#include "tzero/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "batch/block_manager.h"
+#include "batch/scheduler.h"
+#include "batch/sequence.h"
+#include "model/forward.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+#include "runtime/fingerprint.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/vocab.h"
+
+namespace tzero {
+
+using tz::Sequence;
+
+namespace {
+
+int default_ctx(const tz::HParams& hp, int n_ctx) {
+  return n_ctx > 0 ? n_ctx : std::min(hp.n_ctx_train, 4096);
+}
+
+int pool_tokens(const EngineOptions& o, const tz::HParams& hp, int n_ctx) {
+  if (o.kv_tokens > 0) return o.kv_tokens;
+  // Default: room for every slot at full context, capped at 1 GiB of cache (never below one
+  // full context).
+  const size_t per_token = tz::KvStore::bytes_per_block(hp, 1, tz::parse_kv_type(o.kv_type));
+  const size_t cap = std::max<size_t>(size_t(n_ctx), (size_t(1) << 30) / per_token);
+  return int(std::min(size_t(o.max_seqs) * size_t(n_ctx), cap));
+}
+
+void validate(const SamplingParams& s) {
+  auto bad = [](const std::string& m) { throw RequestError(m); };
+  if (!(s.temperature >= 0.0f && std::isfinite(s.temperature)))
+    bad("temperature must be a finite number >= 0");
+  if (s.top_k < 0) bad("top_k must be >= 0");
+  if (!(s.top_p > 0.0f && s.top_p <= 1.0f)) bad("top_p must be in (0, 1]");
+  if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) bad("min_p must be in [0, 1]");
+  if (!(s.repetition_penalty > 0.0f && std::isfinite(s.repetition_penalty)))
+    bad("repetition_penalty must be > 0");
+  if (!std::isfinite(s.frequency_penalty) || !std::isfinite(s.presence_penalty))
+    bad("frequency_penalty and presence_penalty must be finite");
+  if (s.top_logprobs < 0 || s.top_logprobs > 20) bad("top_logprobs must be in [0, 20]");
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  explicit Impl(const EngineOptions& o)
+      : opt(o),
+        model(tz::Model::load(o.model_path)),
+        vocab(tz::Vocab::from_gguf(model->gguf())),
+        hp(model->hparams()),
+        n_ctx(default_ctx(hp, o.n_ctx)),
+        pool(o.n_threads),
+        kernels(tz::select_kernels(o.kernels)) {
+    tz::check(o.n_threads >= 1, "the thread count must be >= 1");
+    tz::check(o.mode == "deterministic" || o.mode == "fast",
+              "mode must be deterministic or fast, not '" + o.mode + "'");
+    tz::check(o.block_size >= 1 && o.block_size <= 4096, "the KV block size must be in [1, 4096]");
+    tz::check(o.max_batch_tokens >= 1, "the batch token budget must be >= 1");
+    tz::check(o.max_seqs >= 1, "the number of sequences must be >= 1");
+    tz::check(o.max_queue >= 0, "the queue bound must be >= 0");
+    tz::check(n_ctx >= 1 && n_ctx <= (1 << 20), "context size out of range");
+    tz::check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
+    const tz::KvType kv_type = tz::parse_kv_type(o.kv_type);
+    const int n_blocks = tz::BlockManager::blocks_for(pool_tokens(o, hp, n_ctx), o.block_size);
+    kv = std::make_unique<tz::KvStore>(hp, n_blocks, o.block_size, kv_type);
+    blocks = std::make_unique<tz::BlockManager>(n_blocks, o.block_size, o.prefix_cache);
+    sched =
+        std::make_unique<tz::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs, o.prefill_chunk);
+    fwd = std::make_unique<tz::Forward>(*model, pool, n_ctx, o.max_batch_tokens, kernels,
+                                        o.mode == "fast");
+    logits.resize(size_t(o.max_seqs) * size_t(hp.n_vocab));
+
+    info.path = o.model_path;
+    info.name = model->gguf().get_string("general.name");
+    if (info.name.empty()) info.name = std::filesystem::path(o.model_path).stem().string();
+    info.n_ctx = n_ctx;
+    info.n_vocab = hp.n_vocab;
+    info.bos = vocab.bos();
+    info.eos = vocab.eos();
+    info.eot = vocab.eot();
+    info.fingerprint = tz::compute_fingerprint(*model, o.mode, kernels.name, {}, o.kv_type).hash;
+    info.chat_template = model->gguf().get_string("tokenizer.chat_template");
+    publish_stats();
+  }
+
+  // --- called on the stepping thread --------------------------------------------------------
+
+  void emit(Sequence& s, TokenEvent& e) {
+    e.request = s.id;
+    if (s.on_event) s.on_event(e);
+  }
+
+  void finish(Sequence& s, const std::string& reason, std::string text) {
+    TokenEvent e;
+    e.finished = true;
+    e.finish_reason = reason;
+    e.text = std::move(text);
+    e.n_prompt = s.n_prompt;
+    e.n_generated = s.n_generated();
+    e.n_cached = std::max(0, s.n_cached);
+    e.n_preempted = s.n_preempted;
+    e.logits_digest = s.digest.hex();
+    sched->remove(&s);
+    emit(s, e);
+    if (reason == "cancelled")
+      ++counters.requests_cancelled;
+    else
+      ++counters.requests_finished;
+    live.erase(s.id);  // destroys s
+  }
+
+  // Samples the next token of s from its logits row; returns the finish reason or "".
+  std::string on_logits(Sequence& s, const float* row, std::string& tail) {
+    const int n_vocab = hp.n_vocab;
+    s.digest.update(row, size_t(n_vocab) * sizeof(float));
+    const int32_t tok =
+        s.sampler.sample(row, n_vocab, s.n_generated(), s.tokens, size_t(s.n_prompt));
+    TokenEvent e;
+    e.token = tok;
+    const SamplingParams& sp = s.params.sampling;
+    if (sp.logprobs || sp.top_logprobs > 0) {
+      const tz::Logprobs lp(row, n_vocab);
+      e.logprob = lp.of(tok);
+      for (const auto& [id, v] : lp.top(sp.top_logprobs))
+        e.top.push_back({id, vocab.token_to_piece(id, true), v});
+    }
+    s.tokens.push_back(tok);
+    ++counters.generated_tokens;
+    std::string reason;
+    const auto& stops = s.params.stop_tokens;
+    if ((!s.params.ignore_eos && tok >= 0 && (tok == vocab.eos() || tok == vocab.eot())) ||
+        std::find(stops.begin(), stops.end(), tok) != stops.end()) {
+      reason = "stop";
+    } else {
+      e.text = s.stop.push(s.stream.push(tok, s.prev));
+      s.prev = tok;
+      if (s.stop.stopped()) reason = "stop";
+    }
+    if (reason.empty() && (s.n_generated() >= s.params.max_tokens || int(s.tokens.size()) > n_ctx))
+      reason = "length";
+    if (!reason.empty() && !s.stop.stopped())
+      tail = s.stop.push(s.stream.finish()) + s.stop.finish();
+    emit(s, e);
+    return reason;
+  }
+
+  bool step() {
+    std::vector<std::unique_ptr<Sequence>> arrived;
+    std::vector<uint64_t> cancelled;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      arrived.swap(inbox);
+      cancelled.swap(cancels);
+    }
+    for (auto& s : arrived) {
+      sched->add(s.get());
+      const uint64_t id = s->id;
+      live.emplace(id, std::move(s));
+    }
+    for (uint64_t id : cancelled) {
+      auto it = live.find(id);
+      if (it != live.end()) finish(*it->second, "cancelled", "");
+    }
+
+    const std::vector<tz::ScheduledSlice> plan = sched->schedule();
+    if (plan.empty()) {
+      publish_stats();
+      return !arrived.empty() || !cancelled.empty();
+    }
+    batch.clear();
+    for (size_t i = 0; i < plan.size(); ++i) {
+      Sequence& s = *plan[i].seq;
+      batch.tables.push_back(s.table.data());
+      for (int j = 0; j < plan[i].n_tokens; ++j) {
+        const int p = s.n_computed + j;
+        batch.add(s.tokens[size_t(p)], p, int32_t(i), p + 1 == int(s.tokens.size()));
+      }
+      if (s.n_generated() == 0) counters.prompt_tokens += uint64_t(plan[i].n_tokens);
+    }
+    fwd->eval_batch(batch, *kv, logits.data());
+    ++counters.steps;
+
+    size_t row = 0;
+    std::vector<std::pair<Sequence*, std::string>> done;
+    std::vector<std::string> tails;
+    for (const tz::ScheduledSlice& sl : plan) {
+      Sequence& s = *sl.seq;
+      s.n_computed += sl.n_tokens;
+      blocks->seal(s.table, s.tokens, s.n_computed);
+      if (s.n_computed != int(s.tokens.size())) continue;
+      std::string tail;
+      std::string reason = on_logits(s, &logits[row++ * size_t(hp.n_vocab)], tail);
+      if (!reason.empty()) done.emplace_back(&s, reason), tails.push_back(tail);
+    }
+    for (size_t i = 0; i < done.size(); ++i) finish(*done[i].first, done[i].second, tails[i]);
+    publish_stats();
+    return true;
+  }
+
+  void publish_stats() {
+    std::lock_guard<std::mutex> lock(mu);
+    EngineStats st = counters;
+    st.waiting = sched->n_waiting() + int(inbox.size());
+    st.running = sched->n_running();
+    st.kv_blocks_total = blocks->n_blocks();
+    st.kv_blocks_used = blocks->n_used();
+    st.kv_blocks_cached = blocks->n_cached_free();
+    st.block_size = blocks->block_size();
+    st.preemptions = sched->preemptions();
+    published = st;
+    n_queued = sched->n_waiting();
+    idle = live.empty();
+  }
+
+  // --- state --------------------------------------------------------------------------------
+
+  EngineOptions opt;
+  std::unique_ptr<tz::Model> model;
+  tz::Vocab vocab;
+  const tz::HParams& hp;
+  int n_ctx;
+  tz::ThreadPool pool;
+  tz::KernelSet kernels;
+  std::unique_ptr<tz::KvStore> kv;
+  std::unique_ptr<tz::BlockManager> blocks;
+  std::unique_ptr<tz::Scheduler> sched;
+  std::unique_ptr<tz::Forward> fwd;
+  tz::ForwardBatch batch;
+  std::vector<float> logits;  // (max_seqs, n_vocab)
+  ModelInfo info;
+  EngineStats counters;                                          // stepping thread's own counts
+  std::unordered_map<uint64_t, std::unique_ptr<Sequence>> live;  // stepping thread only
+
+  std::mutex step_mu;  // one stepper at a time
+  std::mutex mu;       // guards what follows
+  std::condition_variable cv;
+  std::vector<std::unique_ptr<Sequence>> inbox;
+  std::vector<uint64_t> cancels;
+  uint64_t next_id = 1;
+  EngineStats published;
+  int n_queued = 0;
+  bool idle = true;
+  bool stopping = false;
+  std::thread background;
+};
+
+Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+
+Engine::~Engine() {
+  stop();
+}
+
+uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
+  Impl& m = *impl_;
+  RequestParams r = request;
+  if (r.prompt_tokens.empty()) {
+    r.prompt_tokens = m.vocab.tokenize(r.prompt, true, r.parse_special);
+    if (r.prompt_tokens.empty()) {
+      if (m.vocab.bos() < 0) throw RequestError("the prompt is empty");
+      r.prompt_tokens.push_back(m.vocab.bos());
+    }
+  }
+  for (int32_t t : r.prompt_tokens)
+    if (t < 0 || t >= m.hp.n_vocab)
+      throw RequestError("token id " + std::to_string(t) + " is outside the vocabulary of " +
+                         std::to_string(m.hp.n_vocab));
+  const int n_prompt = int(r.prompt_tokens.size());
+  if (n_prompt > m.n_ctx)
+    throw RequestError("the prompt is " + std::to_string(n_prompt) +
+                       " tokens, longer than the context of " + std::to_string(m.n_ctx) +
+                       " tokens");
+  if (r.max_tokens < 1) throw RequestError("max_tokens must be >= 1");
+  validate(r.sampling);
+  // Positions it may feed: the prompt and every generated token but the last.
+  const int64_t need = std::min<int64_t>(int64_t(n_prompt) + r.max_tokens - 1, m.n_ctx);
+  const int64_t capacity = int64_t(m.blocks->n_blocks()) * m.blocks->block_size();
+  if (need > capacity)
+    throw RequestError("the request needs " + std::to_string(need) +
+                       " KV positions but the whole cache holds " + std::to_string(capacity));
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (m.n_queued + int(m.inbox.size()) >= m.opt.max_queue)
+    throw QueueFull("the queue is full (" + std::to_string(m.opt.max_queue) + " waiting requests)");
+  const uint64_t id = m.next_id++;
+  m.inbox.push_back(std::make_unique<Sequence>(id, std::move(r), std::move(on_event), m.vocab));
+  m.idle = false;
+  m.cv.notify_all();
+  return id;
+}
+
+void Engine::cancel(uint64_t request) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->cancels.push_back(request);
+  impl_->cv.notify_all();
+}
+
+bool Engine::step() {
+  std::lock_guard<std::mutex> lock(impl_->step_mu);
+  return impl_->step();
+}
+
+void Engine::run_until_idle() {
+  while (step()) {
+  }
+}
+
+void Engine::start() {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> guard(m.mu);
+  if (m.background.joinable()) return;
+  m.stopping = false;
+  m.background = std::thread([&m] {
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(m.mu);
+        m.cv.wait(lock,
+                  [&] { return m.stopping || !m.inbox.empty() || !m.cancels.empty() || !m.idle; });
+        if (m.stopping) return;
+      }
+      std::lock_guard<std::mutex> step_lock(m.step_mu);
+      m.step();
+    }
+  });
+}
+
+void Engine::stop() {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.stopping = true;
+    m.cv.notify_all();
+  }
+  if (m.background.joinable()) m.background.join();
+  // Cancel whatever is still in flight so every request gets its final event.
+  std::lock_guard<std::mutex> step_lock(m.step_mu);
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    for (auto& s : m.inbox) {
+      const uint64_t id = s->id;
+      m.live.emplace(id, std::move(s));
+      m.sched->add(m.live[id].get());
+    }
+    m.inbox.clear();
+  }
+  while (!m.live.empty()) m.finish(*m.live.begin()->second, "cancelled", "");
+  m.publish_stats();
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->published;
+}
+
+const ModelInfo& Engine::info() const {
+  return impl_->info;
+}
+
+std::vector<int32_t> Engine::tokenize(const std::string& text, bool add_bos,
+                                      bool parse_special) const {
+  return impl_->vocab.tokenize(text, add_bos, parse_special);
+}
+
+std::string Engine::detokenize(const std::vector<int32_t>& tokens) const {
+  return impl_->vocab.detokenize(tokens);
+}
+
+std::string Engine::apply_chat_template(const std::vector<ChatTurn>& messages,
+                                        const std::string& template_name) const {
+  const Impl& m = *impl_;
+  std::string source = m.info.chat_template;
+  try {
+    if (!template_name.empty()) source = tz::named_chat_template(template_name);
+    if (source.empty())
+      throw RequestError("the model has no chat template (tokenizer.chat_template)");
+    const tz::ChatTemplate tmpl(source);
+    std::vector<tz::ChatMessage> msgs;
+    for (const ChatTurn& t : messages) msgs.push_back({t.role, t.content});
+    auto special = [&](int id) { return id >= 0 ? std::string(m.vocab.text(id)) : std::string(); };
+    return tmpl.apply(msgs, true, special(m.vocab.bos()), special(m.vocab.eos()));
+  } catch (const tz::Error& e) {
+    throw RequestError(std::string("chat template: ") + e.what());
+  }
+}
+
+}  // namespace tzero

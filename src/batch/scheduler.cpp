@@ -1,0 +1,86 @@
+#include "batch/scheduler.h"
+
+#include <algorithm>
+
+namespace tz {
+
+Scheduler::Scheduler(BlockManager& blocks, int max_batch_tokens, int max_seqs, int prefill_chunk)
+    : blocks_(blocks),
+      max_batch_tokens_(max_batch_tokens),
+      max_seqs_(max_seqs),
+      prefill_chunk_(prefill_chunk > 0 ? prefill_chunk : max_batch_tokens) {}
+
+void Scheduler::preempt(Sequence* s) {
+  blocks_.free(s->table);
+  s->n_computed = 0;
+  ++s->n_preempted;
+  ++preemptions_;
+  running_.erase(std::find(running_.begin(), running_.end(), s));
+  waiting_.push_front(s);
+}
+
+bool Scheduler::make_room(Sequence* s, int n) {
+  while (!blocks_.can_append(s->table, s->n_computed + n)) {
+    Sequence* victim = nullptr;
+    for (auto it = running_.rbegin(); it != running_.rend(); ++it)
+      if (*it != s && !(*it)->scheduled) {
+        victim = *it;
+        break;
+      }
+    if (!victim) {
+      preempt(s);
+      return false;
+    }
+    preempt(victim);
+  }
+  blocks_.append(s->table, s->n_computed + n);
+  return true;
+}
+
+std::vector<ScheduledSlice> Scheduler::schedule() {
+  std::vector<ScheduledSlice> plan;
+  int budget = max_batch_tokens_;
+  for (const bool decode : {true, false}) {
+    // Preemption edits running_, so walk a snapshot and skip what left it.
+    const std::vector<Sequence*> snapshot = running_;
+    for (Sequence* s : snapshot) {
+      if (budget == 0) break;
+      if (s->scheduled || (s->n_pending() == 1) != decode) continue;
+      if (std::find(running_.begin(), running_.end(), s) == running_.end()) continue;
+      const int n = std::min({s->n_pending(), budget, prefill_chunk_});
+      if (!make_room(s, n)) continue;
+      s->scheduled = true;
+      plan.push_back({s, n});
+      budget -= n;
+    }
+  }
+  while (!waiting_.empty() && budget > 0 && int(running_.size()) < max_seqs_) {
+    Sequence* s = waiting_.front();
+    const int total = int(s->tokens.size()), bs = blocks_.block_size();
+    // Always leave the last token to compute: its logits are what the step is for.
+    const std::vector<int32_t> matched = blocks_.match_prefix(s->tokens, (total - 1) / bs);
+    const int cached = int(matched.size()) * bs;
+    const int n = std::min({total - cached, budget, prefill_chunk_});
+    if (!blocks_.can_allocate(s->table, matched, cached + n)) break;
+    blocks_.allocate(s->table, matched, cached + n);
+    s->n_computed = cached;
+    if (s->n_cached < 0) s->n_cached = std::min(cached, s->n_prompt);
+    waiting_.pop_front();
+    running_.push_back(s);
+    s->scheduled = true;
+    plan.push_back({s, n});
+    budget -= n;
+  }
+  for (const ScheduledSlice& sl : plan) sl.seq->scheduled = false;
+  return plan;
+}
+
+void Scheduler::remove(Sequence* s) {
+  auto w = std::find(waiting_.begin(), waiting_.end(), s);
+  if (w != waiting_.end()) waiting_.erase(w);
+  auto r = std::find(running_.begin(), running_.end(), s);
+  if (r != running_.end()) running_.erase(r);
+  if (!s->table.empty()) blocks_.free(s->table);
+}
+
+}  // namespace tz

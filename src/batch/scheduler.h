@@ -1,0 +1,57 @@
+// Continuous batching: which tokens of which sequences the next forward pass computes.
+//
+// Each step fills a token budget, first come first served:
+//   1. one decode token for every running sequence that has sampled and waits to be fed;
+//   2. the next prefill chunk (at most prefill_chunk tokens) of running sequences, oldest
+//      first;
+//   3. new sequences from the waiting queue, oldest first, while a slot, budget and KV blocks
+//      are free; their prompt starts after its longest cached prefix (BlockManager). The queue
+//      is not skipped: a request that does not fit holds back younger ones.
+// When a running sequence needs a block and none is free, the youngest other running
+// sequence is preempted (its blocks freed, its progress dropped) and requeued at the front, to
+// be recomputed later; if it is itself the youngest, it steps back. The oldest sequence always
+// progresses, so there is no deadlock, and the engine refuses requests that could not fit in
+// the pool alone. Whatever the schedule, each sequence's bits are those of its solo run.
+#pragma once
+
+#include <deque>
+#include <vector>
+
+#include "batch/block_manager.h"
+#include "batch/sequence.h"
+
+namespace tz {
+
+struct ScheduledSlice {
+  Sequence* seq;
+  int n_tokens;  // tokens[seq->n_computed, seq->n_computed + n_tokens) this step
+};
+
+class Scheduler {
+ public:
+  Scheduler(BlockManager& blocks, int max_batch_tokens, int max_seqs, int prefill_chunk);
+
+  void add(Sequence* s) { waiting_.push_back(s); }
+  // Plans one step; allocates the KV blocks it needs. Empty when there is nothing to run.
+  std::vector<ScheduledSlice> schedule();
+  // Removes a sequence (finished or cancelled) wherever it is and frees its blocks.
+  void remove(Sequence* s);
+
+  int n_waiting() const { return int(waiting_.size()); }
+  int n_running() const { return int(running_.size()); }
+  uint64_t preemptions() const { return preemptions_; }
+
+ private:
+  void preempt(Sequence* s);
+  // Grows s to cover n more tokens, preempting younger sequences if needed; false if s itself
+  // had to step back.
+  bool make_room(Sequence* s, int n);
+
+  BlockManager& blocks_;
+  int max_batch_tokens_, max_seqs_, prefill_chunk_;
+  std::deque<Sequence*> waiting_;
+  std::vector<Sequence*> running_;  // in admission order
+  uint64_t preemptions_ = 0;
+};
+
+}  // namespace tz

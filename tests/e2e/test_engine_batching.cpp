@@ -1,0 +1,430 @@
+// The batched engine (include/tzero/engine.h) on real model files: every request's tokens,
+// logits digest and logprobs are bit-identical to its solo run, whatever the schedule (batch
+// mates, arrival order, token budget, prefill chunk, KV block size, prefix cache, preemption).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "runtime/generate.h"
+#include "support/test_support.h"
+#include "tokenizer/vocab.h"
+#include "tzero/engine.h"
+
+using tzero::Engine;
+using tzero::EngineOptions;
+using tzero::RequestParams;
+using tzero::TokenEvent;
+
+namespace {
+
+struct Output {
+  std::vector<int32_t> tokens;
+  std::vector<float> logprobs;
+  std::vector<std::vector<tzero::TokenLogprob>> top;
+  std::string text, reason, digest;
+  int n_cached = 0, n_preempted = 0, n_final = 0;
+};
+
+tzero::TokenCallback collect(Output& o) {
+  return [&o](const TokenEvent& e) {
+    o.text += e.text;
+    if (e.finished) {
+      o.reason = e.finish_reason;
+      o.digest = e.logits_digest;
+      o.n_cached = e.n_cached;
+      o.n_preempted = e.n_preempted;
+      ++o.n_final;
+      return;
+    }
+    o.tokens.push_back(e.token);
+    o.logprobs.push_back(e.logprob);
+    o.top.push_back(e.top);
+  };
+}
+
+// Bit-for-bit equality of everything a request returns.
+void expect_same(const Output& solo, const Output& got, const std::string& what) {
+  EXPECT_EQ(got.n_final, 1) << what;
+  EXPECT_EQ(solo.tokens, got.tokens) << what;
+  EXPECT_EQ(solo.digest, got.digest) << what;
+  EXPECT_EQ(solo.text, got.text) << what;
+  EXPECT_EQ(solo.reason, got.reason) << what;
+  ASSERT_EQ(solo.logprobs.size(), got.logprobs.size()) << what;
+  EXPECT_EQ(
+      std::memcmp(solo.logprobs.data(), got.logprobs.data(), solo.logprobs.size() * sizeof(float)),
+      0)
+      << what << ": logprobs differ";
+  for (size_t i = 0; i < solo.top.size() && i < got.top.size(); ++i) {
+    ASSERT_EQ(solo.top[i].size(), got.top[i].size()) << what;
+    for (size_t j = 0; j < solo.top[i].size(); ++j) {
+      EXPECT_EQ(solo.top[i][j].token, got.top[i][j].token) << what;
+      EXPECT_EQ(std::memcmp(&solo.top[i][j].logprob, &got.top[i][j].logprob, 4), 0) << what;
+    }
+  }
+}
+
+// Random requests over the model's vocabulary; half share a 21-token prefix, so the prefix
+// cache has something to find.
+std::vector<RequestParams> random_requests(int n, int n_vocab, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> shared(21);
+  for (auto& t : shared) t = int32_t(rng() % uint32_t(n_vocab));
+  std::vector<RequestParams> out;
+  for (int i = 0; i < n; ++i) {
+    RequestParams r;
+    if (i % 2 == 0) r.prompt_tokens = shared;
+    const int len = 1 + int(rng() % 40);
+    for (int j = 0; j < len; ++j) r.prompt_tokens.push_back(int32_t(rng() % uint32_t(n_vocab)));
+    r.max_tokens = 1 + int(rng() % 24);
+    r.ignore_eos = i % 3 != 0;
+    if (i % 2 == 1) {  // seeded sampling, some with filters and penalties
+      r.sampling.temperature = 0.5f + float(rng() % 8) * 0.1f;
+      r.sampling.seed = rng();
+      if (i % 4 == 1) r.sampling.top_k = 1 + int(rng() % 40);
+      if (i % 4 == 3) r.sampling.top_p = 0.9f;
+      if (i % 5 == 1) r.sampling.repetition_penalty = 1.3f;
+      if (i % 5 == 3) r.sampling.frequency_penalty = 0.4f;
+    }
+    r.sampling.logprobs = true;
+    r.sampling.top_logprobs = i % 3;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<Output> run_solo(const std::string& model, const std::vector<RequestParams>& reqs,
+                             const std::string& kv_type = "f32") {
+  EngineOptions o;
+  o.model_path = model;
+  o.n_ctx = 128;
+  o.max_seqs = 1;
+  o.prefix_cache = false;
+  o.kv_type = kv_type;
+  Engine e(o);
+  std::vector<Output> out(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    e.submit(reqs[i], collect(out[i]));
+    e.run_until_idle();
+  }
+  return out;
+}
+
+// Submits the requests in a shuffled order, a few at a time between steps (continuous
+// arrival), and steps until all are done.
+std::vector<Output> run_batched(const EngineOptions& o, const std::vector<RequestParams>& reqs,
+                                uint32_t seed, tzero::EngineStats* stats = nullptr) {
+  Engine e(o);
+  std::vector<Output> out(reqs.size());
+  std::vector<size_t> order(reqs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  size_t next = 0;
+  while (next < order.size()) {
+    const size_t burst = 1 + rng() % 4;
+    for (size_t k = 0; k < burst && next < order.size(); ++k, ++next)
+      e.submit(reqs[order[next]], collect(out[order[next]]));
+    for (size_t k = rng() % 3; k > 0; --k) e.step();
+  }
+  e.run_until_idle();
+  if (stats) *stats = e.stats();
+  EXPECT_EQ(e.stats().kv_blocks_used, 0) << "blocks leaked";
+  EXPECT_EQ(e.stats().running + e.stats().waiting, 0);
+  return out;
+}
+
+}  // namespace
+
+// Proves: a request through the engine, alone, gives exactly what `tzero run` (generate) gives:
+// the same tokens and the same logits digest, greedy and seeded.
+TEST(EngineBatching, SoloEqualsGenerate) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  for (float temp : {0.0f, 0.8f}) {
+    tz::GenerateOptions g;
+    g.prompt = "Once upon a time";
+    g.n_predict = 20;
+    g.n_ctx = 128;
+    g.temperature = temp;
+    g.seed = 42;
+    auto m = tz::Model::load(model);
+    const tz::Vocab vocab = tz::Vocab::from_gguf(m->gguf());
+    const tz::GenerateResult want = tz::generate(*m, vocab, g);
+
+    EngineOptions o;
+    o.model_path = model;
+    o.n_ctx = 128;
+    Engine e(o);
+    RequestParams r;
+    r.prompt = g.prompt;
+    r.max_tokens = 20;
+    r.sampling.temperature = temp;
+    r.sampling.seed = 42;
+    Output got;
+    e.submit(r, collect(got));
+    e.run_until_idle();
+    std::vector<int32_t> want_tokens = want.tokens;
+    if (!want_tokens.empty() && want_tokens.back() == vocab.eos()) want_tokens.pop_back();
+    std::vector<int32_t> got_tokens = got.tokens;
+    if (!got_tokens.empty() && got_tokens.back() == vocab.eos()) got_tokens.pop_back();
+    EXPECT_EQ(got_tokens, want_tokens) << "temperature " << temp;
+    EXPECT_EQ(got.digest, want.logits_digest) << "temperature " << temp;
+    EXPECT_EQ(got.text, want.text) << "temperature " << temp;
+  }
+}
+
+// Proves: the property the batching issue asks for, over random schedules: 12 random requests
+// (different lengths, arrival orders, seeds, temperatures, filters, penalties, logprobs) run
+// under many token budgets, prefill chunks, block sizes, cache capacities and with the prefix
+// cache on and off; every request's output equals its solo run bit for bit, and no KV block
+// is left held at the end.
+TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const auto reqs = random_requests(12, 512, 7);
+  const std::vector<Output> solo = run_solo(model, reqs);
+  struct Config {
+    int budget, chunk, block, kv_tokens, max_seqs;
+    bool prefix;
+  };
+  const Config configs[] = {
+      {256, 0, 16, 0, 16, true},  {7, 0, 4, 0, 16, true},    {32, 5, 1, 0, 8, false},
+      {64, 16, 16, 0, 3, true},   {13, 3, 8, 96, 16, true},  {256, 1, 2, 0, 16, true},
+      {48, 0, 16, 96, 16, false}, {100, 0, 5, 90, 16, true},
+  };
+  uint32_t seed = 1;
+  uint64_t preemptions = 0, cached = 0;
+  for (const Config& c : configs) {
+    EngineOptions o;
+    o.model_path = model;
+    o.n_ctx = 128;
+    o.max_batch_tokens = c.budget;
+    o.prefill_chunk = c.chunk;
+    o.block_size = c.block;
+    o.kv_tokens = c.kv_tokens;
+    o.max_seqs = c.max_seqs;
+    o.prefix_cache = c.prefix;
+    tzero::EngineStats st;
+    const std::vector<Output> got = run_batched(o, reqs, seed++, &st);
+    preemptions += st.preemptions;
+    cached += st.cached_tokens;
+    for (size_t i = 0; i < reqs.size(); ++i)
+      expect_same(solo[i], got[i],
+                  "request " + std::to_string(i) + " budget " + std::to_string(c.budget) +
+                      " chunk " + std::to_string(c.chunk) + " block " + std::to_string(c.block) +
+                      " kv " + std::to_string(c.kv_tokens));
+  }
+  // The schedules really exercised preemption (small pools) and prefix hits.
+  EXPECT_GT(preemptions, 0u);
+}
+
+// Proves: a pool far too small for the load forces preemption and recomputation, and outputs
+// still equal the solo runs; the pool's free count returns to full afterwards.
+TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const auto reqs = random_requests(8, 512, 11);
+  const std::vector<Output> solo = run_solo(model, reqs);
+  EngineOptions o;
+  o.model_path = model;
+  o.n_ctx = 128;
+  o.block_size = 4;
+  o.kv_tokens = 88;  // one long request fits; eight do not
+  o.max_batch_tokens = 64;
+  tzero::EngineStats st;
+  const std::vector<Output> got = run_batched(o, reqs, 5, &st);
+  EXPECT_GT(st.preemptions, 0u);
+  int preempted_requests = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    expect_same(solo[i], got[i], "request " + std::to_string(i));
+    preempted_requests += got[i].n_preempted > 0;
+  }
+  EXPECT_GT(preempted_requests, 0);
+  EXPECT_EQ(st.kv_blocks_used, 0);
+}
+
+// Proves: the prefix cache is used (later requests report cached prompt tokens) and changes
+// nothing: same bits as with the cache off.
+TEST(EngineBatching, PrefixCacheHitsKeepTheBits) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  auto reqs = random_requests(6, 512, 3);
+  for (auto& r : reqs) r.prompt_tokens.resize(std::min<size_t>(r.prompt_tokens.size(), 30));
+  const std::vector<Output> solo = run_solo(model, reqs);
+  EngineOptions o;
+  o.model_path = model;
+  o.n_ctx = 128;
+  o.block_size = 4;
+  Engine e(o);
+  std::vector<Output> got(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {  // one after another: earlier ones warm the cache
+    e.submit(reqs[i], collect(got[i]));
+    e.run_until_idle();
+    expect_same(solo[i], got[i], "request " + std::to_string(i));
+  }
+  EXPECT_EQ(got[0].n_cached, 0);
+  EXPECT_GE(got[2].n_cached, 20);  // the shared 21-token prefix, in whole blocks of 4
+  EXPECT_GT(e.stats().kv_blocks_cached, 0);
+  EXPECT_EQ(e.stats().kv_blocks_used, 0);
+}
+
+// Proves: F16 KV storage is batch-invariant too, and really changes the bits against F32
+// (so the fingerprint must name it, and does).
+TEST(EngineBatching, F16CacheIsInvariantAndNamed) {
+  const std::string model = tz::test::generated_model("tiny", "f32");
+  const auto reqs = random_requests(6, 512, 9);
+  const std::vector<Output> solo16 = run_solo(model, reqs, "f16");
+  const std::vector<Output> solo32 = run_solo(model, reqs, "f32");
+  EngineOptions o;
+  o.model_path = model;
+  o.n_ctx = 128;
+  o.kv_type = "f16";
+  o.block_size = 8;
+  o.max_batch_tokens = 40;
+  const std::vector<Output> got = run_batched(o, reqs, 2);
+  int differ = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    expect_same(solo16[i], got[i], "request " + std::to_string(i));
+    differ += solo16[i].digest != solo32[i].digest;
+  }
+  EXPECT_GT(differ, 0);
+  EngineOptions o32 = o;
+  o32.kv_type = "f32";
+  EXPECT_NE(Engine(o).info().fingerprint, Engine(o32).info().fingerprint);
+}
+
+// Proves: cancelling waiting and running requests delivers one "cancelled" final event each,
+// leaves the others' outputs untouched, and frees every block.
+TEST(EngineBatching, CancelFreesBlocksAndSparesOthers) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  auto reqs = random_requests(6, 512, 21);
+  for (auto& r : reqs) r.max_tokens = 20, r.ignore_eos = true;
+  const std::vector<Output> solo = run_solo(model, reqs);
+  EngineOptions o;
+  o.model_path = model;
+  o.n_ctx = 128;
+  o.max_seqs = 3;  // some wait while others run
+  Engine e(o);
+  std::vector<Output> got(reqs.size());
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < reqs.size(); ++i) ids.push_back(e.submit(reqs[i], collect(got[i])));
+  e.step();
+  e.step();
+  e.cancel(ids[1]);  // running
+  e.cancel(ids[5]);  // still waiting
+  e.cancel(999999);  // unknown: ignored
+  e.run_until_idle();
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(got[i].n_final, 1) << i;
+    if (i == 1 || i == 5)
+      EXPECT_EQ(got[i].reason, "cancelled") << i;
+    else
+      expect_same(solo[i], got[i], "request " + std::to_string(i));
+  }
+  EXPECT_EQ(e.stats().kv_blocks_used, 0);
+  EXPECT_EQ(e.stats().requests_cancelled, 2u);
+}
+
+// Proves: requests submitted from several threads to the background stepping thread get their
+// solo bits; stop() ends cleanly.
+TEST(EngineBatching, BackgroundThreadServesConcurrentSubmitters) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const auto reqs = random_requests(8, 512, 17);
+  const std::vector<Output> solo = run_solo(model, reqs);
+  EngineOptions o;
+  o.model_path = model;
+  o.n_ctx = 128;
+  o.n_threads = 2;
+  Engine e(o);
+  e.start();
+  std::vector<Output> got(reqs.size());
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0;
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < reqs.size(); ++i)
+    clients.emplace_back([&, i] {
+      auto inner = collect(got[i]);
+      e.submit(reqs[i], [&, inner](const TokenEvent& ev) {
+        inner(ev);
+        if (ev.finished) {
+          std::lock_guard<std::mutex> lock(mu);
+          ++done;
+          cv.notify_all();
+        }
+      });
+    });
+  for (auto& t : clients) t.join();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return done == 8; }));
+  }
+  e.stop();
+  for (size_t i = 0; i < reqs.size(); ++i) expect_same(solo[i], got[i], std::to_string(i));
+}
+
+// Proves: bad requests are refused with a message naming the problem, and nothing is queued;
+// a full queue refuses with QueueFull.
+TEST(EngineBatching, RefusesBadRequestsAndFullQueue) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  EngineOptions o;
+  o.model_path = model;
+  o.n_ctx = 64;
+  o.max_queue = 2;
+  Engine e(o);
+  auto refused = [&](RequestParams r, const std::string& needle) {
+    try {
+      e.submit(r, nullptr);
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const tzero::RequestError& err) {
+      EXPECT_NE(std::string(err.what()).find(needle), std::string::npos) << err.what();
+    }
+  };
+  RequestParams r;
+  r.prompt_tokens.assign(65, 1);
+  refused(r, "longer than the context");
+  r.prompt_tokens = {1, 2, 600};
+  refused(r, "outside the vocabulary");
+  r.prompt_tokens = {1, 2};
+  r.max_tokens = 0;
+  refused(r, "max_tokens");
+  r.max_tokens = 4;
+  r.sampling.top_p = 0;
+  refused(r, "top_p");
+  r.sampling.top_p = 1;
+  r.sampling.temperature = -1;
+  refused(r, "temperature");
+  r.sampling.temperature = 0;
+  r.sampling.top_logprobs = 21;
+  refused(r, "top_logprobs");
+  r.sampling.top_logprobs = 0;
+  EXPECT_EQ(e.stats().waiting, 0);
+  e.submit(r, nullptr);
+  e.submit(r, nullptr);
+  EXPECT_THROW(e.submit(r, nullptr), tzero::QueueFull);
+  e.run_until_idle();
+  EXPECT_NO_THROW(e.submit(r, nullptr));
+  e.run_until_idle();
+}
+
+// Proves: a stop string ends generation and is cut from the text, which is then exactly the
+// unstopped run's text up to the stop string.
+TEST(EngineBatching, StopStringCutsTheText) {
+  TZ_REQUIRE_SHARED(model, "gguf/stories260K.gguf");
+  EngineOptions o;
+  o.model_path = model;
+  Engine e(o);
+  RequestParams r;
+  r.prompt = "Once upon a time";
+  r.max_tokens = 60;
+  Output full;
+  e.submit(r, collect(full));
+  e.run_until_idle();
+  ASSERT_GT(full.text.size(), 40u);
+  const std::string stop = full.text.substr(20, 5);
+  r.stop = {stop};
+  Output cut;
+  e.submit(r, collect(cut));
+  e.run_until_idle();
+  EXPECT_EQ(cut.reason, "stop");
+  EXPECT_EQ(cut.text, full.text.substr(0, full.text.find(stop)));
+  EXPECT_LT(cut.tokens.size(), full.tokens.size());
+}
