@@ -24,6 +24,8 @@ Command add_audit(CLI::App& app);
 Command add_fingerprint(CLI::App& app);
 Command add_check_op(CLI::App& app);
 Command add_chat(CLI::App& app);
+Command add_serve(CLI::App& app);
+Command add_probe(CLI::App& app);
 
 // Reads a whole file; throws tz::Error naming it.
 std::string read_text_file(const std::string& path);
