@@ -27,8 +27,27 @@ std::vector<AuditConfig> audit_matrix(int max_threads) {
     c.batch = b;
     m.push_back(c);
   }
+  auto batch = [&](std::string name, int mates, int chunk, int kv, int block, bool warm) {
+    AuditConfig c{std::move(name), "batch", true, cores};
+    c.mates = mates, c.prefill_chunk = chunk, c.kv_tokens = kv, c.block_size = block;
+    c.warm_cache = warm;
+    return c;
+  };
+  m.push_back(batch("batch: alone in the engine", 0, 0, 0, 16, false));
+  m.push_back(batch("batch: 3 mates", 3, 0, 0, 16, false));
+  m.push_back(batch("batch: 7 mates, prefill chunk 5", 7, 5, 0, 4, false));
+  m.push_back(batch("batch: prefix cache warm", 3, 0, 0, 4, true));
+  m.push_back(batch("batch: 7 mates, tiny KV pool (preemption)", 7, 0, -1, 4, false));
   for (int run = 1; run <= 3; ++run) {
     AuditConfig c{"fast mode #" + std::to_string(run), "fast", false, std::max(cores, 2)};
+    c.mode = "fast";
+    m.push_back(c);
+  }
+  for (int run = 1; run <= 2; ++run) {
+    AuditConfig c = batch("fast mode, 3 mates #" + std::to_string(run), 3, 0, 0, 16, false);
+    c.group = "fast";
+    c.deterministic = false;
+    c.threads = std::max(cores, 2);
     c.mode = "fast";
     m.push_back(c);
   }
@@ -48,68 +67,99 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
   std::vector<GenerateResult> base(opt.prompts.size());
   rep.min_gap.assign(opt.prompts.size(), INFINITY);
   rep.min_gap_step.assign(opt.prompts.size(), -1);
+
+  // Counts a non-baseline outcome into the report's totals.
+  auto account = [&](const AuditConfig& cfg, const AuditOutcome& o) {
+    if (cfg.deterministic && !o.identical) ++rep.deterministic_failures;
+    if (!cfg.deterministic) {
+      ++rep.fast_runs;
+      rep.fast_runs_diverged += !o.identical;
+      rep.fast_max_logit_deviation = std::max(rep.fast_max_logit_deviation, o.max_logit_deviation);
+    }
+  };
+  // One traced generate() run, diffed against the baseline's trace (or becoming it).
+  auto run_traced = [&](const AuditConfig& cfg, size_t c, size_t p, AuditOutcome& o) {
+    GenerateOptions g;
+    g.prompt = opt.prompts[p];
+    g.n_predict = opt.n_predict;
+    g.n_threads = cfg.threads;
+    g.kernels = cfg.kernels;
+    g.n_batch = cfg.batch;
+    g.mode = cfg.mode;
+    g.keep_logits = true;
+    g.trace_path = opt.work_dir + "/c" + std::to_string(c) + "_p" + std::to_string(p) + ".trace";
+    g.trace_metadata = "{}";
+    if (c == 1) g.perturb = opt.perturb;
+    GenerateResult r = generate(model, vocab, g);
+    o.pp_tokens_per_s = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
+    o.tg_tokens_per_s =
+        r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
+    o.logits_digest = r.logits_digest;
+    TraceFile t = read_trace(g.trace_path);
+    if (c == 0) {
+      for (size_t s = 0; s < r.top2_gaps.size(); ++s)
+        if (r.top2_gaps[s] < rep.min_gap[p]) {
+          rep.min_gap[p] = r.top2_gaps[s];
+          rep.min_gap_step[p] = int(s);
+        }
+      base_traces[p] = std::move(t);
+      base[p] = std::move(r);
+      return;
+    }
+    const TraceDiff d = diff_traces(base_traces[p], t);
+    o.identical = d.identical() && r.logits_digest == base[p].logits_digest;
+    o.has_first = d.has_first;
+    o.first_pos = d.first_pos;
+    o.first_layer = d.first_layer;
+    o.first_op = d.first_op;
+    o.tokens_equal = r.tokens == base[p].tokens;
+    const size_t rows = std::min(r.logits.size(), base[p].logits.size());
+    for (size_t s = 0; s < rows; ++s)
+      for (size_t i = 0; i < r.logits[s].size(); ++i)
+        o.max_logit_deviation = std::max(o.max_logit_deviation,
+                                         double(std::fabs(r.logits[s][i] - base[p].logits[s][i])));
+    account(cfg, o);
+  };
+
   for (size_t c = 0; c < rep.configs.size(); ++c) {
     const AuditConfig& cfg = rep.configs[c];
     for (size_t p = 0; p < opt.prompts.size(); ++p) {
-      GenerateOptions g;
-      g.prompt = opt.prompts[p];
-      g.n_predict = opt.n_predict;
-      g.n_threads = cfg.threads;
-      g.kernels = cfg.kernels;
-      g.n_batch = cfg.batch;
-      g.mode = cfg.mode;
-      g.keep_logits = true;
-      g.trace_path = opt.work_dir + "/c" + std::to_string(c) + "_p" + std::to_string(p) + ".trace";
-      g.trace_metadata = "{}";
-      if (c == 1) g.perturb = opt.perturb;
-      GenerateResult r = generate(model, vocab, g);
       AuditOutcome o;
       o.config = cfg.name;
       o.prompt = p;
-      o.pp_tokens_per_s = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
-      o.tg_tokens_per_s =
-          r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
-      o.logits_digest = r.logits_digest;
-      TraceFile t = read_trace(g.trace_path);
-      if (c == 0) {
-        for (size_t s = 0; s < r.top2_gaps.size(); ++s)
-          if (r.top2_gaps[s] < rep.min_gap[p]) {
-            rep.min_gap[p] = r.top2_gaps[s];
-            rep.min_gap_step[p] = int(s);
-          }
-        base_traces[p] = std::move(t);
-        base[p] = std::move(r);
-      } else {
-        const TraceDiff d = diff_traces(base_traces[p], t);
-        o.identical = d.identical() && r.logits_digest == base[p].logits_digest;
-        o.has_first = d.has_first;
-        o.first_pos = d.first_pos;
-        o.first_layer = d.first_layer;
-        o.first_op = d.first_op;
-        o.tokens_equal = r.tokens == base[p].tokens;
-        const size_t rows = std::min(r.logits.size(), base[p].logits.size());
-        for (size_t s = 0; s < rows; ++s)
-          for (size_t i = 0; i < r.logits[s].size(); ++i)
-            o.max_logit_deviation = std::max(
-                o.max_logit_deviation, double(std::fabs(r.logits[s][i] - base[p].logits[s][i])));
-        if (cfg.deterministic && !o.identical) ++rep.deterministic_failures;
-        if (!cfg.deterministic) {
-          ++rep.fast_runs;
-          rep.fast_runs_diverged += !o.identical;
-          rep.fast_max_logit_deviation =
-              std::max(rep.fast_max_logit_deviation, o.max_logit_deviation);
+      if (cfg.group == "batch" || cfg.mates > 0) {
+        std::vector<int32_t> tokens;
+        run_batch_config(model_path, cfg, opt.prompts, p, opt.n_predict, o, tokens);
+        o.tokens_equal = tokens == base[p].tokens;
+        o.identical = o.tokens_equal && o.logits_digest == base[p].logits_digest;
+        if (!o.tokens_equal) {  // name the first differing generated token
+          size_t k = 0;
+          while (k < tokens.size() && k < base[p].tokens.size() && tokens[k] == base[p].tokens[k])
+            ++k;
+          o.has_first = true;
+          o.first_pos = uint32_t(base[p].prompt_tokens.size() + k);
+          o.first_op = "sampled token";
         }
+        account(cfg, o);
+      } else {
+        run_traced(cfg, c, p, o);
       }
       std::string line = cfg.name + ", prompt " + std::to_string(p + 1) + ": ";
       if (c == 0)
         line += "baseline";
       else if (o.identical)
         line += "identical";
+      else if (!o.has_first)
+        line += std::string(cfg.deterministic ? "DIVERGED" : "differs (fast mode, expected)") +
+                ": same tokens, logits digest differs";
       else
         line += std::string(cfg.deterministic ? "DIVERGED" : "differs (fast mode, expected)") +
                 " at position " + std::to_string(o.first_pos) + ", " +
                 (o.first_layer < 0 ? std::string() : "blk." + std::to_string(o.first_layer) + ".") +
                 o.first_op;
+      if (o.cached_tokens > 0)
+        line += " (" + std::to_string(o.cached_tokens) + " prompt tokens cached)";
+      if (o.preempted > 0) line += " (preempted " + std::to_string(o.preempted) + "x)";
       rep.outcomes.push_back(std::move(o));
       if (progress) progress(++done, total, line);
     }
@@ -143,7 +193,11 @@ nlohmann::json audit_json(const AuditReport& r) {
                             {"threads", c.threads},
                             {"kernels", c.kernels},
                             {"batch", c.batch},
-                            {"mode", c.mode}});
+                            {"mode", c.mode},
+                            {"mates", c.mates},
+                            {"prefill_chunk", c.prefill_chunk},
+                            {"kv_tokens", c.kv_tokens},
+                            {"warm_cache", c.warm_cache}});
   for (const auto& o : r.outcomes) {
     nlohmann::json e = {{"config", o.config},
                         {"prompt", o.prompt},
@@ -152,6 +206,8 @@ nlohmann::json audit_json(const AuditReport& r) {
                         {"max_logit_deviation", o.max_logit_deviation},
                         {"pp_tokens_per_s", o.pp_tokens_per_s},
                         {"tg_tokens_per_s", o.tg_tokens_per_s}};
+    if (o.cached_tokens > 0) e["cached_tokens"] = o.cached_tokens;
+    if (o.preempted > 0) e["preempted"] = o.preempted;
     if (o.has_first)
       e["first"] = {{"pos", o.first_pos}, {"layer", o.first_layer}, {"op", o.first_op}};
     j["outcomes"].push_back(e);

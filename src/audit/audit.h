@@ -1,7 +1,10 @@
 // The local audit: each prompt under a matrix of configurations (thread counts, kernel
 // variants, prefill chunk sizes, token-by-token decode of the prompt, fast mode), each compared
-// with a baseline run by tracing both and diffing the traces. The report is the product's proof
-// on the user's own machine: identical, or the first (position, layer, op) that drifted.
+// with a baseline run by tracing both and diffing the traces. The batched engine's dimensions
+// (batch mates, chunked prefill beside them, prefix cache warm, preemption in a tiny KV pool,
+// fast mode in a batch) compare the request's tokens and logits digest with the baseline's. The
+// report is the product's proof on the user's own machine: identical, or the first (position,
+// layer, op) that drifted.
 #pragma once
 
 #include <functional>
@@ -23,6 +26,12 @@ struct AuditConfig {
   std::string kernels = "auto";
   int batch = 64;
   std::string mode = "deterministic";
+  // Batched-engine configurations (group "batch"): the prompt runs through tzero::Engine.
+  int mates = 0;          // other requests in flight beside it
+  int prefill_chunk = 0;  // EngineOptions::prefill_chunk
+  int kv_tokens = 0;      // EngineOptions::kv_tokens (small: preemption)
+  int block_size = 16;
+  bool warm_cache = false;  // run it once first, so its prompt comes from the prefix cache
 };
 
 struct AuditOutcome {
@@ -37,6 +46,8 @@ struct AuditOutcome {
   double max_logit_deviation = 0;  // max |logit - baseline logit| over every step
   double pp_tokens_per_s = 0, tg_tokens_per_s = 0;
   std::string logits_digest;
+  // Batched configurations: prompt tokens from the prefix cache, times preempted.
+  int cached_tokens = 0, preempted = 0;
 };
 
 struct AuditOptions {
@@ -64,6 +75,12 @@ struct AuditReport {
 };
 
 std::vector<AuditConfig> audit_matrix(int max_threads);
+
+// Runs prompt p of the audit through the batched engine as cfg says (audit/audit_batch.cpp):
+// fills tokens, logits digest, cached_tokens and preempted of the outcome.
+void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
+                      const std::vector<std::string>& prompts, size_t p, int n_predict,
+                      AuditOutcome& out, std::vector<int32_t>& tokens);
 
 // progress(done, total, line) is called after every run.
 AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string& model_path,

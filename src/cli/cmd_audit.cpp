@@ -70,7 +70,9 @@ Command add_audit(CLI::App& app) {
             if (out.config == r.configs[c].name) {
               ++n;
               same += out.identical;
-              if (!out.identical && first.empty() && out.has_first)
+              if (!out.identical && first.empty() && !out.has_first)
+                first = "(same tokens, logits digest differs)";
+              if (!out.identical && (first.empty() || first[0] == '(') && out.has_first)
                 first =
                     "first at position " + std::to_string(out.first_pos) + ", " +
                     (out.first_layer < 0 ? "" : "blk." + std::to_string(out.first_layer) + ".") +

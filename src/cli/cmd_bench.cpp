@@ -13,6 +13,7 @@
 #include "base/thread_pool.h"
 #include "cli/commands.h"
 #include "model/forward.h"
+#include "tzero/engine.h"
 
 namespace tz::cli {
 
@@ -32,6 +33,57 @@ Stats stats(const std::vector<double>& v) {
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+struct ConcurrencyResult {
+  double total_tokens_per_s;   // every generated token over the whole run (prefill included)
+  double decode_tokens_per_s;  // tokens generated once every request had its first token
+  double seconds;
+};
+
+// C requests of p prompt tokens (different for each) and n generated tokens each, submitted at
+// once to the batched engine (tzero/engine.h) with C slots.
+ConcurrencyResult bench_concurrency(const std::string& model, int c, int p, int n, int threads,
+                                    const std::string& mode, const std::string& kernels,
+                                    int n_vocab) {
+  tzero::EngineOptions eo;
+  eo.model_path = model;
+  eo.n_threads = threads;
+  eo.mode = mode;
+  eo.kernels = kernels;
+  eo.n_ctx = p + n + 1;
+  eo.max_seqs = c;
+  eo.max_batch_tokens = std::max(256, c);
+  eo.kv_tokens = c * (p + n + 1);
+  eo.max_queue = c;
+  tzero::Engine engine(eo);
+  std::vector<double> first(size_t(c), 0.0);
+  std::vector<double> token_times;
+  for (int r = 0; r < c; ++r) {
+    tzero::RequestParams req;
+    for (int i = 0; i < p; ++i)
+      req.prompt_tokens.push_back(
+          int32_t((size_t(r) * 104729 + size_t(i) * 7919 + 13) % size_t(n_vocab)));
+    req.max_tokens = n;
+    req.ignore_eos = true;
+    engine.submit(req, [&, r](const tzero::TokenEvent& e) {
+      if (e.finished) return;
+      const double t = now();
+      if (first[size_t(r)] == 0.0) first[size_t(r)] = t;
+      token_times.push_back(t);
+    });
+  }
+  const double t0 = now();
+  engine.run_until_idle();
+  const double t1 = now();
+  const double all_started = *std::max_element(first.begin(), first.end());
+  size_t after = 0;
+  for (double t : token_times) after += t > all_started;
+  ConcurrencyResult res;
+  res.seconds = t1 - t0;
+  res.total_tokens_per_s = double(token_times.size()) / (t1 - t0);
+  res.decode_tokens_per_s = t1 > all_started ? double(after) / (t1 - all_started) : 0.0;
+  return res;
+}
 }  // namespace
 
 Command add_bench(CLI::App& app) {
@@ -39,6 +91,7 @@ Command add_bench(CLI::App& app) {
   struct Opts {
     std::string model, mode = "deterministic", kernels = "auto";
     int n_prompt = 128, n_gen = 64, threads = default_threads(), reps = 3;
+    std::vector<int> concurrency;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -59,8 +112,59 @@ Command add_bench(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast"}));
   sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512 or auto")->capture_default_str();
+  sub->add_option("-c,--concurrency", o->concurrency,
+                  "Requests in flight at once through the batched engine (one or more values: "
+                  "aggregate generation tokens/s for each; -p is then each request's prompt)")
+      ->check(CLI::Range(1, 4096));
   sub->add_flag("--json", o->json, "Print one JSON object");
   return {sub, [o] {
+            if (!o->concurrency.empty()) {
+              check(o->n_gen > 0, "--concurrency needs -n > 0");
+              auto m = Model::load(o->model);
+              const int n_vocab = m->hparams().n_vocab;
+              m.reset();
+              nlohmann::json rows = nlohmann::json::array();
+              if (!o->json)
+                std::printf("model %s, threads %d, mode %s, prompt %d, generate %d per request\n",
+                            o->model.c_str(), o->threads, o->mode.c_str(), o->n_prompt, o->n_gen);
+              for (int c : o->concurrency) {
+                std::vector<double> total, decode;
+                for (int rep = 0; rep < o->reps; ++rep) {
+                  const ConcurrencyResult r =
+                      bench_concurrency(o->model, c, std::max(o->n_prompt, 1), o->n_gen, o->threads,
+                                        o->mode, o->kernels, n_vocab);
+                  total.push_back(r.total_tokens_per_s);
+                  decode.push_back(r.decode_tokens_per_s);
+                  if (!o->json && isatty(2))
+                    std::fprintf(stderr, "\rC=%d rep %d/%d", c, rep + 1, o->reps);
+                }
+                const Stats t = stats(total), d = stats(decode);
+                if (o->json) {
+                  rows.push_back({{"concurrency", c},
+                                  {"tg_tokens_per_s", d.mean},
+                                  {"tg_sd", d.sd},
+                                  {"total_tokens_per_s", t.mean},
+                                  {"total_sd", t.sd}});
+                } else {
+                  if (isatty(2)) std::fprintf(stderr, "\r");
+                  std::printf(
+                      "C=%-4d generation %8.2f ± %.2f tokens/s aggregate (%.2f ± %.2f "
+                      "with prefill)\n",
+                      c, d.mean, d.sd, t.mean, t.sd);
+                }
+              }
+              if (o->json)
+                std::printf("%s\n", nlohmann::json({{"model", o->model},
+                                                    {"threads", o->threads},
+                                                    {"mode", o->mode},
+                                                    {"n_prompt", o->n_prompt},
+                                                    {"n_gen", o->n_gen},
+                                                    {"reps", o->reps},
+                                                    {"concurrency", rows}})
+                                        .dump()
+                                        .c_str());
+              return 0;
+            }
             auto model = Model::load(o->model);
             const HParams& hp = model->hparams();
             const KernelSet& kernels = select_kernels(o->kernels);

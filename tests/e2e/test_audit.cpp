@@ -23,6 +23,17 @@ TEST(Audit, ContractHoldsAndReportIsWritten) {
       EXPECT_TRUE(o["identical"].get<bool>()) << o["config"];
     }
   }
+  // The batched engine's dimensions are in the matrix and were really exercised: the warm
+  // prefix cache served prompt tokens, the tiny pool preempted the audited request.
+  int batch_configs = 0, cached = 0, preempted = 0;
+  for (const auto& c : j["configs"]) batch_configs += c["group"] == "batch";
+  for (const auto& o : j["outcomes"]) {
+    cached += o.value("cached_tokens", 0);
+    preempted += o.value("preempted", 0);
+  }
+  EXPECT_GE(batch_configs, 5);
+  EXPECT_GT(cached, 0);
+  EXPECT_GT(preempted, 0);
   const std::string html = tz::test::read_file(dir + "/index.html");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("bit-identical to the baseline"), std::string::npos);
