@@ -93,12 +93,15 @@ struct EngineOptions {
   std::string mode = "deterministic";  // or "fast" (no reproducibility contract)
   int n_ctx = 0;                       // most positions per sequence; 0: min(trained, 4096)
   int block_size = 16;                 // KV cache block, in positions
-  int kv_tokens = 0;                   // KV pool capacity in positions; 0: max_seqs x n_ctx
-  std::string kv_type = "f32";         // or "f16" (changes the bits; named in the fingerprint)
-  int max_batch_tokens = 256;          // token budget of one forward pass
-  int max_seqs = 16;                   // sequences running at once
-  int prefill_chunk = 0;               // most prompt tokens of one sequence per step; 0: the budget
-  int max_queue = 256;                 // waiting requests beyond this are refused (QueueFull)
+  // KV pool capacity in positions, or else in bytes; both 0: max_seqs x n_ctx positions, at
+  // most 1 GiB and at least one context.
+  int kv_tokens = 0;
+  size_t kv_bytes = 0;
+  std::string kv_type = "f32";  // or "f16" (changes the bits; named in the fingerprint)
+  int max_batch_tokens = 256;   // token budget of one forward pass
+  int max_seqs = 16;            // sequences running at once
+  int prefill_chunk = 0;        // most prompt tokens of one sequence per step; 0: the budget
+  int max_queue = 256;          // waiting requests beyond this are refused (QueueFull)
   bool prefix_cache = true;
 };
 

@@ -35,9 +35,16 @@ int default_ctx(const tz::HParams& hp, int n_ctx) {
 
 int pool_tokens(const EngineOptions& o, const tz::HParams& hp, int n_ctx) {
   if (o.kv_tokens > 0) return o.kv_tokens;
+  const size_t per_token = tz::KvStore::bytes_per_block(hp, 1, tz::parse_kv_type(o.kv_type));
+  if (o.kv_bytes > 0) {
+    const size_t n = o.kv_bytes / per_token;
+    tz::check(n >= 1, "a KV cache of " + std::to_string(o.kv_bytes) +
+                          " bytes holds no position (one takes " + std::to_string(per_token) +
+                          " bytes)");
+    return int(std::min<size_t>(n, size_t(1) << 30));
+  }
   // Default: room for every slot at full context, capped at 1 GiB of cache (never below one
   // full context).
-  const size_t per_token = tz::KvStore::bytes_per_block(hp, 1, tz::parse_kv_type(o.kv_type));
   const size_t cap = std::max<size_t>(size_t(n_ctx), (size_t(1) << 30) / per_token);
   return int(std::min(size_t(o.max_seqs) * size_t(n_ctx), cap));
 }
@@ -74,6 +81,7 @@ struct Engine::Impl {
     tz::check(o.max_batch_tokens >= 1, "the batch token budget must be >= 1");
     tz::check(o.max_seqs >= 1, "the number of sequences must be >= 1");
     tz::check(o.max_queue >= 0, "the queue bound must be >= 0");
+    tz::check(o.kv_tokens >= 0, "the KV capacity must be >= 0 positions");
     tz::check(n_ctx >= 1 && n_ctx <= (1 << 20), "context size out of range");
     tz::check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
     const tz::KvType kv_type = tz::parse_kv_type(o.kv_type);

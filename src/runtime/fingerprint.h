@@ -18,7 +18,7 @@
 namespace tz {
 
 // The versions of the canonical orders (kernels/dot.h, ops.h, math.h, runtime/sampler.h).
-constexpr const char* kCanonicalOrders = "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v2";
+constexpr const char* kCanonicalOrders = "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v2 logprob-v1";
 
 struct Fingerprint {
   std::string hash;         // 16 hex digits

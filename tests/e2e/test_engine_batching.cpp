@@ -428,3 +428,25 @@ TEST(EngineBatching, StopStringCutsTheText) {
   EXPECT_EQ(cut.text, full.text.substr(0, full.text.find(stop)));
   EXPECT_LT(cut.tokens.size(), full.tokens.size());
 }
+
+// Proves: the KV pool's capacity can be given in bytes (tiny model: 2 layers x 2 x 128 floats
+// = 2 KiB per position in F32, 1 KiB in F16), and a capacity too small for one position is an
+// error naming the sizes.
+TEST(EngineBatching, KvCapacityInBytes) {
+  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  EngineOptions o;
+  o.model_path = model;
+  o.n_ctx = 64;
+  o.block_size = 16;
+  o.kv_bytes = 2048 * 160;  // 160 positions: 10 blocks
+  EXPECT_EQ(Engine(o).stats().kv_blocks_total, 10);
+  o.kv_type = "f16";
+  EXPECT_EQ(Engine(o).stats().kv_blocks_total, 20);
+  o.kv_bytes = 100;
+  try {
+    Engine e(o);
+    ADD_FAILURE() << "accepted a 100-byte cache";
+  } catch (const std::runtime_error& err) {
+    EXPECT_NE(std::string(err.what()).find("holds no position"), std::string::npos) << err.what();
+  }
+}

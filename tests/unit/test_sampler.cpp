@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "base/rng.h"
+#include "kernels/dot.h"
+#include "kernels/math.h"
 #include "runtime/sampler.h"
 
 namespace tz {
@@ -155,9 +157,22 @@ TEST(Sampler, FiltersKeepTheRightTokens) {
   std::set<int32_t> seen;
   for (int step = 0; step < 300; ++step) seen.insert(draw(k3, l3, step));
   EXPECT_EQ(seen, (std::set<int32_t>{10, 20, 30}));
-  Sampler v1(1.0f, 5);
-  for (int step = 0; step < 100; ++step)
-    EXPECT_EQ(draw(p, l, step), v1.sample(l.data(), int(l.size()), step));
+  // sampler-v1, written out: exp_ref((l - max) / T), 16-lane sum, one SplitMix64(seed, step)
+  // draw, first id whose running sum exceeds u * z.
+  auto v1 = [&](int step) {
+    const float max = l[size_t(best)];
+    std::vector<float> e(l.size());
+    for (size_t i = 0; i < l.size(); ++i) e[i] = exp_ref((l[i] - max) / 1.0f);
+    const float z = sum_f32_ref(e.data(), e.size());
+    SplitMix64 rng(5 ^ (uint64_t(step) * 0xd1b54a32d192ed03ull));
+    rng.next();
+    const float target = rng.uniform() * z;
+    float running = 0;
+    for (size_t i = 0; i < e.size(); ++i)
+      if ((running += e[i]) > target) return int32_t(i);
+    return best;
+  };
+  for (int step = 0; step < 100; ++step) EXPECT_EQ(draw(p, l, step), v1(step)) << step;
 }
 
 // Proves: the penalties move the greedy choice the documented way: repetition divides a
