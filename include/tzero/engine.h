@@ -10,7 +10,8 @@
 //
 // Threads: submit, cancel and stats may be called from any thread. Callbacks run on the thread
 // that steps the engine (the caller of step()/run_until_idle(), or the background thread), one
-// request's events in order; a callback must not block for long and must not call step().
+// request's events in order; a callback must not block for long and must not call step()
+// (an exception it throws is swallowed).
 #pragma once
 
 #include <cstdint>

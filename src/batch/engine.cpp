@@ -111,7 +111,12 @@ struct Engine::Impl {
 
   void emit(Sequence& s, TokenEvent& e) {
     e.request = s.id;
-    if (s.on_event) s.on_event(e);
+    if (!s.on_event) return;
+    try {
+      s.on_event(e);
+    } catch (...) {
+      // A throwing callback must not leave the batch half-stepped; its request goes on.
+    }
   }
 
   void finish(Sequence& s, const std::string& reason, std::string text) {
