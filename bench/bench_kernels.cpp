@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -183,9 +184,11 @@ void register_all() {
             std::string("dot/") + type_name(t) + "/" + k->name + "/" + std::to_string(n);
         benchmark::RegisterBenchmark(name.c_str(), bm_dot, k, t, n);
       }
+  std::vector<TensorType> matmul_types(std::begin(types), std::end(types));
+  matmul_types.push_back(TensorType::Q4_K);
   for (const KernelSet* k : matmul_sets)
-    for (TensorType t : types)
-      for (size_t batch : {1, 16})
+    for (TensorType t : matmul_types)
+      for (size_t batch : {1, 16, 128})
         for (int threads : {1, 2}) {
           const std::string name = std::string("matmul2048/") + type_name(t) + "/" + k->name +
                                    "/batch" + std::to_string(batch) + "/threads" +
