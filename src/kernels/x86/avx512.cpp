@@ -52,12 +52,13 @@ struct Avx512 {
   }
 };
 
-// Batches of kVnniMinTok tokens or more take the register-tiled VNNI kernels (gemm_vnni.h);
-// smaller ones (decode) the unpacked ones of kernels_impl.h. Both give the canonical bits.
+// Batches of kVnniMinTokQ / kVnniMinTokQ4K tokens or more take the register-tiled VNNI kernels
+// (gemm_vnni.h); smaller ones (decode) the unpacked ones of kernels_impl.h. Both give the canonical
+// bits.
 template <typename Block>
 void gemm_q_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                    size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  if (n_tok >= x86::kVnniMinTok && n_cols >= size_t(kQBlock))
+  if (n_tok >= x86::kVnniMinTokQ && n_cols >= size_t(kQBlock))
     x86::gemm_q_vnni<Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else
     x86::gemm_q<Avx512, Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
@@ -65,7 +66,7 @@ void gemm_q_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n
 
 void gemm_q4_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                       size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  if (n_tok >= x86::kVnniMinTok && n_cols >= size_t(kSuperBlock))
+  if (n_tok >= x86::kVnniMinTokQ4K && n_cols >= size_t(kSuperBlock))
     x86::gemm_q4_k_vnni(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else
     x86::gemm_q4_k_x86(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);

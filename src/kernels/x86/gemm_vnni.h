@@ -32,8 +32,10 @@
 namespace tz::x86 {
 namespace {
 
-// Batches below this many tokens use the unpacked kernels (decode: repacking does not pay).
-constexpr size_t kVnniMinTok = 4;
+// Batches below these many tokens use the unpacked kernels of kernels_impl.h (decode: the
+// repacking does not pay for itself; measured with bench/bench_kernels.cpp, matmul2048).
+constexpr size_t kVnniMinTokQ = 2;
+constexpr size_t kVnniMinTokQ4K = 3;
 // Activation bytes repacked per pass (tokens are chunked so they stay in L2 while every row
 // tile of the thread streams over them).
 constexpr size_t kVnniActBudget = size_t(384) << 10;
