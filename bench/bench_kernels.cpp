@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/rng.h"
@@ -75,12 +77,11 @@ void bm_dot(benchmark::State& state, const KernelSet* k, TensorType t, size_t n)
 }
 
 // y (batch, 2048) = x (batch, 2048) W^T through tz::matmul (activation quantization included).
-void bm_matmul(benchmark::State& state, const KernelSet* k, TensorType t, size_t batch,
-               int threads) {
-  const size_t n = 2048;
-  const Weights w(t, n, n, 3);
-  const std::vector<float> x = random_floats(batch * n, 4);
-  std::vector<float> y(batch * n);
+void bm_matmul(benchmark::State& state, const KernelSet* k, TensorType t, size_t batch, int threads,
+               size_t rows = 2048, size_t cols = 2048) {
+  const Weights w(t, rows, cols, 3);
+  const std::vector<float> x = random_floats(batch * cols, 4);
+  std::vector<float> y(batch * rows);
   tz::ThreadPool pool(threads);
   tz::MatmulScratch scratch;
   for (auto _ : state) {
@@ -88,8 +89,8 @@ void bm_matmul(benchmark::State& state, const KernelSet* k, TensorType t, size_t
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  set_rates(state, double(w.bytes.size()) + 8.0 * double(batch * n),
-            2.0 * double(n) * double(n) * double(batch));
+  set_rates(state, double(w.bytes.size()) + 4.0 * double(batch * (rows + cols)),
+            2.0 * double(rows) * double(cols) * double(batch));
 }
 
 void bm_rmsnorm(benchmark::State& state, const KernelSet* k, size_t n) {
@@ -184,17 +185,31 @@ void register_all() {
             std::string("dot/") + type_name(t) + "/" + k->name + "/" + std::to_string(n);
         benchmark::RegisterBenchmark(name.c_str(), bm_dot, k, t, n);
       }
+  std::vector<TensorType> matmul_types(std::begin(types), std::end(types));
+  matmul_types.push_back(TensorType::Q4_K);
   for (const KernelSet* k : matmul_sets)
-    for (TensorType t : types)
-      for (size_t batch : {1, 16})
+    for (TensorType t : matmul_types)
+      for (size_t batch : {1, 16, 128})
         for (int threads : {1, 2}) {
           const std::string name = std::string("matmul2048/") + type_name(t) + "/" + k->name +
                                    "/batch" + std::to_string(batch) + "/threads" +
                                    std::to_string(threads);
-          benchmark::RegisterBenchmark(name.c_str(), bm_matmul, k, t, batch, threads)
+          benchmark::RegisterBenchmark(name.c_str(), bm_matmul, k, t, batch, threads, 2048, 2048)
               ->Unit(benchmark::kMillisecond)
               ->UseRealTime();
         }
+  // The feed-forward shapes of a 1B model (TinyLlama: 5632 x 2048 up/gate, 2048 x 5632 down) at
+  // a prefill batch, best variant only.
+  for (TensorType t : matmul_types)
+    for (auto [rows, cols] : {std::pair<size_t, size_t>{5632, 2048}, {2048, 5632}}) {
+      const std::string name = std::string("matmul") + std::to_string(rows) + "x" +
+                               std::to_string(cols) + "/" + type_name(t) + "/" +
+                               matmul_sets.back()->name + "/batch128/threads1";
+      benchmark::RegisterBenchmark(name.c_str(), bm_matmul, matmul_sets.back(), t, 128, 1, rows,
+                                   cols)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
   for (const KernelSet* k : sets) {
     for (size_t n : {2048, 5632})
       benchmark::RegisterBenchmark(

@@ -190,3 +190,106 @@ TEST(KernelVariants, SelectionHonoursChoiceAndRejectsUnknown) {
   EXPECT_STREQ(tz::select_kernels("auto").name, tz::available_kernels().back()->name);
   EXPECT_THROW(tz::select_kernels("neon"), tz::Error);
 }
+
+// The batched kernels tile rows and tokens (and pad block groups of 8): every tile shape and
+// tail, decode-sized and prefill-sized batches, and block counts that are not multiples of 8.
+TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
+  if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
+  tz::ThreadPool pool(2);
+  uint32_t seed = 100;
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K}) {
+    const size_t block = tz::traits(type).block_size;
+    for (size_t K : {32, 96, 256, 288, 1056, 2304, 4352}) {
+      if (K % block) continue;
+      for (size_t N : {1, 2, 3, 5, 7, 13}) {
+        const std::vector<float> wf = tz::test::random_floats(N * K, seed++);
+        const size_t rb = tz::row_bytes(type, K);
+        std::vector<uint8_t> w(N * rb);
+        for (size_t r = 0; r < N; ++r) tz::quantize_row(type, &wf[r * K], &w[r * rb], K);
+        const tz::Matrix m{type, w.data(), int64_t(N), int64_t(K), rb};
+        for (size_t T : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 17, 33}) {
+          const std::vector<float> x = tz::test::random_floats(T * K, seed++);
+          tz::MatmulScratch scratch;
+          std::vector<float> ref(T * N), got(T * N);
+          tz::matmul(pool, tz::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
+          for (const KernelSet* k : variants()) {
+            std::fill(got.begin(), got.end(), -1.0f);
+            tz::matmul(pool, *k, m, x.data(), T, got.data(), scratch);
+            EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
+                << k->name << " " << tz::traits(type).name << " K=" << K << " N=" << N
+                << " T=" << T;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Raw random blocks reach what the quantizers never write: Q8_0 weights of -128, activation
+// quants of +-127 everywhere (activation quantizers never give -128), Q4_K scales and mins of 63
+// with nibbles of 15 (integer sums past 2^24, where float(int) rounds), and scales that differ in
+// every sub-block.
+TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
+  if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
+  std::mt19937 rng(42);
+  auto bytes = [&](uint8_t* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) p[i] = uint8_t(rng());
+  };
+  auto f16 = [&] { return uint16_t(0x2000 + rng() % 0x3000); };  // finite, about 2^-7 .. 2^4
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K}) {
+    const bool k_quant = type == TensorType::Q4_K;
+    for (size_t K : {256, 2304, 4352}) {
+      for (int extreme = 0; extreme < 4; ++extreme) {
+        const size_t N = 7, T = extreme % 2 ? 9 : 1, rb = tz::row_bytes(type, K);
+        const size_t nb = K / tz::traits(type).block_size;
+        std::vector<uint8_t> w(N * rb);
+        bytes(w.data(), w.size());
+        for (size_t r = 0; r < N; ++r)
+          for (size_t b = 0; b < nb; ++b) {
+            uint8_t* blk = &w[r * rb + b * (rb / nb)];
+            const uint16_t d = f16();
+            std::memcpy(blk, &d, 2);
+            if (k_quant) {
+              const uint16_t dmin = f16();
+              std::memcpy(blk + 2, &dmin, 2);
+              if (extreme >= 2) std::memset(blk + 4, 0xff, 140);  // scales, mins 63; nibbles 15
+            } else if (extreme >= 2) {
+              std::memset(blk + 2, type == TensorType::Q8_0 ? 0x80 : 0x00, rb / nb - 2);
+            }
+          }
+        std::vector<float> ref(T * N), got(T * N);
+        const void* xp;
+        std::vector<tz::ActQ8> xq(T * nb);
+        std::vector<tz::ActQ8K> xk(T * nb);
+        for (size_t i = 0; i < T * nb; ++i) {
+          int8_t* qs = k_quant ? xk[i].qs : xq[i].qs;
+          const size_t n = k_quant ? 256 : 32;
+          bytes(reinterpret_cast<uint8_t*>(qs), n);
+          for (size_t j = 0; j < n; ++j) {
+            if (qs[j] == -128) qs[j] = -127;
+            if (extreme >= 2) qs[j] = int8_t(j % 3 ? 127 : -127);
+          }
+          if (k_quant) {
+            xk[i].d = 0.001f * float(1 + rng() % 1000);
+            for (int g = 0; g < 16; ++g) {
+              int s = 0;
+              for (int j = 0; j < 16; ++j) s += qs[16 * g + j];
+              xk[i].bsums[g] = int16_t(s);
+            }
+          } else {
+            xq[i].d = 0.001f * float(1 + rng() % 1000);
+          }
+        }
+        xp = k_quant ? static_cast<const void*>(xk.data()) : xq.data();
+        tz::scalar_kernels().gemm_for(type)(w.data(), rb, xp, K, N, T, ref.data(), N);
+        for (const KernelSet* k : variants()) {
+          std::fill(got.begin(), got.end(), -1.0f);
+          k->gemm_for(type)(w.data(), rb, xp, K, N, T, got.data(), N);
+          EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
+              << k->name << " " << tz::traits(type).name << " K=" << K << " T=" << T
+              << " extreme=" << extreme / 2;
+        }
+      }
+    }
+  }
+}

@@ -1,6 +1,7 @@
 // AVX-512 (F, BW, VL, DQ, VNNI) kernels (compiled with the matching -m flags; run only when
 // CPUID says so). The 16 lanes of the float dot live in one zmm register; int8 blocks use VNNI.
 #include "kernels/kernel_set.h"
+#include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
 
 namespace tz {
@@ -51,10 +52,38 @@ struct Avx512 {
   }
 };
 
+// Batches of kVnniMinTokQ / kVnniMinTokQ4K tokens or more take the register-tiled VNNI kernels
+// (gemm_vnni.h); smaller ones (decode) the unpacked ones of kernels_impl.h. Both give the canonical
+// bits.
+template <typename Block>
+void gemm_q_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                   size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  if (n_tok >= x86::kVnniMinTokQ && n_cols >= size_t(kQBlock))
+    x86::gemm_q_vnni<Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  else
+    x86::gemm_q<Avx512, Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
+
+void gemm_q4_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                      size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  if (n_tok >= x86::kVnniMinTokQ4K && n_cols >= size_t(kSuperBlock))
+    x86::gemm_q4_k_vnni(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  else
+    x86::gemm_q4_k_x86(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
+
+KernelSet make_avx512() {
+  KernelSet set = x86::make_kernel_set<Avx512>("avx512");
+  set.gemm_q8_0 = gemm_q_avx512<BlockQ8_0>;
+  set.gemm_q4_0 = gemm_q_avx512<BlockQ4_0>;
+  set.gemm_q4_k = gemm_q4_k_avx512;
+  return set;
+}
+
 }  // namespace
 
 const KernelSet& avx512_kernels() {
-  static const KernelSet set = x86::make_kernel_set<Avx512>("avx512");
+  static const KernelSet set = make_avx512();
   return set;
 }
 
