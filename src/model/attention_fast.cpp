@@ -50,7 +50,11 @@ void Forward::attention_fast(const ForwardBatch& batch) {
         e[s - a] = exp_ref(e[s - a] - m);
         l += e[s - a];
         const float* v = vr.row(s);
-        for (int d = 0; d < hd; ++d) o[size_t(d)] = std::fma(e[s - a], v[d], o[size_t(d)]);
+        // Multiply then add (no fused rounding needed here): the compiler vectorizes it with
+        // the baseline instruction set, where std::fma would be a library call per element.
+        const float w = e[s - a];
+        float* od = o.data();
+        for (int d = 0; d < hd; ++d) od[d] = od[d] + w * v[d];
       }
       State& st = state[i];
       while (st.lock.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
