@@ -30,6 +30,9 @@ struct BlockQ4_0 {
 };
 static_assert(sizeof(BlockQ4_0) == 18);
 
+// Activations quantized for Q8_0/Q4_0 weights. Invariant: qs in [-127, 127] (the quantizer
+// rounds x * 127 / max|x|; -128 never occurs). The AVX2 kernels rely on it (their
+// sign-and-absolute-value trick cannot represent |-128|); custom kernels may too.
 struct ActQ8 {
   float d;
   int8_t qs[32];
