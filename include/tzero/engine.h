@@ -166,6 +166,9 @@ class Engine {
 
   std::vector<int32_t> tokenize(const std::string& text, bool add_bos, bool parse_special) const;
   std::string detokenize(const std::vector<int32_t>& tokens) const;
+  // One token's own text piece (as TokenLogprob::text spells it: a leading space kept, control
+  // tokens by name, a byte-fallback token as its raw byte, so possibly not valid UTF-8).
+  std::string token_text(int32_t token) const;
   // The model's chat template (or a named format: llama2, llama3, chatml, ...) applied to the
   // conversation, ending with the assistant's turn opened. Throws RequestError when the model
   // has no template and none is named, or when the template refuses the conversation.

@@ -392,6 +392,11 @@ std::string Engine::detokenize(const std::vector<int32_t>& tokens) const {
   return impl_->vocab.detokenize(tokens);
 }
 
+std::string Engine::token_text(int32_t token) const {
+  if (token < 0 || token >= impl_->vocab.n_tokens()) return std::string();
+  return impl_->vocab.token_to_piece(token, true);
+}
+
 std::string Engine::apply_chat_template(const std::vector<ChatTurn>& messages,
                                         const std::string& template_name) const {
   const Impl& m = *impl_;

@@ -1,12 +1,131 @@
-// tzero serve (being built; see the server issue).
+// tzero serve: the OpenAI-compatible HTTP server (server/http_server.h, docs/SERVER.md).
+// Prints "listening on http://HOST:PORT" to stderr once it accepts connections; SIGTERM or
+// SIGINT stops it gracefully (requests in flight get --grace seconds, then are cancelled) and
+// it exits 0. A second signal cancels what is still running at once.
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
 #include "base/error.h"
 #include "cli/commands.h"
+#include "server/http_server.h"
+#include "tzero/engine.h"
 
 namespace tz::cli {
 
 Command add_serve(CLI::App& app) {
-  CLI::App* sub = app.add_subcommand("serve", "(not built yet)");
-  return {sub, []() -> int { throw Error("tzero serve is not built yet"); }};
+  CLI::App* sub = app.add_subcommand("serve", "OpenAI-compatible HTTP server (docs/SERVER.md)");
+  struct Opts {
+    tzero::EngineOptions engine;
+    server::ServerOptions server;
+    double grace_s = 10.0;
+    size_t max_body_kib = 1024;
+  };
+  auto o = std::make_shared<Opts>();
+  o->engine.n_threads = default_threads();
+  o->engine.max_seqs = 8;
+  o->engine.max_queue = 64;
+  sub->add_option("-m,--model", o->engine.model_path, "GGUF model file")->required();
+  sub->add_option("--host", o->server.host, "Address to bind (default: loopback only)")
+      ->capture_default_str();
+  sub->add_option("--port", o->server.port, "TCP port (0: any free port)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  sub->add_option("--api-key", o->server.api_key,
+                  "Require 'Authorization: Bearer KEY' on every route but /health");
+  sub->add_option("--parallel", o->engine.max_seqs, "Sequences decoded together (batch slots)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("-c,--ctx", o->engine.n_ctx, "Context per sequence (0: min(trained, 4096))")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("-t,--threads", o->engine.n_threads,
+                  "Compute threads (results do not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--kv-tokens", o->engine.kv_tokens,
+                  "KV pool capacity in positions (0: parallel x ctx, capped at 1 GiB)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  sub->add_option("--block-size", o->engine.block_size, "KV block size in positions")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  sub->add_option("--batch-tokens", o->engine.max_batch_tokens, "Token budget of one forward pass")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--max-queue", o->engine.max_queue,
+                  "Waiting requests beyond the running ones; more get 429")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("--mode", o->engine.mode, "deterministic (the contract) or fast")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"deterministic", "fast"}));
+  sub->add_option("--kv-type", o->engine.kv_type, "KV cache type: f32 or f16 (changes the bits)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"f32", "f16"}));
+  sub->add_option("--kernels", o->engine.kernels, "scalar, avx2, avx512 or auto (same bits)")
+      ->capture_default_str();
+  sub->add_option("--chat-template", o->server.chat_template,
+                  "Named chat format (llama2, llama3, chatml, ...) instead of the model's");
+  sub->add_option("--model-name", o->server.model_name,
+                  "Model id reported by the API (default: the model's general.name)");
+  sub->add_option("--max-body-kib", o->max_body_kib, "Largest request body in KiB (413 beyond)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--http-threads", o->server.http_threads,
+                  "Connections served at once (0: parallel + max-queue + 8)")
+      ->check(CLI::Range(0, 4096));
+  sub->add_option("--grace", o->grace_s,
+                  "Seconds in-flight requests get to finish on SIGTERM/SIGINT, then cancelled")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  o->server.http_threads = 0;
+  return {
+      sub, [o] {
+        // Signals go to sigwait below only: block them before any thread exists.
+        sigset_t sigs;
+        sigemptyset(&sigs);
+        sigaddset(&sigs, SIGTERM);
+        sigaddset(&sigs, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+        signal(SIGPIPE, SIG_IGN);
+
+        o->server.max_body_bytes = o->max_body_kib * 1024;
+        if (o->server.http_threads == 0)
+          o->server.http_threads = std::min(4096, o->engine.max_seqs + o->engine.max_queue + 8);
+        tzero::Engine engine(o->engine);
+        server::HttpServer srv(engine, o->server);
+        const int port = srv.start();
+        if (engine.info().chat_template.empty() && o->server.chat_template.empty())
+          std::fprintf(stderr, "tzero serve: the model has no chat template; chat uses chatml\n");
+        std::fprintf(stderr, "tzero serve: model %s, fingerprint %s, context %d, %d slots\n",
+                     srv.model_name().c_str(), engine.info().fingerprint.c_str(),
+                     engine.info().n_ctx, o->engine.max_seqs);
+        std::fprintf(stderr, "listening on http://%s:%d\n", o->server.host.c_str(), port);
+        std::fflush(stderr);
+
+        int sig = 0;
+        sigwait(&sigs, &sig);
+        std::fprintf(stderr, "tzero serve: signal %d, stopping (grace %.1f s)\n", sig, o->grace_s);
+        // A second signal cancels what is still running.
+        std::atomic<bool> stopped{false};
+        std::thread second([&] {
+          timespec ts{0, 100 * 1000 * 1000};
+          while (!stopped) {
+            if (sigtimedwait(&sigs, nullptr, &ts) > 0) srv.cancel_all();
+          }
+        });
+        srv.stop(o->grace_s);
+        stopped = true;
+        second.join();
+        engine.stop();
+        std::fprintf(stderr, "tzero serve: stopped\n");
+        return 0;
+      }};
 }
 
 }  // namespace tz::cli

@@ -1,0 +1,158 @@
+// Requests in flight and their responses (server/generation.h).
+#include "server/generation.h"
+
+#include "server/api_error.h"
+
+namespace tz::server {
+
+namespace {
+
+double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+TokenOut token_out(const tzero::TokenEvent& e, const tzero::Engine& engine) {
+  return TokenOut{e.token, engine.token_text(e.token), e.logprob, e.top};
+}
+
+}  // namespace
+
+Job::Job(int n_choices, Clock::time_point arrival, Metrics& metrics)
+    : metrics_(metrics), arrival_(arrival), timing_(size_t(n_choices)), open_(n_choices) {}
+
+tzero::TokenCallback Job::callback(int choice) {
+  std::shared_ptr<Job> self = shared_from_this();
+  return [self, choice](const tzero::TokenEvent& e) { self->on_event(choice, e); };
+}
+
+void Job::on_event(int choice, const tzero::TokenEvent& e) {
+  const Clock::time_point now = Clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  Timing& t = timing_[size_t(choice)];
+  if (!e.finished) {
+    if (t.n == 0) t.first = now;
+    t.last = now;
+    ++t.n;
+  } else {
+    const std::string reason =
+        disconnected_ && e.finish_reason == "cancelled" ? "disconnected" : e.finish_reason;
+    metrics_.count_choice(reason, e.n_prompt, e.n_generated, seconds(t.first - arrival_),
+                          t.n >= 2 ? seconds(t.last - t.first) / (t.n - 1) : 0, t.n >= 1, t.n >= 2);
+    --open_;
+  }
+  events_.push_back({choice, e});
+  cv_.notify_all();
+}
+
+void Job::add_engine_id(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ids_.push_back(id);
+}
+
+void Job::cancel(tzero::Engine& engine) {
+  std::vector<uint64_t> ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (open_ == 0) return;
+    ids = ids_;
+  }
+  for (uint64_t id : ids) engine.cancel(id);
+}
+
+bool Job::mark_disconnected() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool first = !disconnected_ && open_ > 0;
+  disconnected_ = true;
+  return first;
+}
+
+std::vector<Job::Event> Job::take(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, timeout, [&] { return !events_.empty(); });
+  std::vector<Event> out(std::make_move_iterator(events_.begin()),
+                         std::make_move_iterator(events_.end()));
+  events_.clear();
+  return out;
+}
+
+bool Job::finished() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_ == 0;
+}
+
+// --- ChoiceAccumulator ------------------------------------------------------------------------
+
+ChoiceAccumulator::ChoiceAccumulator(int n_choices, const tzero::Engine& engine, bool logprobs)
+    : engine_(engine), logprobs_(logprobs), choices_(size_t(n_choices)) {}
+
+void ChoiceAccumulator::add(const Job::Event& ev) {
+  ChoiceOut& c = choices_[size_t(ev.choice)];
+  c.text += ev.e.text;
+  if (!ev.e.finished) {
+    if (logprobs_) c.tokens.push_back(token_out(ev.e, engine_));
+    return;
+  }
+  c.finish_reason = ev.e.finish_reason;
+  if (ev.e.finish_reason == "cancelled") cancelled_ = true;
+  n_prompt_ = ev.e.n_prompt;  // the same prompt for every choice: counted once
+  n_generated_ += ev.e.n_generated;
+}
+
+Usage ChoiceAccumulator::usage() const {
+  return Usage{n_prompt_, n_generated_};
+}
+
+// --- StreamWriter -----------------------------------------------------------------------------
+
+StreamWriter::StreamWriter(ResponseMeta meta, int n_choices, bool include_usage,
+                           const tzero::Engine& engine)
+    : meta_(std::move(meta)),
+      include_usage_(include_usage),
+      engine_(engine),
+      offset_(size_t(n_choices), 0) {}
+
+std::string StreamWriter::open() {
+  std::string out;
+  if (meta_.endpoint == Endpoint::chat)
+    for (size_t i = 0; i < offset_.size(); ++i)
+      out += sse_chunk(meta_, int(i), "", {}, 0, true, "", include_usage_);
+  return out;
+}
+
+std::string StreamWriter::add(const std::vector<Job::Event>& events) {
+  std::string out;
+  for (const Job::Event& ev : events) {
+    const tzero::TokenEvent& e = ev.e;
+    if (!e.finished) {
+      std::vector<TokenOut> toks;
+      if (meta_.logprobs) toks.push_back(token_out(e, engine_));
+      if (e.text.empty() && toks.empty()) continue;
+      out += sse_chunk(meta_, ev.choice, e.text, toks, offset_[size_t(ev.choice)], false, "",
+                       include_usage_);
+      if (!toks.empty()) offset_[size_t(ev.choice)] += toks[0].piece.size();
+      continue;
+    }
+    n_prompt_ = e.n_prompt;
+    n_generated_ += e.n_generated;
+    if (e.finish_reason == "cancelled") {
+      cancelled_ = true;
+      continue;
+    }
+    if (!e.text.empty())
+      out += sse_chunk(meta_, ev.choice, e.text, {}, 0, false, "", include_usage_);
+    out += sse_chunk(meta_, ev.choice, "", {}, 0, false, e.finish_reason, include_usage_);
+  }
+  return out;
+}
+
+std::string StreamWriter::close() {
+  if (cancelled_)
+    return sse_error(
+        ApiError(503, "The server is shutting down; the request was cancelled.", "", "shutdown")
+            .to_json());
+  std::string out;
+  if (include_usage_) out += sse_usage_chunk(meta_, Usage{n_prompt_, n_generated_});
+  return out + sse_done();
+}
+
+}  // namespace tz::server

@@ -1,0 +1,103 @@
+// One OpenAI generation request in flight: its n choices are n engine requests whose events
+// the engine's stepping thread hands over (Job::callback) and the HTTP thread takes (wait),
+// turning them into one JSON response (collect_response) or SSE chunks (StreamWriter).
+// Per-choice outcomes and timings go to Metrics from the engine thread, so a choice is counted
+// even when its client has gone.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/metrics.h"
+#include "server/openai_response.h"
+#include "tzero/engine.h"
+
+namespace tz::server {
+
+using Clock = std::chrono::steady_clock;
+
+class Job : public std::enable_shared_from_this<Job> {
+ public:
+  struct Event {
+    int choice = 0;
+    tzero::TokenEvent e;
+  };
+
+  Job(int n_choices, Clock::time_point arrival, Metrics& metrics);
+
+  // The engine callback of choice i (keeps the job alive while the engine holds it).
+  tzero::TokenCallback callback(int choice);
+  void add_engine_id(uint64_t id);
+  // Cancels every choice still running (idempotent; finished ids are ignored by the engine).
+  void cancel(tzero::Engine& engine);
+  // Marks the client gone: the choices still running count as "disconnected". True the first
+  // time while a choice is still running (count the disconnect then).
+  bool mark_disconnected();
+
+  // Takes the events that arrived, waiting up to `timeout` for the first.
+  std::vector<Event> take(std::chrono::milliseconds timeout);
+  // Every choice has delivered its final event (they may not all be taken yet).
+  bool finished() const;
+
+ private:
+  void on_event(int choice, const tzero::TokenEvent& e);
+
+  struct Timing {
+    Clock::time_point first, last;
+    int n = 0;
+  };
+  Metrics& metrics_;
+  const Clock::time_point arrival_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Event> events_;
+  std::vector<uint64_t> ids_;
+  std::vector<Timing> timing_;
+  int open_;
+  bool disconnected_ = false;
+};
+
+// Folds taken events into per-choice results. `token_text` gives a token's piece.
+class ChoiceAccumulator {
+ public:
+  ChoiceAccumulator(int n_choices, const tzero::Engine& engine, bool logprobs);
+  void add(const Job::Event& ev);
+  const std::vector<ChoiceOut>& choices() const { return choices_; }
+  Usage usage() const;
+  bool any_cancelled() const { return cancelled_; }
+
+ private:
+  const tzero::Engine& engine_;
+  bool logprobs_;
+  std::vector<ChoiceOut> choices_;
+  int n_prompt_ = 0, n_generated_ = 0;
+  bool cancelled_ = false;
+};
+
+// Turns taken events into the SSE bytes of one stream.
+class StreamWriter {
+ public:
+  StreamWriter(ResponseMeta meta, int n_choices, bool include_usage, const tzero::Engine& engine);
+  // The opening chunks (chat: the role delta of every choice).
+  std::string open();
+  // Chunks for these events.
+  std::string add(const std::vector<Job::Event>& events);
+  // The closing bytes once every choice finished: the usage chunk when asked and [DONE], or an
+  // error event when a choice was cancelled (the server shutting down).
+  std::string close();
+
+ private:
+  ResponseMeta meta_;
+  bool include_usage_;
+  const tzero::Engine& engine_;
+  std::vector<size_t> offset_;  // completions text_offset per choice
+  int n_prompt_ = 0, n_generated_ = 0;
+  bool cancelled_ = false;
+};
+
+}  // namespace tz::server

@@ -1,0 +1,70 @@
+// tzero's OpenAI-compatible HTTP server over one shared Engine (docs/SERVER.md):
+//   POST /v1/completions, POST /v1/chat/completions (JSON or server-sent events),
+//   GET /v1/models, GET /v1/models/{id}, GET /health, GET /metrics.
+// Every generation runs through the engine's background stepping thread, so every response is
+// batch-invariant: bit for bit what the request would get alone.
+//
+//   tzero::Engine engine(opts);
+//   tz::server::HttpServer srv(engine, {});   // 127.0.0.1:8080
+//   int port = srv.start();                   // binds, serves on background threads
+//   ...
+//   srv.stop(10.0);                           // graceful, see stop()
+//
+// Errors are OpenAI error objects (server/api_error.h): 400 bad input, 401 missing or wrong
+// API key (every route but /health), 404 unknown route, 405 wrong method, 413 body too large,
+// 429 queue full (Retry-After), 503 shutting down (Retry-After).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "tzero/engine.h"
+
+namespace tz::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                   // 0: a free port, chosen by the system
+  std::string api_key;               // non-empty: requests need "Authorization: Bearer KEY"
+  std::string chat_template;         // a named format; "": the model's (chatml if it has none)
+  std::string model_name;            // reported as `model`; "": the model's name
+  size_t max_body_bytes = 1u << 20;  // larger request bodies get 413
+  int http_threads = 64;             // connections served at once (streams hold one each)
+  int retry_after_s = 1;             // Retry-After of 429 and 503
+  int keep_alive_s = 5;              // idle keep-alive connections close after this
+};
+
+class HttpServer {
+ public:
+  // The engine must outlive the server; start() calls engine.start().
+  HttpServer(tzero::Engine& engine, ServerOptions options);
+  ~HttpServer();  // stop(0)
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and serves on background threads; returns the port. Throws tz::Error when the
+  // address cannot be bound.
+  int start();
+  int port() const;
+
+  // Graceful stop: from now on generation requests get 503 and /health says
+  // "shutting_down"; waits up to grace_s seconds for the requests in flight to finish, then
+  // cancels the rest (a stream then ends with an error event, a non-streaming request gets
+  // 503), closes the listener and joins. Idempotent. The engine keeps running (its owner
+  // stops it).
+  void stop(double grace_s);
+  // Cancels every request in flight now (e.g. on a second signal); stop() still needed.
+  void cancel_all();
+  int in_flight() const;
+
+  // The name the server reports for its model.
+  const std::string& model_name() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tz::server

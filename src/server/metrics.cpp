@@ -1,0 +1,130 @@
+// Prometheus metrics (server/metrics.h).
+#include "server/metrics.h"
+
+#include <cstdio>
+
+namespace tz::server {
+
+namespace {
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void header(std::string& out, const std::string& name, const char* type, const char* help) {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+void line(std::string& out, const std::string& name, double v) {
+  out += name + " " + num(v) + "\n";
+}
+
+}  // namespace
+
+Histogram::Histogram(std::vector<double> bounds)
+    : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+
+void Histogram::observe(double v) {
+  size_t i = 0;
+  while (i < bounds_.size() && v > bounds_[i]) ++i;
+  ++counts_[i];
+  sum_ += v;
+  ++count_;
+}
+
+void Histogram::render(std::string& out, const std::string& name) const {
+  uint64_t cum = 0;
+  for (size_t i = 0; i < bounds_.size(); ++i) {
+    cum += counts_[i];
+    out += name + "_bucket{le=\"" + num(bounds_[i]) + "\"} " + std::to_string(cum) + "\n";
+  }
+  cum += counts_.back();
+  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(cum) + "\n";
+  line(out, name + "_sum", sum_);
+  out += name + "_count " + std::to_string(count_) + "\n";
+}
+
+Metrics::Metrics()
+    : ttft_({0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}),
+      tpot_({0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}) {}
+
+void Metrics::count_request(const std::string& endpoint, int status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++requests_[{endpoint, status}];
+}
+
+void Metrics::count_choice(const std::string& reason, int prompt_tokens, int generated_tokens,
+                           double ttft_s, double tpot_s, bool have_ttft, bool have_tpot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++outcomes_[reason];
+  prompt_tokens_ += uint64_t(prompt_tokens);
+  generated_tokens_ += uint64_t(generated_tokens);
+  if (have_ttft) ttft_.observe(ttft_s);
+  if (have_tpot) tpot_.observe(tpot_s);
+}
+
+void Metrics::count_disconnect() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++disconnects_;
+}
+
+uint64_t Metrics::disconnects() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return disconnects_;
+}
+
+std::string Metrics::render(const tzero::EngineStats& e, int in_flight) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  header(out, "tzero_http_requests_total", "counter", "HTTP requests by endpoint and status.");
+  for (const auto& [key, n] : requests_)
+    out += "tzero_http_requests_total{endpoint=\"" + key.first + "\",status=\"" +
+           std::to_string(key.second) + "\"} " + std::to_string(n) + "\n";
+  header(out, "tzero_requests_finished_total", "counter",
+         "Generated choices by outcome: stop, length, cancelled (shutdown), disconnected.");
+  for (const auto& [reason, n] : outcomes_)
+    out += "tzero_requests_finished_total{reason=\"" + reason + "\"} " + std::to_string(n) + "\n";
+  header(out, "tzero_client_disconnects_total", "counter",
+         "Streams whose client went away; their requests were cancelled.");
+  line(out, "tzero_client_disconnects_total", double(disconnects_));
+  header(out, "tzero_prompt_tokens_total", "counter", "Prompt tokens of finished choices.");
+  line(out, "tzero_prompt_tokens_total", double(prompt_tokens_));
+  header(out, "tzero_generated_tokens_total", "counter", "Generated tokens of finished choices.");
+  line(out, "tzero_generated_tokens_total", double(generated_tokens_));
+  header(out, "tzero_time_to_first_token_seconds", "histogram",
+         "From the request's arrival to its first generated token.");
+  ttft_.render(out, "tzero_time_to_first_token_seconds");
+  header(out, "tzero_time_per_output_token_seconds", "histogram",
+         "Mean time between generated tokens after the first, per choice.");
+  tpot_.render(out, "tzero_time_per_output_token_seconds");
+  header(out, "tzero_http_in_flight", "gauge", "Generation requests being served.");
+  line(out, "tzero_http_in_flight", in_flight);
+  header(out, "tzero_queue_depth", "gauge", "Engine requests waiting to be scheduled.");
+  line(out, "tzero_queue_depth", e.waiting);
+  header(out, "tzero_running", "gauge", "Engine sequences running.");
+  line(out, "tzero_running", e.running);
+  header(out, "tzero_kv_blocks_used", "gauge", "KV cache blocks held by running sequences.");
+  line(out, "tzero_kv_blocks_used", e.kv_blocks_used);
+  header(out, "tzero_kv_blocks_cached", "gauge", "Free KV blocks holding a reusable prefix.");
+  line(out, "tzero_kv_blocks_cached", e.kv_blocks_cached);
+  header(out, "tzero_kv_blocks_total", "gauge", "KV cache blocks in the pool.");
+  line(out, "tzero_kv_blocks_total", e.kv_blocks_total);
+  header(out, "tzero_engine_steps_total", "counter", "Batched forward passes.");
+  line(out, "tzero_engine_steps_total", double(e.steps));
+  header(out, "tzero_engine_preemptions_total", "counter", "Sequences preempted and recomputed.");
+  line(out, "tzero_engine_preemptions_total", double(e.preemptions));
+  header(out, "tzero_engine_cached_tokens_total", "counter",
+         "Prompt tokens found in the prefix cache.");
+  line(out, "tzero_engine_cached_tokens_total", double(e.cached_tokens));
+  header(out, "tzero_engine_requests_finished_total", "counter",
+         "Engine requests that finished (stop or length).");
+  line(out, "tzero_engine_requests_finished_total", double(e.requests_finished));
+  header(out, "tzero_engine_requests_cancelled_total", "counter",
+         "Engine requests cancelled (client disconnect or shutdown).");
+  line(out, "tzero_engine_requests_cancelled_total", double(e.requests_cancelled));
+  return out;
+}
+
+}  // namespace tz::server

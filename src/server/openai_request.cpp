@@ -1,0 +1,355 @@
+// OpenAI request bodies to engine requests (server/openai_request.h).
+#include "server/openai_request.h"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace tz::server {
+
+using nlohmann::json;
+
+namespace {
+
+ApiError bad(const std::string& param, const std::string& message,
+             const std::string& code = "invalid_value") {
+  return ApiError(400, message, param, code);
+}
+
+const char* type_name(const json& v) {
+  return v.type_name();  // "null", "boolean", "number", "string", "array", "object"
+}
+
+ApiError wrong_type(const std::string& param, const json& v, const std::string& want) {
+  return bad(
+      param,
+      "Invalid type for '" + param + "': expected " + want + ", but got " + type_name(v) + ".",
+      "invalid_type");
+}
+
+// Field accessors: absent or null is "not given".
+const json* field(const json& body, const char* name) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::optional<double> get_number(const json& body, const char* name, double lo, double hi,
+                                 bool lo_open = false) {
+  const json* v = field(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) throw wrong_type(name, *v, "a number");
+  const double x = v->get<double>();
+  const bool lo_ok = lo_open ? x > lo : x >= lo;
+  if (!std::isfinite(x) || !lo_ok || x > hi) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "'%s' must be in %s%g, %g]; got %g.", name, lo_open ? "(" : "[",
+                  lo, hi, x);
+    throw bad(name, buf);
+  }
+  return x;
+}
+
+std::optional<int64_t> get_int(const json& body, const char* name, int64_t lo, int64_t hi) {
+  const json* v = field(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_number_integer()) throw wrong_type(name, *v, "an integer");
+  if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    throw bad(name, "'" + std::string(name) + "' is too large.");
+  const int64_t x = v->get<int64_t>();
+  if (x < lo || x > hi)
+    throw bad(name, "'" + std::string(name) + "' must be in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]; got " + std::to_string(x) + ".");
+  return x;
+}
+
+std::optional<bool> get_bool(const json& body, const char* name) {
+  const json* v = field(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) throw wrong_type(name, *v, "a boolean");
+  return v->get<bool>();
+}
+
+constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+
+// Fields both endpoints take. "Ignored" ones are accepted and have no effect.
+const std::set<std::string> kCommon = {"model", "max_tokens", "temperature", "top_p", "n", "stream",
+                                       "stream_options", "stop", "presence_penalty",
+                                       "frequency_penalty", "seed", "logprobs", "logit_bias",
+                                       // tzero extensions
+                                       "top_k", "min_p", "repetition_penalty", "ignore_eos",
+                                       // accepted and ignored
+                                       "user"};
+const std::set<std::string> kCompletionOnly = {"prompt", "echo", "best_of", "suffix"};
+const std::set<std::string> kChatOnly = {"messages", "max_completion_tokens", "top_logprobs",
+                                         "response_format", "tools", "tool_choice",
+                                         "parallel_tool_calls",
+                                         // accepted and ignored
+                                         "store", "metadata", "service_tier"};
+
+void check_fields(const json& body, Endpoint ep) {
+  const auto& own = ep == Endpoint::chat ? kChatOnly : kCompletionOnly;
+  for (auto it = body.begin(); it != body.end(); ++it)
+    if (!kCommon.count(it.key()) && !own.count(it.key()))
+      throw bad(it.key(), "Unrecognized request argument supplied: " + it.key(),
+                "unknown_parameter");
+}
+
+void parse_stop(const json& body, tzero::RequestParams& p) {
+  const json* v = field(body, "stop");
+  if (!v) return;
+  if (v->is_string()) {
+    p.stop.push_back(v->get<std::string>());
+  } else if (v->is_array()) {
+    if (v->size() > 4) throw bad("stop", "'stop' takes at most 4 sequences.");
+    for (const json& s : *v) {
+      if (!s.is_string()) throw wrong_type("stop", s, "a string or an array of strings");
+      p.stop.push_back(s.get<std::string>());
+    }
+  } else {
+    throw wrong_type("stop", *v, "a string or an array of strings");
+  }
+  for (const std::string& s : p.stop)
+    if (s.empty()) throw bad("stop", "'stop' sequences must not be empty.");
+}
+
+void parse_prompt(const json& body, OpenAiRequest& r) {
+  auto it = body.find("prompt");
+  if (it == body.end() || it->is_null())
+    throw bad("prompt", "Missing required parameter: 'prompt'.", "missing_required_parameter");
+  const json& v = *it;
+  auto tokens_of = [](const json& a) {
+    std::vector<int32_t> out;
+    for (const json& t : a) {
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > kIntMax)
+        throw bad("prompt", "'prompt' token ids must be non-negative integers.", "invalid_type");
+      out.push_back(int32_t(t.get<int64_t>()));
+    }
+    return out;
+  };
+  if (v.is_string()) {
+    r.prompt_text = v.get<std::string>();
+  } else if (v.is_array() && !v.empty() && v[0].is_number()) {
+    r.prompt_tokens = tokens_of(v);
+  } else if (v.is_array() && v.size() == 1 && v[0].is_string()) {
+    r.prompt_text = v[0].get<std::string>();
+  } else if (v.is_array() && v.size() == 1 && v[0].is_array() && !v[0].empty()) {
+    r.prompt_tokens = tokens_of(v[0]);
+  } else if (v.is_array() && v.size() > 1) {
+    throw bad("prompt",
+              "'prompt' holds several prompts; tzero serves one prompt per request (send one "
+              "request each).");
+  } else {
+    throw wrong_type("prompt", v, "a string, an array of token ids, or an array of one of these");
+  }
+}
+
+std::string message_text(const json& content, size_t i) {
+  const std::string param = "messages[" + std::to_string(i) + "].content";
+  if (content.is_string()) return content.get<std::string>();
+  if (content.is_null()) return "";
+  if (!content.is_array()) throw wrong_type(param, content, "a string or an array of parts");
+  std::string text;
+  for (const json& part : content) {
+    if (!part.is_object() || part.value("type", json()) != "text" || !part.contains("text") ||
+        !part["text"].is_string())
+      throw bad(param,
+                "Only text content parts ({\"type\": \"text\", \"text\": ...}) are "
+                "supported.");
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+void parse_messages(const json& body, OpenAiRequest& r) {
+  auto it = body.find("messages");
+  if (it == body.end() || it->is_null())
+    throw bad("messages", "Missing required parameter: 'messages'.", "missing_required_parameter");
+  if (!it->is_array()) throw wrong_type("messages", *it, "an array");
+  if (it->empty()) throw bad("messages", "'messages' must hold at least one message.");
+  static const std::set<std::string> roles = {"system", "developer", "user", "assistant"};
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    const std::string p = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) throw wrong_type(p, m, "an object");
+    for (auto f = m.begin(); f != m.end(); ++f)
+      if (f.key() != "role" && f.key() != "content" && f.key() != "name")
+        throw bad(p + "." + f.key(), "Unrecognized message field: " + f.key(), "unknown_parameter");
+    if (!m.contains("role") || !m["role"].is_string())
+      throw bad(p + ".role", "Each message needs a string 'role'.", "missing_required_parameter");
+    std::string role = m["role"].get<std::string>();
+    if (!roles.count(role))
+      throw bad(p + ".role",
+                "Unsupported role '" + role + "' (supported: system, developer, user, assistant).");
+    if (role == "developer") role = "system";
+    if (!m.contains("content") || (m["content"].is_null() && role != "assistant"))
+      throw bad(p + ".content", "Each message needs 'content'.", "missing_required_parameter");
+    r.messages.push_back({role, message_text(m["content"], i)});
+  }
+}
+
+void parse_unsupported(const json& body, Endpoint ep) {
+  if (const json* v = field(body, "logit_bias")) {
+    if (!v->is_object()) throw wrong_type("logit_bias", *v, "an object");
+    if (!v->empty()) throw bad("logit_bias", "'logit_bias' is not supported by tzero.");
+  }
+  if (ep == Endpoint::completions) {
+    if (auto e = get_bool(body, "echo"); e && *e)
+      throw bad("echo", "'echo' is not supported by tzero.");
+    if (const json* v = field(body, "suffix")) {
+      if (!v->is_string()) throw wrong_type("suffix", *v, "a string");
+      if (!v->get<std::string>().empty())
+        throw bad("suffix", "'suffix' is not supported by tzero.");
+    }
+  } else {
+    if (const json* v = field(body, "tools")) {
+      if (!v->is_array()) throw wrong_type("tools", *v, "an array");
+      if (!v->empty()) throw bad("tools", "'tools' (function calling) is not supported by tzero.");
+    }
+    if (const json* v = field(body, "tool_choice"))
+      if (*v != "none" && *v != "auto")
+        throw bad("tool_choice", "'tool_choice' is not supported by tzero.");
+    if (const json* v = field(body, "response_format")) {
+      if (!v->is_object()) throw wrong_type("response_format", *v, "an object");
+      if (v->value("type", json()) != "text")
+        throw bad("response_format", "Only response_format {\"type\": \"text\"} is supported.");
+    }
+    if (const json* v = field(body, "parallel_tool_calls"))
+      if (!v->is_boolean()) throw wrong_type("parallel_tool_calls", *v, "a boolean");
+  }
+}
+
+}  // namespace
+
+OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
+  json body;
+  try {
+    body = json::parse(body_text);
+  } catch (const json::exception& e) {
+    throw ApiError(400,
+                   std::string("We could not parse the JSON body of your request: ") + e.what(), "",
+                   "invalid_json");
+  }
+  if (!body.is_object())
+    throw ApiError(400, "The request body must be a JSON object.", "", "invalid_json");
+  check_fields(body, ep);
+
+  OpenAiRequest r;
+  r.endpoint = ep;
+  if (const json* m = field(body, "model")) {
+    if (!m->is_string()) throw wrong_type("model", *m, "a string");
+    r.model = m->get<std::string>();
+  }
+  if (ep == Endpoint::chat)
+    parse_messages(body, r);
+  else
+    parse_prompt(body, r);
+  parse_unsupported(body, ep);
+
+  tzero::RequestParams& p = r.params;
+  tzero::SamplingParams& s = p.sampling;
+  const char* max_name = "max_tokens";
+  if (ep == Endpoint::chat && field(body, "max_completion_tokens")) {
+    max_name = "max_completion_tokens";
+    if (field(body, "max_tokens"))
+      throw bad("max_tokens", "Give 'max_tokens' or 'max_completion_tokens', not both.");
+  }
+  if (auto v = get_int(body, max_name, 1, kIntMax)) r.max_tokens = int(*v);
+  if (auto v = get_int(body, "n", 1, 128)) r.n = int(*v);
+  if (ep == Endpoint::completions)
+    if (auto v = get_int(body, "best_of", 1, 128); v && *v != r.n)
+      throw bad("best_of", "'best_of' must equal 'n' (tzero returns every choice).");
+  if (auto v = get_bool(body, "stream")) r.stream = *v;
+  if (const json* so = field(body, "stream_options")) {
+    if (!so->is_object()) throw wrong_type("stream_options", *so, "an object");
+    if (!r.stream)
+      throw bad("stream_options", "'stream_options' is only allowed when 'stream' is true.");
+    for (auto it = so->begin(); it != so->end(); ++it)
+      if (it.key() != "include_usage")
+        throw bad("stream_options." + it.key(), "Unrecognized stream option: " + it.key(),
+                  "unknown_parameter");
+    if (auto v = get_bool(*so, "include_usage")) r.include_usage = *v;
+  }
+  if (const json* v = field(body, "seed")) {
+    if (!v->is_number_integer()) throw wrong_type("seed", *v, "an integer");
+    r.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
+  }
+  s.temperature = float(get_number(body, "temperature", 0.0, 2.0).value_or(1.0));
+  s.top_p = float(get_number(body, "top_p", 0.0, 1.0, true).value_or(1.0));
+  s.frequency_penalty = float(get_number(body, "frequency_penalty", -2.0, 2.0).value_or(0.0));
+  s.presence_penalty = float(get_number(body, "presence_penalty", -2.0, 2.0).value_or(0.0));
+  s.top_k = int(get_int(body, "top_k", 0, kIntMax).value_or(0));
+  s.min_p = float(get_number(body, "min_p", 0.0, 1.0).value_or(0.0));
+  s.repetition_penalty =
+      float(get_number(body, "repetition_penalty", 0.0, 100.0, true).value_or(1.0));
+  if (auto v = get_bool(body, "ignore_eos")) p.ignore_eos = *v;
+  parse_stop(body, p);
+
+  if (ep == Endpoint::completions) {
+    if (auto v = get_int(body, "logprobs", 0, 20)) {
+      r.want_logprobs = true;
+      r.top_logprobs = int(*v);
+    }
+  } else {
+    r.want_logprobs = get_bool(body, "logprobs").value_or(false);
+    if (auto v = get_int(body, "top_logprobs", 0, 20)) {
+      if (!r.want_logprobs)
+        throw bad("top_logprobs", "'top_logprobs' needs 'logprobs' set to true.");
+      r.top_logprobs = int(*v);
+    }
+  }
+  s.logprobs = r.want_logprobs;
+  s.top_logprobs = r.top_logprobs;
+  return r;
+}
+
+void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
+                    const std::string& chat_template) {
+  const int n_ctx = engine.info().n_ctx;
+  const std::string param = r.endpoint == Endpoint::chat ? "messages" : "prompt";
+  std::vector<int32_t> tokens = r.prompt_tokens;
+  if (r.endpoint == Endpoint::chat) {
+    std::string text;
+    try {
+      text = engine.apply_chat_template(r.messages, chat_template);
+    } catch (const tzero::RequestError& e) {
+      throw bad("messages", e.what());
+    }
+    // The template spells the turn markers as text: parse them as the special tokens. The BOS
+    // comes from the template when it writes one.
+    tokens = engine.tokenize(text, false, true);
+  } else if (tokens.empty()) {
+    tokens = engine.tokenize(r.prompt_text, true, false);
+  }
+  const int n_vocab = engine.info().n_vocab;
+  for (int32_t t : tokens)
+    if (t < 0 || t >= n_vocab)
+      throw bad(param, "Token id " + std::to_string(t) + " is outside the vocabulary of " +
+                           std::to_string(n_vocab) + " tokens.");
+  if (tokens.empty()) {
+    if (engine.info().bos < 0) throw bad(param, "The prompt is empty.");
+    tokens.push_back(engine.info().bos);
+  }
+  const int n_prompt = int(tokens.size());
+  if (n_prompt >= n_ctx)
+    throw bad(param,
+              "This model's maximum context length is " + std::to_string(n_ctx) +
+                  " tokens. However, your prompt is " + std::to_string(n_prompt) +
+                  " tokens, which leaves no room for a completion.",
+              "context_length_exceeded");
+  const int room = n_ctx - n_prompt;
+  int max_tokens = r.max_tokens.value_or(r.endpoint == Endpoint::chat ? room : 16);
+  if (!r.max_tokens) max_tokens = std::min(max_tokens, room);
+  if (max_tokens > room)
+    throw bad(r.endpoint == Endpoint::chat ? "max_tokens" : "max_tokens",
+              "This model's maximum context length is " + std::to_string(n_ctx) +
+                  " tokens. However, you requested " + std::to_string(n_prompt + max_tokens) +
+                  " tokens (" + std::to_string(n_prompt) + " in the prompt, " +
+                  std::to_string(max_tokens) + " for the completion).",
+              "context_length_exceeded");
+  r.params.prompt_tokens = std::move(tokens);
+  r.params.max_tokens = max_tokens;
+}
+
+}  // namespace tz::server

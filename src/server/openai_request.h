@@ -1,0 +1,54 @@
+// Parsing and validation of the OpenAI request bodies (POST /v1/completions and
+// /v1/chat/completions) into what the engine runs. Every problem is an ApiError (400) naming
+// the field: malformed JSON, a wrong type, a missing required field, an unknown field (OpenAI
+// rejects unrecognized arguments; known-but-ignored ones such as `user` are accepted), a value
+// out of range. docs/SERVER.md lists the accepted fields.
+//
+// Two stages: parse_request() needs only the body; resolve_prompt() then needs the engine
+// (tokenizer, chat template, context size) to fix the prompt tokens and max_tokens.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/api_error.h"
+#include "tzero/engine.h"
+
+namespace tz::server {
+
+enum class Endpoint { completions, chat };
+
+struct OpenAiRequest {
+  Endpoint endpoint = Endpoint::completions;
+  std::string model;  // as the client named it; "" when omitted (any name is accepted)
+
+  // The prompt: completions give text or token ids, chat gives messages.
+  std::string prompt_text;
+  std::vector<int32_t> prompt_tokens;
+  std::vector<tzero::ChatTurn> messages;
+
+  std::optional<int> max_tokens;  // absent: completions 16, chat the rest of the context
+  int n = 1;                      // choices; choice i is sampled with seed + i
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  std::optional<uint64_t> seed;
+  // Logprobs: completions `logprobs: N` -> want_logprobs, top_logprobs = N;
+  // chat `logprobs: true` (+ `top_logprobs: N`).
+  bool want_logprobs = false;
+  int top_logprobs = 0;
+
+  tzero::RequestParams params;  // stop strings, sampling, ignore_eos (prompt not set yet)
+};
+
+// Parses and validates the body. Throws ApiError.
+OpenAiRequest parse_request(Endpoint endpoint, const std::string& body);
+
+// Fills params.prompt_tokens (tokenized here, or the chat template applied) and
+// params.max_tokens; a prompt or prompt + max_tokens beyond the context is a 400
+// (code context_length_exceeded). chat_template: a named format or "" for the model's own.
+void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
+                    const std::string& chat_template);
+
+}  // namespace tz::server

@@ -1,0 +1,124 @@
+// OpenAI response JSON and SSE chunks (server/openai_response.h).
+#include "server/openai_response.h"
+
+#include "server/api_error.h"
+
+namespace tz::server {
+
+using nlohmann::json;
+
+namespace {
+
+json bytes_of(const std::string& s) {
+  json b = json::array();
+  for (unsigned char c : s) b.push_back(int(c));
+  return b;
+}
+
+json base(const ResponseMeta& m, bool chunk) {
+  const char* object = m.endpoint == Endpoint::chat
+                           ? (chunk ? "chat.completion.chunk" : "chat.completion")
+                           : "text_completion";
+  return json{{"id", m.id},
+              {"object", object},
+              {"created", m.created},
+              {"model", m.model},
+              {"system_fingerprint", m.fingerprint}};
+}
+
+std::string sse(const json& j) {
+  return "data: " + dump_json(j) + "\n\n";
+}
+
+}  // namespace
+
+json Usage::to_json() const {
+  return json{{"prompt_tokens", prompt_tokens},
+              {"completion_tokens", completion_tokens},
+              {"total_tokens", prompt_tokens + completion_tokens}};
+}
+
+json logprobs_json(Endpoint ep, const std::vector<TokenOut>& tokens, size_t offset) {
+  if (ep == Endpoint::chat) {
+    json content = json::array();
+    for (const TokenOut& t : tokens) {
+      json top = json::array();
+      for (const tzero::TokenLogprob& a : t.top)
+        top.push_back({{"token", a.text}, {"logprob", a.logprob}, {"bytes", bytes_of(a.text)}});
+      content.push_back({{"token", t.piece},
+                         {"logprob", t.logprob},
+                         {"bytes", bytes_of(t.piece)},
+                         {"top_logprobs", top}});
+    }
+    return json{{"content", content}, {"refusal", nullptr}};
+  }
+  json toks = json::array(), lps = json::array(), tops = json::array(), offs = json::array();
+  for (const TokenOut& t : tokens) {
+    toks.push_back(t.piece);
+    lps.push_back(t.logprob);
+    json top = json::object();
+    for (const tzero::TokenLogprob& a : t.top)
+      if (!top.contains(a.text)) top[a.text] = a.logprob;  // pieces may repeat: the best wins
+    tops.push_back(top);
+    offs.push_back(offset);
+    offset += t.piece.size();
+  }
+  return json{
+      {"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offs}};
+}
+
+json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
+                   const Usage& usage) {
+  json j = base(m, false);
+  json cs = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceOut& c = choices[i];
+    json lp = m.logprobs ? logprobs_json(m.endpoint, c.tokens, 0) : json();
+    if (m.endpoint == Endpoint::chat)
+      cs.push_back({{"index", i},
+                    {"message", {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}}},
+                    {"logprobs", lp},
+                    {"finish_reason", c.finish_reason}});
+    else
+      cs.push_back(
+          {{"index", i}, {"text", c.text}, {"logprobs", lp}, {"finish_reason", c.finish_reason}});
+  }
+  j["choices"] = cs;
+  j["usage"] = usage.to_json();
+  return j;
+}
+
+std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
+                      const std::vector<TokenOut>& tokens, size_t offset, bool role_first,
+                      const std::string& finish_reason, bool usage_null) {
+  json j = base(m, true);
+  json c = {{"index", index}};
+  const bool finishing = !finish_reason.empty();
+  if (m.endpoint == Endpoint::chat) {
+    json delta = json::object();
+    if (role_first) delta = {{"role", "assistant"}, {"content", ""}};
+    if (!finishing && !role_first) delta["content"] = text;
+    c["delta"] = delta;
+  } else {
+    c["text"] = text;
+  }
+  c["logprobs"] =
+      m.logprobs && !tokens.empty() ? logprobs_json(m.endpoint, tokens, offset) : json();
+  c["finish_reason"] = finishing ? json(finish_reason) : json();
+  j["choices"] = json::array({c});
+  if (usage_null) j["usage"] = nullptr;
+  return sse(j);
+}
+
+std::string sse_usage_chunk(const ResponseMeta& m, const Usage& usage) {
+  json j = base(m, true);
+  j["choices"] = json::array();
+  j["usage"] = usage.to_json();
+  return sse(j);
+}
+
+std::string sse_error(const json& error) {
+  return sse(error);
+}
+
+}  // namespace tz::server

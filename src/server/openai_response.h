@@ -1,0 +1,69 @@
+// The JSON the server answers with, OpenAI's shapes: whole responses ("text_completion",
+// "chat.completion") and server-sent-event chunks ("text_completion" chunks,
+// "chat.completion.chunk"), logprobs in each endpoint's format, usage, the [DONE] line.
+// Pure functions of their inputs: the HTTP layer decides when to send what.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "server/openai_request.h"
+#include "tzero/engine.h"
+
+namespace tz::server {
+
+struct ResponseMeta {
+  Endpoint endpoint = Endpoint::completions;
+  std::string id;           // cmpl-... / chatcmpl-...
+  int64_t created = 0;      // unix seconds
+  std::string model;        // the name the response reports
+  std::string fingerprint;  // system_fingerprint: "tz-" + the engine's numerics fingerprint
+  bool logprobs = false;    // the request asked for logprobs
+};
+
+// One generated token with what logprobs report about it.
+struct TokenOut {
+  int32_t token = -1;
+  std::string piece;  // the token's own text (Engine::token_text)
+  float logprob = 0;
+  std::vector<tzero::TokenLogprob> top;
+};
+
+struct Usage {
+  int prompt_tokens = 0, completion_tokens = 0;
+  nlohmann::json to_json() const;
+};
+
+// Logprobs of a run of tokens. Completions: {tokens, token_logprobs, top_logprobs, text_offset}
+// with text_offset counted in bytes from `offset` (the pieces' running length in the
+// completion). Chat: {content: [{token, logprob, bytes, top_logprobs}], refusal: null}.
+nlohmann::json logprobs_json(Endpoint ep, const std::vector<TokenOut>& tokens, size_t offset);
+
+struct ChoiceOut {
+  std::string text;
+  std::vector<TokenOut> tokens;
+  std::string finish_reason;  // stop or length
+};
+
+// The whole non-streaming response.
+nlohmann::json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
+                             const Usage& usage);
+
+// One SSE event ("data: {...}\n\n"). A content chunk of choice `index` carries `text` and the
+// logprobs of `tokens` (offset as above); `role_first` makes a chat chunk the opening one
+// (delta {"role": "assistant", "content": ""}); a finish chunk has finish_reason set and
+// empty text. usage_null adds "usage": null (when stream_options.include_usage).
+std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
+                      const std::vector<TokenOut>& tokens, size_t offset, bool role_first,
+                      const std::string& finish_reason, bool usage_null);
+// The usage chunk (choices: [], usage: {...}) sent last when include_usage.
+std::string sse_usage_chunk(const ResponseMeta& m, const Usage& usage);
+// An error in the middle of a stream (e.g. the server shutting down): data: {"error": ...}.
+std::string sse_error(const nlohmann::json& error);
+inline const char* sse_done() {
+  return "data: [DONE]\n\n";
+}
+
+}  // namespace tz::server

@@ -1,0 +1,197 @@
+// `tzero serve` refusing what it must refuse, with OpenAI error objects: malformed JSON, wrong
+// types, missing and unknown fields, values out of range, prompts beyond the context (400);
+// a missing or wrong API key (401); unknown routes (404); wrong methods (405); bodies over the
+// limit (413); a full queue (429 with Retry-After, and nothing else going wrong).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "e2e/serve_test_util.h"
+
+using nlohmann::json;
+
+namespace {
+
+const char* kKey = "sk-test-key";
+const httplib::Headers kAuth = {{"Authorization", std::string("Bearer ") + kKey}};
+
+// The body is an OpenAI error object of this status' type; returns it.
+json expect_error(const httplib::Result& res, int status, const std::string& what) {
+  EXPECT_TRUE(res) << what;
+  if (!res) return json();
+  EXPECT_EQ(res->status, status) << what << ": " << res->body;
+  const json j = json::parse(res->body, nullptr, false);
+  EXPECT_TRUE(j.is_object() && j.contains("error")) << what << ": " << res->body;
+  if (!j.is_object() || !j.contains("error")) return json();
+  const json& e = j["error"];
+  EXPECT_TRUE(e["message"].is_string() && !e["message"].get<std::string>().empty()) << what;
+  EXPECT_TRUE(e["type"].is_string()) << what;
+  EXPECT_TRUE(e.contains("param") && e.contains("code")) << what;
+  if (status == 400) {
+    EXPECT_EQ(e["type"], "invalid_request_error") << what;
+  }
+  return e;
+}
+
+TEST(ServeErrors, BadInputIs400) {
+  auto srv = tz::test::serve_tiny({"--api-key", kKey, "--ctx", "64"});
+  ASSERT_TRUE(srv->ok());
+  auto c = srv->client();
+  const std::string long_prompt(2000, 'a');
+  // (path, body, expected param or "" for null)
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"/v1/completions", "{not json", ""},
+      {"/v1/completions", "[1, 2]", ""},
+      {"/v1/completions", R"({"max_tokens": 3})", "prompt"},
+      {"/v1/completions", R"({"prompt": 5})", "prompt"},
+      {"/v1/completions", R"({"prompt": ["a", "b"]})", "prompt"},
+      {"/v1/completions", R"({"prompt": "x", "model": 3})", "model"},
+      {"/v1/completions", R"({"prompt": "x", "max_tokens": "3"})", "max_tokens"},
+      {"/v1/completions", R"({"prompt": "x", "max_tokens": 0})", "max_tokens"},
+      {"/v1/completions", R"({"prompt": "x", "max_tokens": 2.5})", "max_tokens"},
+      {"/v1/completions", R"({"prompt": "x", "max_tokens": 100000})", "max_tokens"},
+      {"/v1/completions", R"({"prompt": "x", "temperature": 2.5})", "temperature"},
+      {"/v1/completions", R"({"prompt": "x", "temperature": -0.1})", "temperature"},
+      {"/v1/completions", R"({"prompt": "x", "temperature": "hot"})", "temperature"},
+      {"/v1/completions", R"({"prompt": "x", "top_p": 0})", "top_p"},
+      {"/v1/completions", R"({"prompt": "x", "top_p": 1.5})", "top_p"},
+      {"/v1/completions", R"({"prompt": "x", "logprobs": 21})", "logprobs"},
+      {"/v1/completions", R"({"prompt": "x", "stream": "yes"})", "stream"},
+      {"/v1/completions", R"({"prompt": "x", "stop": ["a","b","c","d","e"]})", "stop"},
+      {"/v1/completions", R"({"prompt": "x", "stop": 3})", "stop"},
+      {"/v1/completions", R"({"prompt": "x", "n": 0})", "n"},
+      {"/v1/completions", R"({"prompt": "x", "frequency_penalty": 3})", "frequency_penalty"},
+      {"/v1/completions", R"({"prompt": "x", "top_k": -1})", "top_k"},
+      {"/v1/completions", R"({"prompt": "x", "echo": true})", "echo"},
+      {"/v1/completions", R"({"prompt": "x", "stream_options": {"include_usage": true}})",
+       "stream_options"},
+      {"/v1/completions", R"({"prompt": "x", "frobnicate": 1})", "frobnicate"},
+      {"/v1/completions", R"({"prompt": "x", "messages": []})", "messages"},
+      {"/v1/completions", R"({"prompt": [1, 99999999]})", "prompt"},
+      {"/v1/completions", "{\"prompt\": \"" + long_prompt + "\"}", "prompt"},
+      {"/v1/chat/completions", R"({"prompt": "x"})", "prompt"},
+      {"/v1/chat/completions", R"({"model": "m"})", "messages"},
+      {"/v1/chat/completions", R"({"messages": "hi"})", "messages"},
+      {"/v1/chat/completions", R"({"messages": []})", "messages"},
+      {"/v1/chat/completions", R"({"messages": [{"role": "user"}]})", "messages[0].content"},
+      {"/v1/chat/completions", R"({"messages": [{"role": "wizard", "content": "x"}]})",
+       "messages[0].role"},
+      {"/v1/chat/completions", R"({"messages": [{"role": "user", "content": 5}]})",
+       "messages[0].content"},
+      {"/v1/chat/completions",
+       R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})", "top_logprobs"},
+      {"/v1/chat/completions",
+       R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": 21})",
+       "top_logprobs"},
+      {"/v1/chat/completions",
+       R"({"messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 100000})",
+       "max_tokens"},
+      {"/v1/chat/completions",
+       R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})",
+       "tools"},
+  };
+  for (const auto& [path, body, param] : cases) {
+    const std::string what = path + " " + body.substr(0, 120);
+    const json e = expect_error(c->Post(path.c_str(), kAuth, body, "application/json"), 400, what);
+    if (e.is_null()) continue;
+    if (param.empty())
+      EXPECT_TRUE(e["param"].is_null()) << what;
+    else
+      EXPECT_EQ(e["param"], param) << what;
+  }
+  // The prompt beyond the context says so.
+  const json e = expect_error(
+      c->Post("/v1/completions", kAuth, json{{"prompt", long_prompt}}.dump(), "application/json"),
+      400, "long prompt");
+  EXPECT_EQ(e["code"], "context_length_exceeded");
+  // Known harmless fields are accepted.
+  auto ok = c->Post("/v1/completions", kAuth,
+                    R"({"prompt": "x", "max_tokens": 2, "user": "u1", "logit_bias": {},
+                        "best_of": 1, "suffix": null, "seed": null})",
+                    "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  // Nothing leaked, nothing crashed.
+  auto h = c->Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(json::parse(h->body)["kv_blocks_used"], 0);
+}
+
+TEST(ServeErrors, AuthRoutesMethodsAndBodyLimit) {
+  auto srv = tz::test::serve_tiny({"--api-key", kKey, "--max-body-kib", "4"});
+  ASSERT_TRUE(srv->ok());
+  auto c = srv->client();
+  const std::string body = R"({"prompt": "x", "max_tokens": 2})";
+  // 401 without or with a wrong key; /health stays open.
+  expect_error(c->Post("/v1/completions", body, "application/json"), 401, "no key");
+  expect_error(
+      c->Post("/v1/completions", {{"Authorization", "Bearer nope"}}, body, "application/json"), 401,
+      "wrong key");
+  expect_error(c->Get("/v1/models"), 401, "models without key");
+  expect_error(c->Get("/metrics"), 401, "metrics without key");
+  auto h = c->Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  auto good = c->Post("/v1/completions", kAuth, body, "application/json");
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->status, 200) << good->body;
+  // 404 and 405.
+  expect_error(c->Get("/v1/nothing", kAuth), 404, "unknown route");
+  expect_error(c->Post("/nothing", kAuth, body, "application/json"), 404, "unknown POST route");
+  auto m = c->Get("/v1/completions", kAuth);
+  expect_error(m, 405, "GET completions");
+  if (m) {
+    EXPECT_EQ(m->get_header_value("Allow"), "POST");
+  }
+  expect_error(c->Post("/v1/models", kAuth, body, "application/json"), 405, "POST models");
+  expect_error(c->Delete("/v1/chat/completions", kAuth), 405, "DELETE chat");
+  expect_error(c->Put("/health"), 405, "PUT health without a body");
+  // 413 beyond --max-body-kib.
+  const std::string big = "{\"prompt\": \"" + std::string(8 * 1024, 'a') + "\"}";
+  expect_error(c->Post("/v1/completions", kAuth, big, "application/json"), 413, "big body");
+}
+
+TEST(ServeErrors, FullQueueIs429WithRetryAfter) {
+  auto srv = tz::test::serve_tiny({"--parallel", "1", "--max-queue", "1"});
+  ASSERT_TRUE(srv->ok());
+  const int n = 12;
+  std::vector<int> status(n, 0);
+  std::vector<std::string> retry_after(n), bodies(n);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      auto c = srv->client();
+      auto res = c->Post("/v1/completions",
+                         json{{"prompt", "load " + std::to_string(i)},
+                              {"max_tokens", 48},
+                              {"temperature", 0},
+                              {"ignore_eos", true}}
+                             .dump(),
+                         "application/json");
+      if (!res) return;
+      status[size_t(i)] = res->status;
+      retry_after[size_t(i)] = res->get_header_value("Retry-After");
+      bodies[size_t(i)] = res->body;
+    });
+  for (auto& t : threads) t.join();
+  int n429 = 0, n200 = 0;
+  for (int i = 0; i < n; ++i) {
+    if (status[size_t(i)] == 429) {
+      ++n429;
+      EXPECT_FALSE(retry_after[size_t(i)].empty());
+      EXPECT_EQ(json::parse(bodies[size_t(i)])["error"]["type"], "rate_limit_error");
+    } else {
+      EXPECT_EQ(status[size_t(i)], 200) << bodies[size_t(i)];
+      ++n200;
+    }
+  }
+  EXPECT_GT(n429, 0);
+  EXPECT_GE(n200, 2);
+  auto h = srv->client()->Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(json::parse(h->body)["kv_blocks_used"], 0);
+}
+
+}  // namespace

@@ -1,0 +1,106 @@
+// The official OpenAI Node client (npm `openai`, version pinned in package.json) against a
+// running `tzero serve`: models, completions and chat, plain and streamed (equal text), usage,
+// logprobs, and the errors the client maps to its exception classes.
+//
+//   node tests/openai/openai_client.mjs BASE_URL API_KEY     (BASE_URL like http://127.0.0.1:8080/v1)
+// Exit status 0 when every check passes; each check prints one line.
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+
+const [baseURL, apiKey] = process.argv.slice(2);
+if (!baseURL) {
+  console.error("usage: openai_client.mjs BASE_URL [API_KEY]");
+  process.exit(2);
+}
+const client = new OpenAI({ baseURL, apiKey: apiKey ?? "none", maxRetries: 0 });
+let failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${e?.stack ?? e}`);
+  }
+}
+
+const models = await client.models.list();
+const model = models.data[0]?.id;
+
+await check("models.list", async () => {
+  assert.equal(models.data.length, 1);
+  assert.equal(models.data[0].object, "model");
+});
+
+await check("completions: plain and streamed agree", async () => {
+  const req = { model, prompt: "Once upon a time", max_tokens: 12, temperature: 0, logprobs: 2 };
+  const r = await client.completions.create(req);
+  assert.equal(r.object, "text_completion");
+  assert.match(r.system_fingerprint, /^tz-/);
+  assert.equal(r.usage.completion_tokens, r.choices[0].logprobs.tokens.length);
+  const stream = await client.completions.create({ ...req, stream: true });
+  let text = "";
+  const lps = [];
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.text ?? "";
+    lps.push(...(chunk.choices[0]?.logprobs?.token_logprobs ?? []));
+  }
+  assert.equal(text, r.choices[0].text);
+  assert.deepEqual(lps, r.choices[0].logprobs.token_logprobs);
+});
+
+await check("chat: plain and streamed agree, usage chunk", async () => {
+  const req = {
+    model,
+    messages: [{ role: "user", content: "Hello there" }],
+    max_tokens: 10,
+    temperature: 0,
+    seed: 3,
+    logprobs: true,
+    top_logprobs: 2,
+  };
+  const r = await client.chat.completions.create(req);
+  assert.equal(r.object, "chat.completion");
+  assert.equal(r.choices[0].message.role, "assistant");
+  const stream = await client.chat.completions.create({
+    ...req,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let text = "";
+  let role = null;
+  let usage = null;
+  const lps = [];
+  for await (const chunk of stream) {
+    const d = chunk.choices[0]?.delta;
+    if (d?.role) role = d.role;
+    text += d?.content ?? "";
+    lps.push(...(chunk.choices[0]?.logprobs?.content ?? []).map((c) => c.logprob));
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.equal(role, "assistant");
+  assert.equal(text, r.choices[0].message.content);
+  assert.deepEqual(lps, r.choices[0].logprobs.content.map((c) => c.logprob));
+  assert.deepEqual(usage, r.usage);
+});
+
+await check("bad parameter -> BadRequestError (400)", async () => {
+  await assert.rejects(
+    client.completions.create({ model, prompt: "x", temperature: 3 }),
+    (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && e.param === "temperature",
+  );
+});
+
+await check("unknown parameter -> 400", async () => {
+  await assert.rejects(
+    client.chat.completions.create({ model, messages: [{ role: "user", content: "x" }], bogus: 1 }),
+    (e) => e instanceof OpenAI.BadRequestError && e.code === "unknown_parameter",
+  );
+});
+
+await check("wrong key -> AuthenticationError (401)", async () => {
+  const bad = new OpenAI({ baseURL, apiKey: "wrong", maxRetries: 0 });
+  await assert.rejects(bad.models.list(), (e) => e instanceof OpenAI.AuthenticationError);
+});
+
+process.exit(failed ? 1 : 0);
