@@ -172,11 +172,17 @@ FakeOpenAIServer::FakeOpenAIServer(FakeServerOptions o)
       --in_flight_;
       return;
     }
+    // Leaves the in-flight count once: on the last event (so the client never sees the answer
+    // complete while it still counts), or when the stream is cut off.
+    auto left = std::make_shared<std::atomic<bool>>(false);
+    auto leave = [this, left] {
+      if (!left->exchange(true)) --in_flight_;
+    };
     auto step = std::make_shared<size_t>(0);
     auto offset = std::make_shared<size_t>(0);
     res.set_chunked_content_provider(
         "text/event-stream",
-        [this, toks, head, chat, logprobs, step, offset](size_t, httplib::DataSink& sink) {
+        [this, toks, head, chat, logprobs, step, offset, leave](size_t, httplib::DataSink& sink) {
           auto send = [&](const std::string& s) { return sink.write(s.data(), s.size()); };
           const size_t i = (*step)++;
           if (i > 0 && o_.token_delay_ms)
@@ -203,6 +209,7 @@ FakeOpenAIServer::FakeOpenAIServer(FakeServerOptions o)
           }
           oj j = head;
           j["choices"] = oj::array({choice});
+          if (i >= toks.size()) leave();
           if (!send("data: " + j.dump() + "\n\n")) return false;
           if (i >= toks.size()) {
             if (!send("data: [DONE]\n\n")) return false;
@@ -210,7 +217,7 @@ FakeOpenAIServer::FakeOpenAIServer(FakeServerOptions o)
           }
           return true;
         },
-        [this](bool) { --in_flight_; });
+        [leave](bool) { leave(); });
   });
   port_ = svr_->bind_to_any_port("127.0.0.1");
   if (port_ <= 0) throw std::runtime_error("the fake server cannot bind a port");
