@@ -1,0 +1,387 @@
+#include "probe/client.h"
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+#include <thread>
+
+namespace tz::probe {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+const ojson* find(const ojson& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string str(const ojson* j) {
+  return j && j->is_string() ? j->get<std::string>() : "";
+}
+
+ExactNumber number_or_throw(const ojson& j, const char* what) {
+  auto n = exact_number(j);
+  if (!n) throw ProbeError(std::string("the response has a ") + what + " that is not a number");
+  return *n;
+}
+
+// logprobs.content[]: {token, logprob, top_logprobs: [{token, logprob}]}
+void read_chat_logprobs(const ojson& content, std::vector<SampledToken>& out) {
+  for (const auto& item : content) {
+    SampledToken t;
+    t.text = str(find(item, "token"));
+    const ojson* lp = find(item, "logprob");
+    if (!lp) throw ProbeError("the response has a logprobs entry without a logprob");
+    t.logprob = number_or_throw(*lp, "logprob");
+    if (const ojson* top = find(item, "top_logprobs"); top && top->is_array())
+      for (const auto& a : *top) {
+        const ojson* v = find(a, "logprob");
+        if (v) t.top.push_back({str(find(a, "token")), number_or_throw(*v, "top logprob")});
+      }
+    out.push_back(std::move(t));
+  }
+}
+
+// logprobs: {tokens[], token_logprobs[], top_logprobs[] of {text: logprob} (or null)}
+void read_legacy_logprobs(const ojson& lp, std::vector<SampledToken>& out) {
+  const ojson* tokens = find(lp, "tokens");
+  const ojson* values = find(lp, "token_logprobs");
+  const ojson* tops = find(lp, "top_logprobs");
+  if (!tokens || !tokens->is_array() || !values || !values->is_array() ||
+      values->size() != tokens->size())
+    throw ProbeError("the response's logprobs have no tokens/token_logprobs of the same length");
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    SampledToken t;
+    t.text = str(&(*tokens)[i]);
+    t.logprob = number_or_throw((*values)[i], "token_logprob");
+    if (tops && tops->is_array() && i < tops->size()) {
+      const ojson& top = (*tops)[i];
+      if (top.is_object())
+        for (auto it = top.begin(); it != top.end(); ++it)
+          t.top.push_back({it.key(), number_or_throw(it.value(), "top logprob")});
+      else if (top.is_array())
+        for (const auto& a : top)
+          if (const ojson* v = find(a, "logprob"))
+            t.top.push_back({str(find(a, "token")), number_or_throw(*v, "top logprob")});
+    }
+    out.push_back(std::move(t));
+  }
+}
+
+// Appends a choice's logprobs to out; returns false when the choice has none (missing or null).
+bool read_logprobs(const ojson& choice, std::vector<SampledToken>& out) {
+  const ojson* lp = find(choice, "logprobs");
+  if (!lp || !lp->is_object()) return false;
+  if (lp->contains("content")) {
+    const ojson* content = find(*lp, "content");
+    if (!content || !content->is_array()) return false;
+    read_chat_logprobs(*content, out);
+    return true;
+  }
+  if (!find(*lp, "tokens")) return false;
+  read_legacy_logprobs(*lp, out);
+  return true;
+}
+
+void throw_if_error(const ojson& j) {
+  if (find(j, "error"))
+    throw ProbeError("the server answered an error: " + error_message(j.dump()));
+}
+
+std::string lower_first(std::string s) {
+  if (!s.empty()) s[0] = char(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+}  // namespace
+
+std::string request_body(const CompletionRequest& r) {
+  nlohmann::ordered_json j;
+  j["model"] = r.model;
+  if (r.chat)
+    j["messages"] = nlohmann::ordered_json::array({{{"role", "user"}, {"content", r.prompt}}});
+  else
+    j["prompt"] = r.prompt;
+  j["max_tokens"] = r.max_tokens;
+  j["temperature"] = r.temperature;
+  if (r.seed) j["seed"] = *r.seed;
+  j["stream"] = r.stream;
+  if (r.logprobs) {
+    if (r.chat) {
+      j["logprobs"] = true;
+      j["top_logprobs"] = r.top_logprobs;
+    } else {
+      j["logprobs"] = r.top_logprobs;
+    }
+  }
+  return j.dump();
+}
+
+Completion parse_completion(const std::string& body, bool chat) {
+  const ojson j = parse_exact(body, "the response");
+  throw_if_error(j);
+  const ojson* choices = find(j, "choices");
+  if (!choices || !choices->is_array() || choices->empty())
+    throw ProbeError("the response has no choices: " + body.substr(0, 200));
+  const ojson& c0 = (*choices)[0];
+  Completion c;
+  if (!chat)
+    c.text = str(find(c0, "text"));
+  else if (const ojson* message = find(c0, "message"))
+    c.text = str(find(*message, "content"));
+  c.finish_reason = str(find(c0, "finish_reason"));
+  c.system_fingerprint = str(find(j, "system_fingerprint"));
+  c.has_logprobs = read_logprobs(c0, c.tokens);
+  return c;
+}
+
+bool apply_chunk(const std::string& json_text, bool chat, Completion& c) {
+  const ojson j = parse_exact(json_text, "a streamed event");
+  throw_if_error(j);
+  if (c.system_fingerprint.empty()) c.system_fingerprint = str(find(j, "system_fingerprint"));
+  const ojson* choices = find(j, "choices");
+  if (!choices || !choices->is_array() || choices->empty()) return false;  // a usage chunk
+  const ojson& c0 = (*choices)[0];
+  if (chat) {
+    if (const ojson* delta = find(c0, "delta")) c.text += str(find(*delta, "content"));
+  } else {
+    c.text += str(find(c0, "text"));
+  }
+  if (const std::string fr = str(find(c0, "finish_reason")); !fr.empty()) c.finish_reason = fr;
+  return read_logprobs(c0, c.tokens);
+}
+
+void SseAccumulator::feed(const char* data, size_t n) {
+  buf_.append(data, n);
+  size_t start = 0;
+  for (size_t nl; (nl = buf_.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::string l = buf_.substr(start, nl - start);
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    line(l);
+  }
+  buf_.erase(0, start);
+}
+
+void SseAccumulator::line(const std::string& l) {
+  if (done_) return;
+  if (l.empty()) return dispatch();
+  if (l[0] == ':') return;  // a comment (keep-alive)
+  const size_t colon = l.find(':');
+  const std::string field = l.substr(0, colon);
+  std::string value = colon == std::string::npos ? "" : l.substr(colon + 1);
+  if (!value.empty() && value[0] == ' ') value.erase(0, 1);
+  if (field == "data") {
+    if (has_data_) data_ += '\n';
+    data_ += value;
+    has_data_ = true;
+  } else if (field == "error") {  // llama.cpp's server reports a failure mid-stream this way
+    throw ProbeError("the server reported an error in the stream: " + error_message(value));
+  }
+}
+
+void SseAccumulator::dispatch() {
+  if (!has_data_) return;
+  const std::string d = std::move(data_);
+  data_.clear();
+  has_data_ = false;
+  if (d == "[DONE]") {
+    done_ = true;
+    return;
+  }
+  ++events_;
+  if (apply_chunk(d, chat_, c_)) any_logprobs_ = true;
+}
+
+Completion SseAccumulator::finish() {
+  if (!buf_.empty()) {
+    std::string l = buf_;
+    buf_.clear();
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    line(l);
+  }
+  if (!done_) dispatch();
+  if (events_ == 0) throw ProbeError("the streamed response has no events");
+  c_.has_logprobs = any_logprobs_;
+  if (!any_logprobs_) c_.tokens.clear();
+  return c_;
+}
+
+std::string error_message(const std::string& body) {
+  try {
+    const auto j = nlohmann::json::parse(body);
+    auto pick = [](const nlohmann::json& v) -> std::string {
+      return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+    };
+    if (j.is_object()) {
+      if (j.contains("error")) {
+        const auto& e = j["error"];
+        if (e.is_object() && e.contains("message")) return pick(e["message"]);
+        return pick(e);
+      }
+      if (j.contains("detail")) return pick(j["detail"]);
+      if (j.contains("message")) return pick(j["message"]);
+    }
+  } catch (const nlohmann::json::exception&) {
+  }
+  std::string s = body.substr(0, 300);
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s.empty() ? "(empty body)" : s;
+}
+
+double retry_delay_s(const std::string& retry_after, int attempt) {
+  if (!retry_after.empty()) {
+    char* end = nullptr;
+    const double v = std::strtod(retry_after.c_str(), &end);
+    if (end && *end == '\0' && std::isfinite(v) && v >= 0) return std::min(v, 60.0);
+  }
+  return std::min(0.5 * std::pow(2.0, attempt), 8.0);
+}
+
+Client::Client(const std::string& base_url, std::string api_key, double timeout_s, int max_retries)
+    : api_key_(std::move(api_key)), timeout_s_(timeout_s), max_retries_(max_retries) {
+  static const std::regex re(R"(^(https?)://(\[[^\]]+\]|[^/:?#]+)(?::(\d+))?(/[^?#]*)?$)",
+                             std::regex::icase);
+  std::smatch m;
+  if (!std::regex_match(base_url, m, re))
+    throw ProbeError("--base-url " + base_url + ": not an http:// or https:// URL");
+  std::string scheme = m[1].str();
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(), ::tolower);
+  host_ = m[2].str();
+  port_ = m[3].matched ? std::atoi(m[3].str().c_str()) : scheme == "https" ? 443 : 80;
+  if (port_ <= 0 || port_ > 65535) throw ProbeError("--base-url " + base_url + ": bad port");
+  origin_ = scheme + "://" + host_ + ":" + std::to_string(port_);
+  path_ = m[4].matched ? m[4].str() : "";
+  while (!path_.empty() && path_.back() == '/') path_.pop_back();
+  if (path_.size() < 3 || path_.compare(path_.size() - 3, 3, "/v1") != 0) path_ += "/v1";
+}
+
+std::string Client::endpoint(bool chat) const {
+  return origin_ + path_ + (chat ? "/chat/completions" : "/completions");
+}
+
+Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>* abort,
+                            std::atomic<bool>* first_byte) const {
+  const std::string body = request_body(r);
+  const std::string path = path_ + (r.chat ? "/chat/completions" : "/completions");
+  const auto secs = std::chrono::duration<double>(timeout_s_);
+  for (int attempt = 0;; ++attempt) {
+    httplib::Client cli(origin_);
+    cli.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(secs));
+    cli.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(secs));
+    cli.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(secs));
+    httplib::Request req;
+    req.method = "POST";
+    req.path = path;
+    req.body = body;
+    req.set_header("Content-Type", "application/json");
+    req.set_header("Accept", r.stream ? "text/event-stream" : "application/json");
+    if (!api_key_.empty()) req.set_header("Authorization", "Bearer " + api_key_);
+    int status = 0;
+    bool sse = false;
+    std::string retry_after, raw;
+    SseAccumulator acc(r.chat);
+    req.response_handler = [&](const httplib::Response& res) {
+      status = res.status;
+      retry_after = res.get_header_value("Retry-After");
+      sse = r.stream && status == 200 &&
+            res.get_header_value("Content-Type").find("text/event-stream") != std::string::npos;
+      return true;
+    };
+    req.content_receiver = [&](const char* d, size_t n, uint64_t, uint64_t) {
+      if (first_byte) first_byte->store(true);
+      if (sse)
+        acc.feed(d, n);
+      else
+        raw.append(d, n);
+      return !(abort && abort->load()) && !(sse && acc.done());
+    };
+    httplib::Response res;
+    httplib::Error err = httplib::Error::Success;
+    const auto t0 = Clock::now();
+    const bool ok = cli.send(req, res, err);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (!ok && err == httplib::Error::Canceled && (acc.done() || (abort && abort->load()))) {
+      // We stopped reading: after [DONE], or because the caller no longer needs the answer.
+    } else if (!ok) {
+      if (err == httplib::Error::Connection || err == httplib::Error::ConnectionTimeout) {
+        std::string why = connect_failure(host_, port_, std::min(timeout_s_, 5.0));
+        if (why.empty())
+          why = err == httplib::Error::ConnectionTimeout ? "timed out" : "connection failed";
+        throw ProbeError("cannot reach " + origin_ + path_ + ": " + why);
+      }
+      if (err == httplib::Error::Read && ms >= 900 * timeout_s_)
+        throw ProbeError(endpoint(r.chat) + ": no answer within " + std::to_string(timeout_s_) +
+                         " s (--timeout)");
+      if (err == httplib::Error::Read)
+        throw ProbeError(endpoint(r.chat) + ": the server closed the connection without answering");
+      throw ProbeError(endpoint(r.chat) + ": " + lower_first(httplib::to_string(err)));
+    }
+    if (status == 429 && attempt < max_retries_) {
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(retry_delay_s(retry_after, attempt)));
+      continue;
+    }
+    if (status != 200) {
+      ProbeError e(endpoint(r.chat) + ": HTTP " + std::to_string(status) + ": " +
+                   error_message(raw));
+      e.http_status = status;
+      throw e;
+    }
+    Completion c = sse ? acc.finish() : parse_completion(raw, r.chat);
+    c.latency_ms = ms;
+    c.retries = attempt;
+    return c;
+  }
+}
+
+std::string connect_failure(const std::string& host_in, int port, double timeout_s) {
+  std::string host = host_in;
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int g = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+  if (g != 0) return g == EAI_NONAME ? "no such host" : lower_first(gai_strerror(g));
+  std::string why = "connection failed";
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    int e = 0;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      e = errno;
+      if (e == EINPROGRESS) {
+        pollfd p{fd, POLLOUT, 0};
+        const int pr = poll(&p, 1, int(timeout_s * 1000));
+        socklen_t len = sizeof e;
+        if (pr == 0)
+          e = ETIMEDOUT;
+        else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0)
+          e = errno;
+      }
+    }
+    close(fd);
+    if (e == 0) {
+      freeaddrinfo(res);
+      return "";
+    }
+    why = e == ETIMEDOUT ? "timed out" : lower_first(std::strerror(e));
+  }
+  freeaddrinfo(res);
+  return why;
+}
+
+}  // namespace tz::probe

@@ -1,0 +1,139 @@
+// The probe's OpenAI-compatible HTTP client: one completion request to /v1/completions or
+// /v1/chat/completions, streamed (server-sent events) or not, parsed into the sampled tokens
+// with their log probabilities exactly as the server wrote them.
+//
+// Contracts:
+//  - Numbers are kept exactly: every logprob is parsed to the double nearest its JSON text (the
+//    same for every correct parser) and its text is kept too, so two responses can be compared
+//    bit for bit and character for character.
+//  - Both logprob layouts are read at either endpoint: the legacy completions layout
+//    (logprobs.tokens / token_logprobs / top_logprobs as {text: logprob} objects) and the chat
+//    layout (logprobs.content[] of {token, logprob, top_logprobs[]}), which some servers
+//    (llama.cpp) also use for /v1/completions.
+//  - A response without logprobs (field missing or null) gives has_logprobs = false and the
+//    text only; the caller decides what to compare.
+//  - Errors throw ProbeError (a tz::Error: exit status 2) with one line that says what: the
+//    server cannot be reached ("cannot reach URL: connection refused"), it timed out, or it
+//    answered an HTTP error (its own error message is quoted). 429 is retried with backoff,
+//    honoring Retry-After, up to max_retries times.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "probe/exact_json.h"
+
+namespace tz::probe {
+
+struct ProbeError : Error {
+  using Error::Error;
+  int http_status = 0;  // the server's status when it answered with an error, else 0
+};
+
+struct TopLogprob {
+  std::string token;
+  ExactNumber logprob;
+};
+
+struct SampledToken {
+  std::string text;
+  ExactNumber logprob;
+  std::vector<TopLogprob> top;  // in the order the server listed them
+};
+
+struct Completion {
+  std::string text;  // the generated text (streamed: the concatenated deltas)
+  bool has_logprobs = false;
+  std::vector<SampledToken> tokens;  // empty unless has_logprobs
+  std::string finish_reason;
+  std::string system_fingerprint;  // "" when the server sent none
+  double latency_ms = 0;           // from sending the request to the last byte
+  int retries = 0;                 // 429 answers retried before this one
+};
+
+struct CompletionRequest {
+  std::string model;
+  std::string prompt;  // the prompt text, or the user message with chat
+  bool chat = false;
+  bool stream = false;
+  int max_tokens = 32;
+  double temperature = 0;
+  std::optional<uint64_t> seed;
+  bool logprobs = true;  // ask for the sampled tokens' logprobs
+  int top_logprobs = 5;  // and this many alternatives
+};
+
+// The request body as JSON text (exposed for tests).
+std::string request_body(const CompletionRequest& r);
+
+// Parses one complete (non-streamed) response body. Throws ProbeError on malformed JSON or a
+// body with no choices.
+Completion parse_completion(const std::string& body, bool chat);
+
+// Incremental server-sent events parser: feed bytes as they arrive; each complete `data:` event
+// is appended to the completion. Lines other than data (comments, event:, id:) are ignored; a
+// multi-line event joins its data lines with '\n'; `data: [DONE]` ends the stream.
+class SseAccumulator {
+ public:
+  explicit SseAccumulator(bool chat) : chat_(chat) {}
+  void feed(const char* data, size_t n);
+  // Flushes an event not yet ended by a blank line; throws when no event arrived at all.
+  Completion finish();
+  bool done() const { return done_; }
+
+ private:
+  void line(const std::string& l);
+  void dispatch();
+  bool chat_;
+  bool done_ = false;
+  int events_ = 0;
+  bool any_logprobs_ = false;
+  std::string buf_, data_;
+  bool has_data_ = false;
+  Completion c_;
+};
+
+// Folds one streamed chunk (a chat.completion.chunk or a text_completion chunk) into c. Returns
+// whether the chunk carried logprobs. Throws ProbeError for an error object inside the stream.
+bool apply_chunk(const std::string& json_text, bool chat, Completion& c);
+
+// The message of an error response body: error.message, error (a string), detail, message, or
+// the body itself (shortened).
+std::string error_message(const std::string& body);
+
+// Seconds to wait before retrying after 429 (attempt counts from 0): Retry-After when it is a
+// number of seconds (capped at 60), else 0.5 s doubling up to 8 s.
+double retry_delay_s(const std::string& retry_after, int attempt);
+
+class Client {
+ public:
+  // base_url: scheme://host[:port][/path]; "/v1" is appended to the path unless it ends with it
+  // (so http://host:8080 and http://host:8000/v1 both work). Throws ProbeError for a URL that
+  // is not http or https.
+  Client(const std::string& base_url, std::string api_key, double timeout_s, int max_retries = 5);
+
+  // Sends one request and waits for the whole answer. `abort`, when given and set while a
+  // streamed answer arrives, stops reading (the result is then partial).
+  Completion complete(const CompletionRequest& r, const std::atomic<bool>* abort = nullptr,
+                      std::atomic<bool>* first_byte = nullptr) const;
+
+  const std::string& url() const { return origin_; }  // scheme://host:port, for messages
+  std::string endpoint(bool chat) const;              // the full URL of the endpoint
+
+ private:
+  std::string origin_, path_, host_, api_key_;
+  int port_ = 0;
+  double timeout_s_;
+  int max_retries_;
+};
+
+// Why a TCP connection to host:port fails, in a few lowercase words ("connection refused",
+// "no such host", "timed out"), or "" when it succeeds.
+std::string connect_failure(const std::string& host, int port, double timeout_s);
+
+}  // namespace tz::probe

@@ -1,0 +1,189 @@
+#include "probe/report.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace tz::probe {
+
+namespace {
+using oj = nlohmann::ordered_json;
+
+oj opt_pos(const std::optional<size_t>& p) {
+  return p ? oj(*p) : oj(nullptr);
+}
+
+oj series_json(const SeriesResult& s, bool logprobs) {
+  oj j;
+  j["temperature"] = s.temperature;
+  if (s.seed) j["seed"] = *s.seed;
+  j["identical"] = s.summary.identical;
+  j["unique_outputs"] = s.summary.unique_outputs;
+  j["first_divergence"] = opt_pos(s.summary.first_divergence);
+  j["max_logprob_diff"] = logprobs ? oj(s.summary.max_logprob_diff) : oj(nullptr);
+  j["runs"] = s.runs.size();
+  j["diverged_runs"] = s.summary.diverged_runs;
+  oj modes = oj::object();
+  for (const auto& [name, m] : s.modes)
+    modes[name] = {
+        {"runs", m.runs}, {"diverged", m.diverged}, {"p50_ms", m.p50_ms}, {"p99_ms", m.p99_ms}};
+  j["modes"] = modes;
+  j["reference_text"] = s.runs.empty() ? "" : s.runs[0].out.text;
+  oj details = oj::array();
+  for (const auto& run : s.runs) {
+    oj d;
+    d["mode"] = run.mode;
+    d["run"] = run.index + 1;
+    d["identical"] = run.vs_reference.identical;
+    d["first_divergence"] = opt_pos(run.vs_reference.first_divergence);
+    if (logprobs) d["max_logprob_diff"] = run.vs_reference.max_logprob_diff;
+    d["latency_ms"] = run.out.latency_ms;
+    d["tokens"] = run.out.tokens.size();
+    d["finish_reason"] = run.out.finish_reason;
+    d["system_fingerprint"] =
+        run.out.system_fingerprint.empty() ? oj(nullptr) : oj(run.out.system_fingerprint);
+    if (!run.vs_reference.identical) d["text"] = run.out.text;
+    details.push_back(d);
+  }
+  j["run_details"] = details;
+  return j;
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// Cuts a prompt to n bytes for a table cell (not inside a UTF-8 sequence), newlines as spaces.
+std::string cell(const std::string& s, size_t n) {
+  std::string o;
+  for (char c : s) o += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  if (o.size() <= n) return o;
+  size_t cut = n - 3;
+  while (cut > 0 && (static_cast<unsigned char>(o[cut]) & 0xC0) == 0x80) --cut;
+  return o.substr(0, cut) + "...";
+}
+
+std::string pad(const std::string& s, size_t w) {
+  size_t chars = 0;  // display width, roughly: UTF-8 lead bytes
+  for (char c : s) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return s + std::string(chars < w ? w - chars : 1, ' ');
+}
+}  // namespace
+
+oj probe_json(const ProbeReport& r) {
+  oj j;
+  j["tool"] = "tzero probe";
+  j["version"] = TZ_VERSION;
+  j["identical"] = r.identical;
+  j["logprobs"] = r.logprobs;
+  if (!r.logprobs_refused.empty()) j["logprobs_refused"] = r.logprobs_refused;
+  j["divergence_unit"] = r.logprobs ? "token" : "byte";
+  const auto& o = r.options;
+  oj cfg;
+  cfg["base_url"] = o.base_url;
+  cfg["endpoint"] = r.endpoint;
+  cfg["model"] = o.model;
+  cfg["chat"] = o.chat;
+  cfg["runs"] = o.runs;
+  cfg["concurrency"] = o.concurrency;
+  cfg["max_tokens"] = o.max_tokens;
+  cfg["top_logprobs"] = o.top_logprobs;
+  cfg["timeout_s"] = o.timeout_s;
+  cfg["sampled_temperature"] = o.sampled_temperature;
+  cfg["seed"] = o.seed;
+  oj modes = oj::array();
+  for (const auto& [name, m] : r.modes) modes.push_back(name);
+  cfg["modes"] = modes;
+  j["configuration"] = cfg;
+  oj fps = oj::array();
+  for (const auto& [v, n] : r.fingerprints) fps.push_back({{"value", v}, {"runs", n}});
+  j["system_fingerprints"] = fps;
+  j["runs_without_fingerprint"] = r.runs_without_fingerprint;
+  oj prompts = oj::array();
+  for (const auto& p : r.prompts) {
+    oj pj;
+    pj["prompt"] = p.prompt;
+    pj["identical"] = p.identical();
+    const oj greedy = series_json(p.series[0], r.logprobs);
+    for (auto it = greedy.begin(); it != greedy.end(); ++it) pj[it.key()] = it.value();
+    if (p.series.size() > 1) pj["seeded"] = series_json(p.series[1], r.logprobs);
+    prompts.push_back(pj);
+  }
+  j["prompts"] = prompts;
+  oj lat = oj::object();
+  for (const auto& [name, m] : r.modes)
+    lat[name] = {{"runs", m.runs}, {"p50", m.p50_ms}, {"p99", m.p99_ms}};
+  j["latency_ms"] = lat;
+  j["requests"] = r.requests;
+  j["filler_requests"] = r.filler_requests;
+  j["filler_errors"] = r.filler_errors;
+  j["retries"] = r.retries;
+  j["wall_s"] = r.wall_s;
+  return j;
+}
+
+std::string probe_table(const ProbeReport& r) {
+  std::ostringstream s;
+  const auto& o = r.options;
+  s << "tzero probe: " << r.endpoint << ", model " << o.model << ", " << r.prompts.size()
+    << " prompt(s) x " << o.runs << " run(s) per mode";
+  if (o.concurrency > 0) s << " (loaded: " << o.concurrency << " concurrent fillers)";
+  s << "; " << (r.logprobs ? "tokens and logprobs compared bit for bit" : "texts compared")
+    << "\n\n";
+  std::vector<std::string> modes;
+  for (const auto& [name, m] : r.modes) modes.push_back(name);
+  s << pad("prompt", 30) << pad("sampling", 17) << pad("unique", 7) << pad("first div", 10)
+    << pad("max |dlogprob|", 15);
+  for (const auto& m : modes) s << pad(m + " p50/p99 ms", 20);
+  s << "\n";
+  for (const auto& p : r.prompts)
+    for (size_t k = 0; k < p.series.size(); ++k) {
+      const SeriesResult& sr = p.series[k];
+      std::string sampling = sr.name == "greedy" ? "t=0" : fmt("t=%g", sr.temperature);
+      if (sr.seed) sampling += " seed=" + std::to_string(*sr.seed);
+      s << pad(k == 0 ? cell(p.prompt, 28) : "", 30) << pad(sampling, 17)
+        << pad(std::to_string(sr.summary.unique_outputs), 7)
+        << pad(sr.summary.first_divergence ? std::to_string(*sr.summary.first_divergence) : "-", 10)
+        << pad(r.logprobs ? fmt("%.3g", sr.summary.max_logprob_diff) : "n/a", 15);
+      for (const auto& m : modes) {
+        auto it = sr.modes.find(m);
+        std::string v = it == sr.modes.end()
+                            ? "-"
+                            : fmt("%.1f", it->second.p50_ms) + "/" + fmt("%.1f", it->second.p99_ms);
+        if (it != sr.modes.end() && it->second.diverged)
+          v += " (" + std::to_string(it->second.diverged) + " diff)";
+        s << pad(v, 20);
+      }
+      s << "\n";
+    }
+  s << "\nsystem_fingerprint: ";
+  if (r.fingerprints.empty()) s << "none reported";
+  bool first = true;
+  for (const auto& [v, n] : r.fingerprints) {
+    s << (first ? "" : ", ") << v << " (" << n << " runs)";
+    first = false;
+  }
+  if (r.fingerprints.size() > 1)
+    s << "  <- several fingerprints: the backend changed during the probe";
+  s << "\n";
+  if (!r.logprobs)
+    s << "logprobs: not reported by the server"
+      << (r.logprobs_refused.empty() ? "" : " (refused: " + r.logprobs_refused + ")")
+      << "; first divergences are byte offsets into the text\n";
+  if (r.filler_errors) s << "filler requests that failed: " << r.filler_errors << "\n";
+  int runs = 0, diverged_prompts = 0;
+  for (const auto& p : r.prompts) {
+    for (const auto& sr : p.series) runs += int(sr.runs.size());
+    diverged_prompts += !p.identical();
+  }
+  if (r.identical)
+    s << "IDENTICAL: every run of every prompt matched its first solo run "
+      << (r.logprobs ? "bit for bit" : "(text)") << " (" << runs << " runs)\n";
+  else
+    s << "DIVERGED: " << diverged_prompts << " of " << r.prompts.size()
+      << " prompt(s) gave more than one output\n";
+  return s.str();
+}
+
+}  // namespace tz::probe
