@@ -311,7 +311,10 @@ struct HttpServer::Impl {
       }
       send_error(res, ApiError(res.status, msg));
     });
-    svr.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    // Counted before the response goes out (httplib runs the post-routing handler after the
+    // error handler, just before writing), so a client that reads /metrics right after its
+    // response already sees its request; a logger would run after the write.
+    svr.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       std::string ep = req.path;
       if (!kGetPaths.count(ep) && !kPostPaths.count(ep))
         ep = ep.rfind("/v1/models/", 0) == 0 ? "/v1/models/{id}" : "other";
