@@ -6,31 +6,11 @@
 #include <sstream>
 
 #include "audit/audit.h"
+#include "base/html.h"
 
 namespace tz {
 
 namespace {
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else if (c == '"')
-      o += "&quot;";
-    else
-      o += c;
-  }
-  return o;
-}
-std::string num(double v, int prec = 2) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", prec, v);
-  return b;
-}
 
 std::string heatmap(const AuditReport& r) {
   std::map<std::pair<int, uint32_t>, int> cells;  // (layer, pos) -> count
@@ -57,7 +37,7 @@ std::string heatmap(const AuditReport& r) {
     const int row = k.first + 1;
     const double a = 0.25 + 0.75 * v / peak;
     s << "<rect x='" << left + int(k.second) * cw << "' y='" << top + row * ch << "' width='"
-      << cw - 1 << "' height='" << ch - 1 << "' fill='rgba(200,40,40," << num(a) << ")'><title>"
+      << cw - 1 << "' height='" << ch - 1 << "' fill='rgba(200,40,40," << fixed(a) << ")'><title>"
       << v << " run(s) first diverged at position " << k.second << "</title></rect>";
   }
   s << "<text x='" << left << "' y='" << h - 8 << "' font-size='10'>position 0 .. " << max_pos
@@ -82,11 +62,11 @@ std::string bars(const AuditReport& r) {
     const auto& v = tps[c.name];
     const double t = v.second ? v.first / v.second : 0;
     const int y = 5 + i++ * bh;
-    s << "<text x='0' y='" << y + 11 << "' font-size='11'>" << esc(c.name) << "</text><rect x='"
-      << left << "' y='" << y << "' width='" << int(width * t / peak) << "' height='" << bh - 3
-      << "' fill='" << (c.deterministic ? "#3a7bd5" : "#e08a1e") << "'/><text x='"
-      << left + int(width * t / peak) + 4 << "' y='" << y + 11 << "' font-size='11'>" << num(t, 1)
-      << "</text>";
+    s << "<text x='0' y='" << y + 11 << "' font-size='11'>" << html_escape(c.name)
+      << "</text><rect x='" << left << "' y='" << y << "' width='" << int(width * t / peak)
+      << "' height='" << bh - 3 << "' fill='" << (c.deterministic ? "#3a7bd5" : "#e08a1e")
+      << "'/><text x='" << left + int(width * t / peak) + 4 << "' y='" << y + 11
+      << "' font-size='11'>" << fixed(t, 1) << "</text>";
   }
   s << "</svg>";
   return s.str();
@@ -99,8 +79,9 @@ std::string audit_html(const AuditReport& r) {
        "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
        "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}.ok{color:#1a7f37}"
        ".bad{color:#c62828;font-weight:bold}.fast{color:#b26a00}</style></head><body>";
-  h << "<h1>tzero audit</h1><p>Model: <code>" << esc(r.model) << "</code>. " << r.prompts.size()
-    << " prompt(s), " << r.configs.size() << " configurations, each compared with the baseline "
+  h << "<h1>tzero audit</h1><p>Model: <code>" << html_escape(r.model) << "</code>. "
+    << r.prompts.size() << " prompt(s), " << r.configs.size()
+    << " configurations, each compared with the baseline "
     << "by tracing every named intermediate of every position.</p>";
   h << "<p class='" << (r.deterministic_failures ? "bad" : "ok") << "'>"
     << (r.deterministic_failures
@@ -108,7 +89,7 @@ std::string audit_html(const AuditReport& r) {
             : "Every deterministic configuration is bit-identical to the baseline.")
     << "</p><p class='fast'>Fast mode: " << r.fast_runs_diverged << " of " << r.fast_runs
     << " runs differ from the deterministic baseline (largest logit deviation "
-    << num(r.fast_max_logit_deviation, 6) << "); its repeated runs gave up to "
+    << fixed(r.fast_max_logit_deviation, 6) << "); its repeated runs gave up to "
     << r.fast_distinct_results << " distinct results"
     << (r.fast_distinct_results <= 1 ? " (no run-to-run nondeterminism seen this time: with one "
                                        "core, or with luck, the arrival order did not change)"
@@ -117,8 +98,8 @@ std::string audit_html(const AuditReport& r) {
   h << "<h2>Flip risk</h2><table><tr><th>prompt</th><th>smallest top-2 logit gap</th><th>at "
        "step</th></tr>";
   for (size_t p = 0; p < r.prompts.size(); ++p)
-    h << "<tr><td>" << esc(r.prompts[p].substr(0, 60)) << "</td><td>" << num(r.min_gap[p], 6)
-      << "</td><td>" << r.min_gap_step[p] << "</td></tr>";
+    h << "<tr><td>" << html_escape(r.prompts[p].substr(0, 60)) << "</td><td>"
+      << fixed(r.min_gap[p], 6) << "</td><td>" << r.min_gap_step[p] << "</td></tr>";
   h << "</table><p>A rounding deviation larger than the smallest gap could change the text; "
        "compare with the fast mode deviation above.</p>";
   h << "<h2>Configurations</h2><table><tr><th>configuration</th><th>prompt</th><th>result</th>"
@@ -130,10 +111,10 @@ std::string audit_html(const AuditReport& r) {
     if (!o.identical && o.has_first)
       res += " at pos " + std::to_string(o.first_pos) + ", " +
              (o.first_layer < 0 ? "" : "blk." + std::to_string(o.first_layer) + ".") + o.first_op;
-    h << "<tr><td>" << esc(o.config) << "</td><td>" << o.prompt + 1 << "</td><td class='"
-      << (o.identical ? "ok" : "bad") << "'>" << esc(res) << "</td><td>"
-      << (o.tokens_equal ? "same" : "changed") << "</td><td>" << num(o.max_logit_deviation, 6)
-      << "</td><td>" << num(o.pp_tokens_per_s, 1) << "</td><td>" << num(o.tg_tokens_per_s, 1)
+    h << "<tr><td>" << html_escape(o.config) << "</td><td>" << o.prompt + 1 << "</td><td class='"
+      << (o.identical ? "ok" : "bad") << "'>" << html_escape(res) << "</td><td>"
+      << (o.tokens_equal ? "same" : "changed") << "</td><td>" << fixed(o.max_logit_deviation, 6)
+      << "</td><td>" << fixed(o.pp_tokens_per_s, 1) << "</td><td>" << fixed(o.tg_tokens_per_s, 1)
       << "</td></tr>";
   }
   h << "</table><h2>First divergences by layer and position</h2>" << heatmap(r)

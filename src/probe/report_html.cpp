@@ -5,35 +5,12 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/html.h"
 #include "probe/report.h"
 
 namespace tz::probe {
 
 namespace {
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else if (c == '"')
-      o += "&quot;";
-    else if (c == '\'')
-      o += "&#39;";
-    else
-      o += c;
-  }
-  return o;
-}
-
-std::string num(double v, int prec = 2) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", prec, v);
-  return b;
-}
 
 std::string sci(double v) {
   char b[64];
@@ -50,7 +27,7 @@ std::string short_text(const std::string& s, size_t n) {
 
 std::string series_label(const PromptResult& p, const SeriesResult& s, size_t index) {
   return "#" + std::to_string(index + 1) + " " + short_text(p.prompt, 24) + " (" +
-         (s.name == "greedy" ? std::string("t=0") : "t=" + num(s.temperature, 2)) + ")";
+         (s.name == "greedy" ? std::string("t=0") : "t=" + fixed(s.temperature, 2)) + ")";
 }
 
 const char* mode_color(const std::string& mode) {
@@ -77,8 +54,8 @@ std::string unique_bars(const ProbeReport& r) {
       const int u = s.summary.unique_outputs;
       const int w = std::max(2, width * u / peak);
       o << "<text x='0' y='" << y + 12 << "' font-size='11'>"
-        << esc(series_label(r.prompts[i], s, i)) << "</text><rect x='" << left << "' y='" << y
-        << "' width='" << w << "' height='" << bh - 4 << "' fill='"
+        << html_escape(series_label(r.prompts[i], s, i)) << "</text><rect x='" << left << "' y='"
+        << y << "' width='" << w << "' height='" << bh - 4 << "' fill='"
         << (u <= 1 ? "#1a7f37" : "#c62828") << "'><title>" << u
         << " distinct output(s)</title></rect><text x='" << left + w + 4 << "' y='" << y + 12
         << "' font-size='11'>" << u << "</text>";
@@ -110,8 +87,8 @@ std::string divergence_strip(const ProbeReport& r) {
     for (const auto& s : r.prompts[i].series) {
       const int y = top + row++ * rh;
       o << "<text x='0' y='" << y + 13 << "' font-size='11'>"
-        << esc(series_label(r.prompts[i], s, i)) << "</text><line x1='" << left << "' y1='" << y + 9
-        << "' x2='" << left + width << "' y2='" << y + 9 << "' stroke='#ddd'/>";
+        << html_escape(series_label(r.prompts[i], s, i)) << "</text><line x1='" << left << "' y1='"
+        << y + 9 << "' x2='" << left + width << "' y2='" << y + 9 << "' stroke='#ddd'/>";
       int stack = 0;
       for (const auto& run : s.runs) {
         if (!run.vs_reference.first_divergence) continue;
@@ -142,13 +119,13 @@ std::string latency_bars(const ProbeReport& r) {
     const int y = 5 + i++ * (2 * bh + 8);
     const int w50 = std::max(1, int(width * m.p50_ms / peak));
     const int w99 = std::max(1, int(width * m.p99_ms / peak));
-    o << "<text x='0' y='" << y + 18 << "' font-size='12'>" << esc(name) << "</text>"
+    o << "<text x='0' y='" << y + 18 << "' font-size='12'>" << html_escape(name) << "</text>"
       << "<rect x='" << left << "' y='" << y << "' width='" << w50 << "' height='" << bh - 2
       << "' fill='" << mode_color(name) << "'/><text x='" << left + w50 + 4 << "' y='" << y + 10
-      << "' font-size='10'>p50 " << num(m.p50_ms, 1) << " ms</text><rect x='" << left << "' y='"
+      << "' font-size='10'>p50 " << fixed(m.p50_ms, 1) << " ms</text><rect x='" << left << "' y='"
       << y + bh << "' width='" << w99 << "' height='" << bh - 2 << "' fill='" << mode_color(name)
       << "' fill-opacity='0.5'/><text x='" << left + w99 + 4 << "' y='" << y + bh + 10
-      << "' font-size='10'>p99 " << num(m.p99_ms, 1) << " ms</text>";
+      << "' font-size='10'>p99 " << fixed(m.p99_ms, 1) << " ms</text>";
   }
   o << "</svg>";
   return o.str();
@@ -162,9 +139,9 @@ std::string probe_html(const ProbeReport& r) {
        "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
        "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}.ok{color:#1a7f37}"
        ".bad{color:#c62828;font-weight:bold}code{font-size:12px}</style></head><body>";
-  h << "<h1>tzero probe</h1><p>Server: <code>" << esc(r.endpoint) << "</code>, model <code>"
-    << esc(o.model) << "</code>. " << r.prompts.size() << " prompt(s); per prompt and sampling, "
-    << o.runs << " solo, " << o.runs << " streamed"
+  h << "<h1>tzero probe</h1><p>Server: <code>" << html_escape(r.endpoint) << "</code>, model <code>"
+    << html_escape(o.model) << "</code>. " << r.prompts.size()
+    << " prompt(s); per prompt and sampling, " << o.runs << " solo, " << o.runs << " streamed"
     << (o.concurrency > 0 ? " and " + std::to_string(o.runs) + " loaded (" +
                                 std::to_string(o.concurrency) + " concurrent fillers)"
                           : std::string())
@@ -179,19 +156,20 @@ std::string probe_html(const ProbeReport& r) {
     << "</p><p>system_fingerprint: ";
   if (r.fingerprints.empty()) h << "none reported";
   for (const auto& [v, n] : r.fingerprints)
-    h << "<code>" << esc(v) << "</code> (" << n << " runs) ";
+    h << "<code>" << html_escape(v) << "</code> (" << n << " runs) ";
   if (r.fingerprints.size() > 1) h << "<span class='bad'>several fingerprints</span>";
   h << "</p>";
   h << "<h2>Prompts</h2><table><tr><th>#</th><th>prompt</th><th>sampling</th><th>unique "
        "outputs</th><th>first divergence</th><th>max |&Delta; logprob|</th><th>runs</th>";
-  for (const auto& [name, m] : r.modes) h << "<th>" << esc(name) << " p50/p99 ms</th>";
+  for (const auto& [name, m] : r.modes) h << "<th>" << html_escape(name) << " p50/p99 ms</th>";
   h << "</tr>";
   for (size_t i = 0; i < r.prompts.size(); ++i)
     for (const auto& s : r.prompts[i].series) {
-      h << "<tr><td>" << i + 1 << "</td><td>" << esc(short_text(r.prompts[i].prompt, 60))
+      h << "<tr><td>" << i + 1 << "</td><td>" << html_escape(short_text(r.prompts[i].prompt, 60))
         << "</td><td>"
-        << (s.name == "greedy" ? std::string("t=0")
-                               : "t=" + num(s.temperature, 2) + " seed=" + std::to_string(*s.seed))
+        << (s.name == "greedy"
+                ? std::string("t=0")
+                : "t=" + fixed(s.temperature, 2) + " seed=" + std::to_string(*s.seed))
         << "</td><td class='" << (s.summary.unique_outputs <= 1 ? "ok" : "bad") << "'>"
         << s.summary.unique_outputs << "</td><td>"
         << (s.summary.first_divergence ? std::to_string(*s.summary.first_divergence) : "-")
@@ -200,8 +178,9 @@ std::string probe_html(const ProbeReport& r) {
       for (const auto& [name, m] : r.modes) {
         auto it = s.modes.find(name);
         h << "<td>"
-          << (it == s.modes.end() ? "-"
-                                  : num(it->second.p50_ms, 1) + " / " + num(it->second.p99_ms, 1))
+          << (it == s.modes.end()
+                  ? "-"
+                  : fixed(it->second.p50_ms, 1) + " / " + fixed(it->second.p99_ms, 1))
           << "</td>";
       }
       h << "</tr>";
@@ -220,21 +199,23 @@ std::string probe_html(const ProbeReport& r) {
     for (size_t i = 0; i < r.prompts.size(); ++i)
       for (const auto& s : r.prompts[i].series) {
         if (s.summary.identical) continue;
-        h << "<tr><td>" << i + 1 << "</td><td>" << esc(s.name) << "</td><td>reference</td><td>solo "
-          << "1</td><td>-</td><td><code>" << esc(short_text(s.runs[0].out.text, 200))
+        h << "<tr><td>" << i + 1 << "</td><td>" << html_escape(s.name)
+          << "</td><td>reference</td><td>solo "
+          << "1</td><td>-</td><td><code>" << html_escape(short_text(s.runs[0].out.text, 200))
           << "</code></td></tr>";
         for (const auto& run : s.runs)
           if (!run.vs_reference.identical)
-            h << "<tr><td>" << i + 1 << "</td><td>" << esc(s.name) << "</td><td>" << run.mode
-              << "</td><td>" << run.index + 1 << "</td><td>"
+            h << "<tr><td>" << i + 1 << "</td><td>" << html_escape(s.name) << "</td><td>"
+              << run.mode << "</td><td>" << run.index + 1 << "</td><td>"
               << (run.vs_reference.first_divergence
                       ? std::to_string(*run.vs_reference.first_divergence)
                       : "-")
-              << "</td><td><code>" << esc(short_text(run.out.text, 200)) << "</code></td></tr>";
+              << "</td><td><code>" << html_escape(short_text(run.out.text, 200))
+              << "</code></td></tr>";
       }
     h << "</table>";
   }
-  h << "<p>Made by <code>tzero probe</code> " << TZ_VERSION << " in " << num(r.wall_s, 1)
+  h << "<p>Made by <code>tzero probe</code> " << TZ_VERSION << " in " << fixed(r.wall_s, 1)
     << " s: " << r.requests << " requests and " << r.filler_requests
     << " filler requests.</p></body></html>\n";
   return h.str();
