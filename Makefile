@@ -14,7 +14,7 @@ DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohm
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev
 
 .PHONY: all deps build run test bench format sanitize fuzz fuzz-build test-peer test-openai \
-        load-test clean
+        load-test clean cuda cuda-check
 
 all: build
 
@@ -49,6 +49,15 @@ bench: deps
 format:
 	find src include tests bench examples \( -name '*.cpp' -o -name '*.h' \) -print0 | xargs -0 clang-format -i
 
+# The CUDA backend (docs/CUDA.md): needs nvcc; builds $(BUILD)-cuda. Its GPU tests skip without a
+# device. `make cuda-check` is the one-shot build + test + benchmark for a GPU machine.
+cuda: deps
+	cmake -S . -B $(BUILD)-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DTZERO_CUDA=ON $(CMAKE_ARGS)
+	cmake --build $(BUILD)-cuda -j $(JOBS)
+
+cuda-check:
+	bench/cuda_check.sh
+
 # ASan + UBSan build running every test.
 sanitize: deps
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_SANITIZE=ON $(CMAKE_ARGS)
@@ -81,4 +90,4 @@ load-test: build
 	tests/load/run_load.sh $(BUILD)/tzero
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-bench $(BUILD)-asan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-bench $(BUILD)-asan $(BUILD)-fuzz $(BUILD)-cuda

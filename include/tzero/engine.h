@@ -91,7 +91,9 @@ struct EngineOptions {
   std::string model_path;
   int n_threads = 1;
   std::string kernels = "auto";        // scalar, avx2, avx512, auto: same bits
-  std::string mode = "deterministic";  // or "fast" (no reproducibility contract)
+  std::string mode = "deterministic";  // or "fast" (no reproducibility contract), or
+                                       // "portable" (with gpu_layers: the CPU's bits on a GPU)
+  std::string gpu_layers = "0";        // "all" or N: the last N layers on the CUDA device
   int n_ctx = 0;                       // most positions per sequence; 0: min(trained, 4096)
   int block_size = 16;                 // KV cache block, in positions
   // KV pool capacity in positions, or else in bytes; both 0: max_seqs x n_ctx positions, at

@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "backend/backend.h"
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "batch/block_manager.h"
@@ -75,8 +76,10 @@ struct Engine::Impl {
         pool(o.n_threads),
         kernels(tz::select_kernels(o.kernels)) {
     tz::check(o.n_threads >= 1, "the thread count must be >= 1");
-    tz::check(o.mode == "deterministic" || o.mode == "fast",
-              "mode must be deterministic or fast, not '" + o.mode + "'");
+    tz::check(o.mode == "deterministic" || o.mode == "fast" || o.mode == "portable",
+              "mode must be deterministic, fast or portable, not '" + o.mode + "'");
+    const int gpu_layers = tz::parse_gpu_layers(o.gpu_layers, hp.n_layer);
+    tz::check_gpu_mode(gpu_layers, o.mode);
     tz::check(o.block_size >= 1 && o.block_size <= 4096, "the KV block size must be in [1, 4096]");
     tz::check(o.max_batch_tokens >= 1, "the batch token budget must be >= 1");
     tz::check(o.max_seqs >= 1, "the number of sequences must be >= 1");
@@ -92,6 +95,7 @@ struct Engine::Impl {
         std::make_unique<tz::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs, o.prefill_chunk);
     fwd = std::make_unique<tz::Forward>(*model, pool, n_ctx, o.max_batch_tokens, kernels,
                                         o.mode == "fast");
+    fwd->offload(gpu_layers);
     logits.resize(size_t(o.max_seqs) * size_t(hp.n_vocab));
 
     info.path = o.model_path;

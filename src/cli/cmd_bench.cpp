@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "cli/commands.h"
@@ -44,12 +45,13 @@ struct ConcurrencyResult {
 // once to the batched engine (tzero/engine.h) with C slots.
 ConcurrencyResult bench_concurrency(const std::string& model, int c, int p, int n, int threads,
                                     const std::string& mode, const std::string& kernels,
-                                    int n_vocab) {
+                                    const std::string& gpu_layers, int n_vocab) {
   tzero::EngineOptions eo;
   eo.model_path = model;
   eo.n_threads = threads;
   eo.mode = mode;
   eo.kernels = kernels;
+  eo.gpu_layers = gpu_layers;
   eo.n_ctx = p + n + 1;
   eo.max_seqs = c;
   eo.max_batch_tokens = std::max(256, c);
@@ -89,7 +91,7 @@ ConcurrencyResult bench_concurrency(const std::string& model, int c, int p, int 
 Command add_bench(CLI::App& app) {
   auto* sub = app.add_subcommand("bench", "Measure prefill and decode speed (tokens/s)");
   struct Opts {
-    std::string model, mode = "deterministic", kernels = "auto";
+    std::string model, mode = "deterministic", kernels = "auto", gpu_layers = "0";
     int n_prompt = 128, n_gen = 64, threads = default_threads(), reps = 3;
     std::vector<int> concurrency;
     bool json = false;
@@ -108,14 +110,17 @@ Command add_bench(CLI::App& app) {
   sub->add_option("-r,--reps", o->reps, "Repetitions of each test")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  sub->add_option("--mode", o->mode, "deterministic or fast")
+  sub->add_option("--mode", o->mode, "deterministic, fast or portable (GPU)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"deterministic", "fast"}));
+      ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
   sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512 or auto")->capture_default_str();
   sub->add_option("-c,--concurrency", o->concurrency,
                   "Requests in flight at once through the batched engine (one or more values: "
                   "aggregate generation tokens/s for each; -p is then each request's prompt)")
       ->check(CLI::Range(1, 4096));
+  sub->add_option("--gpu-layers", o->gpu_layers,
+                  "The last N layers (or 'all') on the CUDA device (needs --mode portable)")
+      ->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON object");
   return {sub, [o] {
             if (!o->concurrency.empty()) {
@@ -132,7 +137,7 @@ Command add_bench(CLI::App& app) {
                 for (int rep = 0; rep < o->reps; ++rep) {
                   const ConcurrencyResult r =
                       bench_concurrency(o->model, c, std::max(o->n_prompt, 1), o->n_gen, o->threads,
-                                        o->mode, o->kernels, n_vocab);
+                                        o->mode, o->kernels, o->gpu_layers, n_vocab);
                   total.push_back(r.total_tokens_per_s);
                   decode.push_back(r.decode_tokens_per_s);
                   if (!o->json && isatty(2))
@@ -170,7 +175,10 @@ Command add_bench(CLI::App& app) {
             const KernelSet& kernels = select_kernels(o->kernels);
             const int n_ctx = std::max(o->n_prompt, o->n_gen) + 1;
             ThreadPool pool(o->threads);
+            const int gpu_layers = parse_gpu_layers(o->gpu_layers, hp.n_layer);
+            check_gpu_mode(gpu_layers, o->mode);
             Forward fwd(*model, pool, n_ctx, std::max(o->n_prompt, 1), kernels, o->mode == "fast");
+            fwd.offload(gpu_layers);
             KvCache kv(hp, n_ctx);
             std::vector<float> logits(size_t(hp.n_vocab));
             std::vector<int32_t> tokens(size_t(std::max(o->n_prompt, o->n_gen)));
@@ -199,6 +207,8 @@ Command add_bench(CLI::App& app) {
                   {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
                   {"threads", o->threads},   {"mode", o->mode},
                   {"kernels", kernels.name}, {"reps", o->reps}};
+              j["gpu_layers"] = o->gpu_layers;
+              if (fwd.device()) j["device"] = fwd.device()->describe();
               j["pp_tokens_per_s"] = o->n_prompt > 0 ? nlohmann::json(p.mean) : nlohmann::json();
               j["pp_sd"] = p.sd;
               j["tg_tokens_per_s"] = o->n_gen > 0 ? nlohmann::json(g.mean) : nlohmann::json();

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "backend/backend.h"
 #include "cli/commands.h"
 #include "kernels/kernel_set.h"
 #include "runtime/fingerprint.h"
@@ -17,16 +18,18 @@ Command add_fingerprint(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
-  sub->add_option("--mode", o->mode, "deterministic or fast")
+  sub->add_option("--mode", o->mode, "deterministic, fast or portable (GPU)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"deterministic", "fast"}));
+      ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
   sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512 or auto")->capture_default_str();
   sub->add_flag("--json", o->json, "Print {hash, manifest} as JSON");
   return {
       sub, [o] {
         auto model = Model::load(o->model);
-        const Fingerprint fp =
-            compute_fingerprint(*model, o->mode, select_kernels(o->kernels).name);
+        Fingerprint fp = compute_fingerprint(*model, o->mode, select_kernels(o->kernels).name);
+        // Shown, not hashed: the device --gpu-layers would use (backend/backend.h).
+        fp.manifest["device"] = {{"cuda_built", cuda_built()},
+                                 {"device", describe_device(cuda_device_info())}};
         if (o->json)
           std::printf(
               "%s\n",

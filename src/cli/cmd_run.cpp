@@ -44,9 +44,14 @@ Command add_run(CLI::App& app) {
                   "Kernel set: scalar, avx2, avx512 or auto (results do not depend on it)")
       ->capture_default_str();
   sub->add_option("--mode", o->gen.mode,
-                  "deterministic (the contract) or fast (no contract, to measure its cost)")
+                  "deterministic (the contract), fast (no contract, to measure its cost) or "
+                  "portable (with --gpu-layers: the GPU in the CPU's canonical orders)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"deterministic", "fast"}));
+      ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
+  sub->add_option("--gpu-layers", o->gen.gpu_layers,
+                  "Run the last N layers (or 'all') and the output head on the CUDA device; "
+                  "needs --mode portable (the CPU's orders, the CPU's bits)")
+      ->capture_default_str();
   sub->add_option("--trace", o->gen.trace_path,
                   "Record per position and tensor an XXH3-128 hash of every intermediate");
   sub->add_option("--trace-dump", o->gen.trace_dump,
@@ -82,6 +87,7 @@ Command add_run(CLI::App& app) {
                   {"batch", o->gen.n_batch},
                   {"kernels", o->gen.kernels},
                   {"mode", o->gen.mode},
+                  {"gpu_layers", o->gen.gpu_layers},
                   {"fingerprint",
                    compute_fingerprint(*model, o->gen.mode, select_kernels(o->gen.kernels).name,
                                        o->gen.op_overrides)
@@ -117,6 +123,7 @@ Command add_run(CLI::App& app) {
                   compute_fingerprint(*model, o->gen.mode, r.kernels, o->gen.op_overrides);
               j["fingerprint"] = fp.hash;
               j["fingerprint_manifest"] = fp.manifest;
+              if (!r.device.empty()) j["device"] = r.device;
               std::printf("%s\n",
                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
             } else {
@@ -128,6 +135,7 @@ Command add_run(CLI::App& app) {
                   r.prompt_tokens.size(), pp_tps, r.tokens.size(), tg_tps, o->gen.n_threads,
                   r.kernels.c_str(), o->gen.mode.c_str(), r.stop_reason.c_str(),
                   r.logits_digest.c_str());
+              if (!r.device.empty()) std::fprintf(stderr, "device: %s\n", r.device.c_str());
             }
             return 0;
           }};

@@ -26,6 +26,7 @@ Command add_check_op(CLI::App& app);
 Command add_chat(CLI::App& app);
 Command add_serve(CLI::App& app);
 Command add_probe(CLI::App& app);
+Command add_device(CLI::App& app);
 
 // Reads a whole file; throws tz::Error naming it.
 std::string read_text_file(const std::string& path);

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
       tz::cli::add_convert(app),     tz::cli::add_gen_model(app), tz::cli::add_bench(app),
       tz::cli::add_diff(app),        tz::cli::add_demo(app),      tz::cli::add_audit(app),
       tz::cli::add_fingerprint(app), tz::cli::add_check_op(app),  tz::cli::add_chat(app),
-      tz::cli::add_serve(app),       tz::cli::add_probe(app),
+      tz::cli::add_serve(app),       tz::cli::add_probe(app),     tz::cli::add_device(app),
   };
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/backend.h"
 #include "base/error.h"
 
 namespace tz {
@@ -28,6 +29,13 @@ Forward::Forward(const Model& model, ThreadPool& pool, int n_ctx, int n_batch,
   gate_.resize(B * hp_.n_ff);
   up_.resize(B * hp_.n_ff);
   out_.resize(B * hp_.n_embd);
+}
+
+Forward::~Forward() = default;
+
+void Forward::offload(int gpu_layers) {
+  dev_.reset();
+  if (gpu_layers > 0) dev_ = make_cuda_layers(model_, rope_, gpu_layers, n_batch_, rope_.n_pos());
 }
 
 namespace {
@@ -151,17 +159,19 @@ void Forward::eval_batch(const ForwardBatch& b, KvStore& kv, float* logits) {
     if (traced) trace(name, layer, data, N, len, pos);
   };
 
+  const bool dev_embeds = dev_ && dev_->embeds();
   for (size_t t = 0; t < N; ++t) {
     check(b.tokens[t] >= 0 && b.tokens[t] < hp_.n_vocab,
           "token id " + std::to_string(b.tokens[t]) + " is outside the vocabulary");
     check(b.pos[t] >= 0 && b.pos[t] < rope_.n_pos(),
           "context full: position " + std::to_string(b.pos[t] + 1) + " exceeds the context of " +
               std::to_string(rope_.n_pos()) + " tokens");
-    matrix_row_to_float(model_.tok_embd(), size_t(b.tokens[t]), &x_[t * E]);
+    if (!dev_embeds) matrix_row_to_float(model_.tok_embd(), size_t(b.tokens[t]), &x_[t * E]);
   }
-  trace_batch("inp_embd", -1, x_.data(), E);
+  if (!dev_embeds) trace_batch("inp_embd", -1, x_.data(), E);
 
-  for (int il = 0; il < hp_.n_layer; ++il) {
+  const int n_cpu_layers = dev_ ? dev_->first_layer() : hp_.n_layer;
+  for (int il = 0; il < n_cpu_layers; ++il) {
     const LayerWeights& L = model_.layers()[il];
     // Attention block.
     for (size_t t = 0; t < N; ++t)
@@ -218,6 +228,18 @@ void Forward::eval_batch(const ForwardBatch& b, KvStore& kv, float* logits) {
   }
 
   const size_t n_out = b.logits_rows.size();
+  if (dev_) {
+    // The device runs the remaining layers and the head, tracing under the same names
+    // (result_* rows carry the position of the row whose logits they are).
+    DeviceTraceFn hook;
+    if (traced && (trace_ || perturb_.on))
+      hook = [&](std::string_view name, int layer, float* data, size_t n, size_t len) {
+        const bool result = name.substr(0, 7) == "result_";
+        trace(name, layer, data, n, len, result ? b.pos[size_t(b.logits_rows[0])] : pos);
+      };
+    dev_->eval(b, x_.data(), kv, logits, hook);
+    return;
+  }
   if (!logits || n_out == 0) return;
   for (size_t r = 0; r < n_out; ++r)
     kern_.rmsnorm(&x_[size_t(b.logits_rows[r]) * E], model_.output_norm(), hp_.rms_eps, E,

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,8 @@
 #include "model/weights.h"
 
 namespace tz {
+
+class DeviceLayers;  // backend/backend.h
 
 // Called with the tensor name, the layer (-1 outside layers), the data (n_tokens rows of
 // row_len floats, row-major) and the positions' first index.
@@ -52,6 +55,13 @@ class Forward {
   // fast: `--mode fast`, matmuls without the reproducibility contract (kernels/matmul.h).
   Forward(const Model& model, ThreadPool& pool, int n_ctx, int n_batch,
           const KernelSet& kernels = scalar_kernels(), bool fast = false);
+  ~Forward();
+
+  // Runs the last gpu_layers layers (and the output head) on the CUDA backend
+  // (backend/backend.h); 0 keeps everything on the CPU. Uploads their weights now. Throws
+  // tz::Error when this build has no CUDA or the machine no usable device.
+  void offload(int gpu_layers);
+  const DeviceLayers* device() const { return dev_.get(); }
 
   // Evaluates tokens[0..n) at positions pos..pos+n-1 (n <= n_batch, pos + n <= kv.n_ctx()),
   // stores their keys and values in kv, and writes the logits of the last one to
@@ -120,6 +130,7 @@ class Forward {
   std::vector<const float*> row_ptrs_;    // (n_seqs, n_head_kv, 2, blocks) KvRows::blocks
   std::vector<KvRows> seq_rows_;          // (n_seqs, n_head_kv, 2) K and V rows
   ForwardBatch single_;                   // eval()'s batch
+  std::unique_ptr<DeviceLayers> dev_;     // the offloaded layers, or null
 };
 
 }  // namespace tz

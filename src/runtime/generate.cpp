@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "backend/backend.h"
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/thread_pool.h"
@@ -68,10 +69,14 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   const KernelSet kernels = with_overrides(select_kernels(opt.kernels), opt.op_overrides);
   res.kernels = kernels.name;
   for (const auto& o : opt.op_overrides) res.kernels += " " + o;
-  check(opt.mode == "deterministic" || opt.mode == "fast",
-        "--mode must be deterministic or fast, not '" + opt.mode + "'");
+  check(opt.mode == "deterministic" || opt.mode == "fast" || opt.mode == "portable",
+        "--mode must be deterministic, fast or portable, not '" + opt.mode + "'");
+  const int gpu_layers = parse_gpu_layers(opt.gpu_layers, hp.n_layer);
+  check_gpu_mode(gpu_layers, opt.mode);
   Forward fwd(model, pool, res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels,
               opt.mode == "fast");
+  fwd.offload(gpu_layers);
+  if (fwd.device()) res.device = fwd.device()->describe();
   std::unique_ptr<TraceRecorder> recorder;
   if (!opt.trace_path.empty()) {
     recorder = std::make_unique<TraceRecorder>(opt.trace_path, opt.trace_metadata, opt.trace_dump);

@@ -26,7 +26,9 @@ struct GenerateOptions {
   bool parse_special = false;
   std::string logits_out;              // file for the raw float32 logits rows ("" = none)
   std::string kernels = "auto";        // scalar, avx2, avx512 or auto: same bits, different speed
-  std::string mode = "deterministic";  // or "fast": no reproducibility contract
+  std::string mode = "deterministic";  // or "fast": no reproducibility contract, or "portable":
+                                       // the GPU running the CPU's orders (with gpu_layers)
+  std::string gpu_layers = "0";        // "all" or N: the last N layers on the GPU (backend.h)
   std::string trace_path;              // trace file ("" = no trace), trace/trace_file.h
   std::string trace_dump;              // globs of tensor names whose values the trace stores
   std::string trace_metadata;          // JSON stored in the trace header
@@ -45,6 +47,7 @@ struct GenerateResult {
   double prompt_seconds = 0, gen_seconds = 0;
   int n_eval_rows = 0;  // logits rows evaluated
   std::string kernels;  // the kernel set that ran
+  std::string device;   // the device layers that ran ("" on the CPU only)
   // Flip risk: per generated step, logit(top 1) - logit(top 2) of the row it was chosen from.
   // A small gap is where a rounding difference could have changed the token.
   std::vector<float> top2_gaps;

@@ -1,0 +1,41 @@
+// The parts of the device backend that do not depend on CUDA (backend/backend.h).
+#include "backend/backend.h"
+
+#include <cstdio>
+
+#include "base/error.h"
+
+namespace tz {
+
+int parse_gpu_layers(const std::string& text, int n_layer) {
+  if (text == "all") return n_layer;
+  // Digits only (no sign, no spaces), at most 9 of them.
+  const bool digits = !text.empty() && text.size() <= 9 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const int n = digits ? std::stoi(text) : -1;
+  check(n >= 0 && n <= n_layer, "--gpu-layers wants 'all' or a number of layers in [0, " +
+                                    std::to_string(n_layer) + "], not '" + text + "'");
+  return n;
+}
+
+void check_gpu_mode(int gpu_layers, const std::string& mode) {
+  if (gpu_layers >= 1 && !cuda_built())
+    throw Error("--gpu-layers: not built with CUDA: rebuild with -DTZERO_CUDA=ON (make cuda)");
+  if (mode == "portable")
+    check(gpu_layers >= 1, "--mode portable is the GPU mode: it needs --gpu-layers N (N >= 1)");
+  else if (gpu_layers >= 1)
+    check(false,
+          "--gpu-layers needs --mode portable (the only GPU mode implemented: the CPU's "
+          "canonical orders, the CPU's bits), not --mode " +
+              mode);
+}
+
+std::string describe_device(const DeviceInfo& d) {
+  if (!d.usable) return "none (" + d.why_not + ")";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %.1f GiB)", d.name.c_str(), d.cc_major, d.cc_minor,
+                double(d.memory_bytes) / double(1ull << 30));
+  return buf;
+}
+
+}  // namespace tz
