@@ -165,6 +165,7 @@ class Engine {
 
   EngineStats stats() const;
   const ModelInfo& info() const;
+  const EngineOptions& options() const;  // as given to the constructor
 
   std::vector<int32_t> tokenize(const std::string& text, bool add_bos, bool parse_special) const;
   std::string detokenize(const std::vector<int32_t>& tokens) const;

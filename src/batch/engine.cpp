@@ -387,6 +387,10 @@ const ModelInfo& Engine::info() const {
   return impl_->info;
 }
 
+const EngineOptions& Engine::options() const {
+  return impl_->opt;
+}
+
 std::vector<int32_t> Engine::tokenize(const std::string& text, bool add_bos,
                                       bool parse_special) const {
   return impl_->vocab.tokenize(text, add_bos, parse_special);

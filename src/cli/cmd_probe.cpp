@@ -71,6 +71,14 @@ Command add_probe(CLI::App& app) {
               text << (o->prompts_file == "-" ? std::cin.rdbuf() : f.rdbuf());
               opt.prompts = probe::parse_prompts(text.str(), o->prompts_file);
             }
+            if (!o->report_dir.empty()) {  // fail now, not after the whole probe has run
+              std::error_code ec;
+              std::filesystem::create_directories(o->report_dir, ec);
+              std::ofstream test(o->report_dir + "/report.json");
+              if (ec || !test)
+                throw Error("--report " + o->report_dir + ": cannot write there" +
+                            (ec ? ": " + ec.message() : std::string()));
+            }
             const probe::ProbeReport r =
                 probe::run_probe(opt, [](size_t done, size_t total, const std::string& what) {
                   std::fprintf(stderr, "[%zu/%zu] %s\n", done, total, what.c_str());
@@ -83,7 +91,6 @@ Command add_probe(CLI::App& app) {
             else
               std::printf("\n%s", probe::probe_table(r).c_str());
             if (!o->report_dir.empty()) {
-              std::filesystem::create_directories(o->report_dir);
               std::ofstream(o->report_dir + "/report.json") << json << "\n";
               std::ofstream(o->report_dir + "/index.html") << probe::probe_html(r);
               std::fprintf(o->json ? stderr : stdout, "report: %s/index.html\n",

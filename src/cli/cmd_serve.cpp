@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "server/http_server.h"
+#include "tokenizer/chat_template.h"
 #include "tzero/engine.h"
 
 namespace tz::cli {
@@ -60,7 +61,7 @@ Command add_serve(CLI::App& app) {
   sub->add_option("--max-queue", o->engine.max_queue,
                   "Waiting requests beyond the running ones; more get 429")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--mode", o->engine.mode, "deterministic (the contract) or fast")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast"}));
@@ -97,6 +98,8 @@ Command add_serve(CLI::App& app) {
         o->server.max_body_bytes = o->max_body_kib * 1024;
         if (o->server.http_threads == 0)
           o->server.http_threads = std::min(4096, o->engine.max_seqs + o->engine.max_queue + 8);
+        if (!o->server.chat_template.empty())
+          named_chat_template(o->server.chat_template);  // an unknown name fails here, exit 2
         tzero::Engine engine(o->engine);
         server::HttpServer srv(engine, o->server);
         const int port = srv.start();

@@ -55,5 +55,10 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "tzero: error: out of memory\n");
     return 2;
+  } catch (const std::exception& e) {
+    // Not an input error we anticipated: still one line and exit 2, never an abort.
+    std::fflush(stdout);
+    std::fprintf(stderr, "tzero: error: %s\n", e.what());
+    return 2;
   }
 }

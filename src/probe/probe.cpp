@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "tokenizer/unicode.h"
+
 namespace tz::probe {
 
 const std::vector<std::string>& default_prompts() {
@@ -63,6 +65,12 @@ std::vector<std::string> parse_prompts(const std::string& text, const std::strin
     }
   }
   if (out.empty()) throw ProbeError(name + ": no prompts in the file");
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!unicode::is_valid(out[i]))
+      throw ProbeError(name + ": prompt " + std::to_string(i + 1) + " is not valid UTF-8");
+    if (out[i].find('\0') != std::string::npos)
+      throw ProbeError(name + ": prompt " + std::to_string(i + 1) + " contains a NUL byte");
+  }
   return out;
 }
 

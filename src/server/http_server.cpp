@@ -65,6 +65,7 @@ struct HttpServer::Impl {
   std::string model, fingerprint, chat_template;
   httplib::Server svr;
   std::thread listener;
+  std::atomic<bool> listen_ended{false};
   int bound_port = -1;
   Metrics metrics;
 
@@ -184,6 +185,14 @@ struct HttpServer::Impl {
     meta.fingerprint = fingerprint;
     meta.logprobs = r.want_logprobs;
 
+    // The n choices are n engine requests queued at once: more than the queue holds could
+    // never be admitted, so that is the client's error, not a busy server.
+    if (r.n > engine.options().max_queue)
+      throw ApiError(400,
+                     "n is " + std::to_string(r.n) + " but this server queues at most " +
+                         std::to_string(engine.options().max_queue) +
+                         " requests at once (--max-queue)",
+                     "n", "invalid_value");
     auto job = std::make_shared<Job>(r.n, arrival, metrics);
     const uint64_t seed = r.seed ? *r.seed : random_seed();
     try {
@@ -198,7 +207,11 @@ struct HttpServer::Impl {
                      "queue_full");
     } catch (const tzero::RequestError& e) {
       job->cancel(engine);
-      throw ApiError(400, e.what());
+      const std::string what = e.what();
+      const bool too_long = what.find("KV positions") != std::string::npos ||
+                            what.find("longer than the context") != std::string::npos;
+      throw ApiError(400, what, too_long ? "prompt" : "",
+                     too_long ? "context_length_exceeded" : "invalid_value");
     }
     add_job(job);
 
@@ -271,6 +284,16 @@ struct HttpServer::Impl {
     // before routing; with a body, the handlers below refuse it after reading it.
     svr.set_pre_routing_handler([not_allowed](const httplib::Request& req, httplib::Response& res) {
       using R = httplib::Server::HandlerResponse;
+      // Compressed bodies are refused before they are read: httplib would inflate them past
+      // the body size limit (a few hundred KB of gzip can become gigabytes).
+      if (req.has_header("Content-Encoding") &&
+          req.get_header_value("Content-Encoding") != "identity") {
+        send_error(res,
+                   ApiError(415, "Content-Encoding '" + req.get_header_value("Content-Encoding") +
+                                     "' is not supported: send the body uncompressed."));
+        res.set_header("Connection", "close");
+        return R::Handled;
+      }
       const bool has_body =
           (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0") ||
           req.has_header("Transfer-Encoding");
@@ -336,6 +359,12 @@ int HttpServer::start() {
   const size_t threads = size_t(std::max(1, m.opt.http_threads));
   m.svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   m.svr.set_payload_max_length(m.opt.max_body_bytes);
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets a second server
+  // bind the same port and silently take half the connections.
+  m.svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const char*>(&yes), sizeof yes);
+  });
   m.svr.set_keep_alive_timeout(m.opt.keep_alive_s);
   m.routes();
   if (m.opt.port == 0) {
@@ -346,7 +375,14 @@ int HttpServer::start() {
   tz::check(m.bound_port > 0, "cannot listen on " + m.opt.host + ":" + std::to_string(m.opt.port) +
                                   " (address in use or not available)");
   m.engine.start();
-  m.listener = std::thread([&m] { m.svr.listen_after_bind(); });
+  m.listener = std::thread([&m] {
+    m.svr.listen_after_bind();
+    m.listen_ended = true;
+  });
+  // httplib's stop() does nothing before the listen loop has started, which would then run
+  // forever: return only once it is running (or has already ended).
+  while (!m.svr.is_running() && !m.listen_ended)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return m.bound_port;
 }
 

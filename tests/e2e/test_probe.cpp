@@ -368,3 +368,20 @@ TEST(Probe, DISABLED_ServeFakeServer) {
   std::fflush(stdout);
   std::this_thread::sleep_for(std::chrono::seconds(env("TZ_FAKE_SECONDS", 60)));
 }
+
+// Proves: a prompts file that is not UTF-8 and a --report directory that cannot be written are
+// refused at once with one line and exit 2 (they used to abort, the second one only after the
+// whole probe had run).
+TEST(Probe, BadPromptsFileAndReportDirExit2) {
+  const std::string dir = tz::test::scratch_dir();
+  tz::test::write_file(dir + "/bad.txt", "abc\xff\xfe\n");
+  auto r = tz::test::run_tzero(
+      {"probe", "--base-url", "http://127.0.0.1:1/v1", "--model", "x", "-f", dir + "/bad.txt"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("not valid UTF-8"), std::string::npos) << r.err;
+  tz::test::write_file(dir + "/afile", "x");
+  r = tz::test::run_tzero(
+      {"probe", "--base-url", "http://127.0.0.1:1/v1", "--model", "x", "--report", dir + "/afile"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--report"), std::string::npos) << r.err;
+}

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "e2e/serve_test_util.h"
+#include "server/http_server.h"
 
 using nlohmann::json;
 
@@ -195,3 +196,47 @@ TEST(ServeErrors, FullQueueIs429WithRetryAfter) {
 }
 
 }  // namespace
+
+// Proves: bodies with a Content-Encoding are refused before they are read (415), so a small
+// gzip body cannot inflate past the size limit; n beyond the queue is the client's error (400
+// on n), not a busy server (429); an unknown --chat-template stops the server at startup.
+TEST(ServeErrors, CompressedBodiesHugeNAndBadTemplate) {
+  auto srv = tz::test::serve_tiny({"--max-queue", "4"});
+  ASSERT_TRUE(srv->ok());
+  auto c = srv->client();
+  const std::string body = R"({"prompt":"hi","max_tokens":1})";
+  auto r = c->Post("/v1/completions", {{"Content-Encoding", "gzip"}}, body, "application/json");
+  expect_error(r, 415, "gzip body");
+  int st = 0;
+  const json e = tz::test::post_json(*c, "/v1/completions",
+                                     {{"prompt", "hi"}, {"max_tokens", 1}, {"n", 5}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["error"]["param"], "n") << e.dump();
+  tz::test::post_json(*c, "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 1}, {"n", 4}}, &st);
+  EXPECT_EQ(st, 200);
+
+  tz::test::ServeProcess bad(
+      {"-m", tz::test::generated_model("tiny", "q8_0"), "--chat-template", "no-such-format"}, 30);
+  EXPECT_FALSE(bad.ok()) << "started with an unknown chat template";
+  EXPECT_NE(bad.stderr_text().find("no-such-format"), std::string::npos) << bad.stderr_text();
+}
+
+// Proves: a second server cannot bind a port another one listens on (no SO_REUSEPORT: the two
+// would silently share the connections).
+TEST(ServeErrors, PortInUseIsRefused) {
+  tzero::EngineOptions eo;
+  eo.model_path = tz::test::generated_model("tiny", "q8_0");
+  eo.n_ctx = 64;
+  tzero::Engine engine(eo);
+  tz::server::ServerOptions so;
+  so.port = 0;
+  tz::server::HttpServer first(engine, so);
+  so.port = first.start();
+  tz::server::HttpServer second(engine, so);
+  try {
+    second.start();
+    ADD_FAILURE() << "a second server bound port " << so.port;
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot listen"), std::string::npos) << e.what();
+  }
+}
