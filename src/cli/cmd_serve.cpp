@@ -108,7 +108,9 @@ Command add_serve(CLI::App& app) {
         std::fprintf(stderr, "tzero serve: model %s, fingerprint %s, context %d, %d slots\n",
                      srv.model_name().c_str(), engine.info().fingerprint.c_str(),
                      engine.info().n_ctx, o->engine.max_seqs);
-        std::fprintf(stderr, "listening on http://%s:%d\n", o->server.host.c_str(), port);
+        const std::string& h = o->server.host;  // an IPv6 address goes in brackets in a URL
+        const std::string url_host = h.find(':') != std::string::npos ? "[" + h + "]" : h;
+        std::fprintf(stderr, "listening on http://%s:%d\n", url_host.c_str(), port);
         std::fflush(stderr);
 
         int sig = 0;

@@ -2,6 +2,7 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <strings.h>
 
 #include <atomic>
 #include <ctime>
@@ -100,7 +101,11 @@ struct HttpServer::Impl {
 
   bool authorized(const httplib::Request& req, httplib::Response& res) {
     if (opt.api_key.empty()) return true;
-    if (req.get_header_value("Authorization") == "Bearer " + opt.api_key) return true;
+    // The scheme is case-insensitive (RFC 7235), the key is not.
+    const std::string auth = req.get_header_value("Authorization");
+    if (auth.size() == 7 + opt.api_key.size() && strncasecmp(auth.c_str(), "Bearer ", 7) == 0 &&
+        auth.compare(7, std::string::npos, opt.api_key) == 0)
+      return true;
     const bool given = req.has_header("Authorization");
     send_error(res, ApiError(401,
                              given ? "Incorrect API key provided."

@@ -240,3 +240,22 @@ TEST(ServeErrors, PortInUseIsRefused) {
     EXPECT_NE(std::string(e.what()).find("cannot listen"), std::string::npos) << e.what();
   }
 }
+
+// Proves: the Authorization scheme is case-insensitive (RFC 7235) but the key is compared
+// exactly.
+TEST(ServeErrors, BearerSchemeIsCaseInsensitive) {
+  auto srv = tz::test::serve_tiny({"--api-key", kKey});
+  ASSERT_TRUE(srv->ok());
+  auto c = srv->client();
+  for (const char* scheme : {"Bearer ", "bearer ", "BEARER "}) {
+    auto r = c->Get("/v1/models", {{"Authorization", std::string(scheme) + kKey}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << scheme;
+  }
+  for (const std::string& bad :
+       {std::string("Bearer  ") + kKey, std::string("Bearer ") + kKey + "x",
+        std::string("Basic ") + kKey}) {
+    auto r = c->Get("/v1/models", {{"Authorization", bad}});
+    expect_error(r, 401, bad);
+  }
+}
