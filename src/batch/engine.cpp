@@ -242,6 +242,7 @@ struct Engine::Impl {
     st.preemptions = sched->preemptions();
     published = st;
     n_queued = sched->n_waiting();
+    n_running = sched->n_running();
     idle = live.empty();
   }
 
@@ -271,7 +272,7 @@ struct Engine::Impl {
   std::vector<uint64_t> cancels;
   uint64_t next_id = 1;
   EngineStats published;
-  int n_queued = 0;
+  int n_queued = 0, n_running = 0;  // as of the last step
   bool idle = true;
   bool stopping = false;
   std::thread background;
@@ -311,7 +312,10 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
     throw RequestError("the request needs " + std::to_string(need) +
                        " KV positions but the whole cache holds " + std::to_string(capacity));
   std::lock_guard<std::mutex> lock(m.mu);
-  if (m.n_queued + int(m.inbox.size()) >= m.opt.max_queue)
+  // Requests that will find a free slot at the next step do not wait: the bound is on the
+  // ones that will.
+  const int free_slots = std::max(0, m.opt.max_seqs - m.n_running - m.n_queued);
+  if (m.n_queued + int(m.inbox.size()) >= m.opt.max_queue + free_slots)
     throw QueueFull("the queue is full (" + std::to_string(m.opt.max_queue) + " waiting requests)");
   const uint64_t id = m.next_id++;
   m.inbox.push_back(std::make_unique<Sequence>(id, std::move(r), std::move(on_event), m.vocab));

@@ -369,6 +369,7 @@ TEST(EngineBatching, RefusesBadRequestsAndFullQueue) {
   o.model_path = model;
   o.n_ctx = 64;
   o.max_queue = 2;
+  o.max_seqs = 1;  // one request runs, two may wait
   Engine e(o);
   auto refused = [&](RequestParams r, const std::string& needle) {
     try {
@@ -397,6 +398,7 @@ TEST(EngineBatching, RefusesBadRequestsAndFullQueue) {
   refused(r, "top_logprobs");
   r.sampling.top_logprobs = 0;
   EXPECT_EQ(e.stats().waiting, 0);
+  e.submit(r, nullptr);
   e.submit(r, nullptr);
   e.submit(r, nullptr);
   EXPECT_THROW(e.submit(r, nullptr), tzero::QueueFull);
