@@ -187,6 +187,7 @@ void register_all() {
       }
   std::vector<TensorType> matmul_types(std::begin(types), std::end(types));
   matmul_types.push_back(TensorType::Q4_K);
+  matmul_types.push_back(TensorType::Q6_K);
   for (const KernelSet* k : matmul_sets)
     for (TensorType t : matmul_types)
       for (size_t batch : {1, 16, 128})

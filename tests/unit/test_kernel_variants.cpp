@@ -197,7 +197,7 @@ TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   tz::ThreadPool pool(2);
   uint32_t seed = 100;
-  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K}) {
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
     const size_t block = tz::traits(type).block_size;
     for (size_t K : {32, 96, 256, 288, 1056, 2304, 4352}) {
       if (K % block) continue;
@@ -227,8 +227,8 @@ TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
 
 // Raw random blocks reach what the quantizers never write: Q8_0 weights of -128, activation
 // quants of +-127 everywhere (activation quantizers never give -128), Q4_K scales and mins of 63
-// with nibbles of 15 (integer sums past 2^24, where float(int) rounds), and scales that differ in
-// every sub-block.
+// with nibbles of 15 and Q6_K scales of -128 with quants of 0 (integer sums past 2^24, where
+// float(int) rounds), and scales that differ in every sub-block.
 TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   std::mt19937 rng(42);
@@ -236,8 +236,8 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
     for (size_t i = 0; i < n; ++i) p[i] = uint8_t(rng());
   };
   auto f16 = [&] { return uint16_t(0x2000 + rng() % 0x3000); };  // finite, about 2^-7 .. 2^4
-  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K}) {
-    const bool k_quant = type == TensorType::Q4_K;
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
     for (size_t K : {256, 2304, 4352}) {
       for (int extreme = 0; extreme < 4; ++extreme) {
         const size_t N = 7, T = extreme % 2 ? 9 : 1, rb = tz::row_bytes(type, K);
@@ -248,6 +248,13 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
           for (size_t b = 0; b < nb; ++b) {
             uint8_t* blk = &w[r * rb + b * (rb / nb)];
             const uint16_t d = f16();
+            if (type == TensorType::Q6_K) {  // ql, qh, scales, then d
+              // Extreme: quants 0 (q - 32 = -32) and scales of -128 everywhere.
+              if (extreme >= 2) std::memset(blk, 0x00, 192);
+              if (extreme >= 2) std::memset(blk + 192, 0x80, 16);
+              std::memcpy(blk + 208, &d, 2);
+              continue;
+            }
             std::memcpy(blk, &d, 2);
             if (k_quant) {
               const uint16_t dmin = f16();

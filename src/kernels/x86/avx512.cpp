@@ -52,9 +52,9 @@ struct Avx512 {
   }
 };
 
-// Batches of kVnniMinTokQ / kVnniMinTokQ4K tokens or more take the register-tiled VNNI kernels
-// (gemm_vnni.h); smaller ones (decode) the unpacked ones of kernels_impl.h. Both give the canonical
-// bits.
+// Batches of kVnniMinTokQ / kVnniMinTokQ4K / kVnniMinTokQ6K tokens or more take the register-tiled
+// VNNI kernels (gemm_vnni.h); smaller ones (decode) the unpacked ones of kernels_impl.h. Both give
+// the canonical bits.
 template <typename Block>
 void gemm_q_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                    size_t n_rows, size_t n_tok, float* y, size_t ldy) {
@@ -72,11 +72,20 @@ void gemm_q4_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_
     x86::gemm_q4_k_x86(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
+void gemm_q6_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                      size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  if (n_tok >= x86::kVnniMinTokQ6K && n_cols >= size_t(kSuperBlock))
+    x86::gemm_q6_k_vnni(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  else
+    x86::gemm_k<BlockQ6_K, x86::dot_q6_k_x86>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
+
 KernelSet make_avx512() {
   KernelSet set = x86::make_kernel_set<Avx512>("avx512");
   set.gemm_q8_0 = gemm_q_avx512<BlockQ8_0>;
   set.gemm_q4_0 = gemm_q_avx512<BlockQ4_0>;
   set.gemm_q4_k = gemm_q4_k_avx512;
+  set.gemm_q6_k = gemm_q6_k_avx512;
   return set;
 }
 
