@@ -13,10 +13,6 @@ KvType parse_kv_type(const std::string& name) {
   throw Error("the KV cache type must be f32 or f16, not '" + name + "'");
 }
 
-const char* kv_type_name(KvType t) {
-  return t == KvType::F16 ? "f16" : "f32";
-}
-
 size_t KvStore::bytes_per_block(const HParams& hp, int block_size, KvType type) {
   return 2 * size_t(hp.n_layer) * size_t(block_size) * size_t(hp.kv_dim()) *
          (type == KvType::F16 ? 2 : 4);

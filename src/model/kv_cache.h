@@ -20,7 +20,6 @@ namespace tz {
 
 enum class KvType { F32, F16 };
 KvType parse_kv_type(const std::string& name);  // "f32" or "f16", else tz::Error
-const char* kv_type_name(KvType t);
 
 class KvStore {
  public:
@@ -30,7 +29,6 @@ class KvStore {
   int block_size() const { return block_size_; }
   size_t kv_dim() const { return kv_dim_; }
   KvType type() const { return type_; }
-  size_t bytes() const { return f32_.size() * 4 + f16_.size() * 2; }
   static size_t bytes_per_block(const HParams& hp, int block_size, KvType type);
 
   // Stores one position's key and value rows (kv_dim floats each).
