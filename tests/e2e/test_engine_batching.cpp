@@ -94,11 +94,17 @@ std::vector<RequestParams> random_requests(int n, int n_vocab, uint32_t seed) {
   return out;
 }
 
-std::vector<Output> run_solo(const std::string& model, const std::vector<RequestParams>& reqs,
-                             const std::string& kv_type = "f32") {
+// The engine options every test starts from: the model, a context of 128 positions.
+EngineOptions options_for(const std::string& model) {
   EngineOptions o;
   o.model_path = model;
   o.n_ctx = 128;
+  return o;
+}
+
+std::vector<Output> run_solo(const std::string& model, const std::vector<RequestParams>& reqs,
+                             const std::string& kv_type = "f32") {
+  EngineOptions o = options_for(model);
   o.max_seqs = 1;
   o.prefix_cache = false;
   o.kv_type = kv_type;
@@ -152,9 +158,7 @@ TEST(EngineBatching, SoloEqualsGenerate) {
     const tz::Vocab vocab = tz::Vocab::from_gguf(m->gguf());
     const tz::GenerateResult want = tz::generate(*m, vocab, g);
 
-    EngineOptions o;
-    o.model_path = model;
-    o.n_ctx = 128;
+    EngineOptions o = options_for(model);
     Engine e(o);
     RequestParams r;
     r.prompt = g.prompt;
@@ -195,9 +199,7 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
   uint32_t seed = 1;
   uint64_t preemptions = 0, cached = 0;
   for (const Config& c : configs) {
-    EngineOptions o;
-    o.model_path = model;
-    o.n_ctx = 128;
+    EngineOptions o = options_for(model);
     o.max_batch_tokens = c.budget;
     o.prefill_chunk = c.chunk;
     o.block_size = c.block;
@@ -224,9 +226,7 @@ TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {
   const std::string model = tz::test::generated_model("tiny", "q8_0");
   const auto reqs = random_requests(8, 512, 11);
   const std::vector<Output> solo = run_solo(model, reqs);
-  EngineOptions o;
-  o.model_path = model;
-  o.n_ctx = 128;
+  EngineOptions o = options_for(model);
   o.block_size = 4;
   o.kv_tokens = 88;  // one long request fits; eight do not
   o.max_batch_tokens = 64;
@@ -249,9 +249,7 @@ TEST(EngineBatching, PrefixCacheHitsKeepTheBits) {
   auto reqs = random_requests(6, 512, 3);
   for (auto& r : reqs) r.prompt_tokens.resize(std::min<size_t>(r.prompt_tokens.size(), 30));
   const std::vector<Output> solo = run_solo(model, reqs);
-  EngineOptions o;
-  o.model_path = model;
-  o.n_ctx = 128;
+  EngineOptions o = options_for(model);
   o.block_size = 4;
   Engine e(o);
   std::vector<Output> got(reqs.size());
@@ -273,9 +271,7 @@ TEST(EngineBatching, F16CacheIsInvariantAndNamed) {
   const auto reqs = random_requests(6, 512, 9);
   const std::vector<Output> solo16 = run_solo(model, reqs, "f16");
   const std::vector<Output> solo32 = run_solo(model, reqs, "f32");
-  EngineOptions o;
-  o.model_path = model;
-  o.n_ctx = 128;
+  EngineOptions o = options_for(model);
   o.kv_type = "f16";
   o.block_size = 8;
   o.max_batch_tokens = 40;
@@ -298,9 +294,7 @@ TEST(EngineBatching, CancelFreesBlocksAndSparesOthers) {
   auto reqs = random_requests(6, 512, 21);
   for (auto& r : reqs) r.max_tokens = 20, r.ignore_eos = true;
   const std::vector<Output> solo = run_solo(model, reqs);
-  EngineOptions o;
-  o.model_path = model;
-  o.n_ctx = 128;
+  EngineOptions o = options_for(model);
   o.max_seqs = 3;  // some wait while others run
   Engine e(o);
   std::vector<Output> got(reqs.size());
@@ -329,9 +323,7 @@ TEST(EngineBatching, BackgroundThreadServesConcurrentSubmitters) {
   const std::string model = tz::test::generated_model("tiny", "q8_0");
   const auto reqs = random_requests(8, 512, 17);
   const std::vector<Output> solo = run_solo(model, reqs);
-  EngineOptions o;
-  o.model_path = model;
-  o.n_ctx = 128;
+  EngineOptions o = options_for(model);
   o.n_threads = 2;
   Engine e(o);
   e.start();

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
@@ -27,6 +28,31 @@ std::vector<const KernelSet*> variants() {
   auto all = tz::available_kernels();
   std::vector<const KernelSet*> v(all.begin() + 1, all.end());  // all but the scalar reference
   return v;
+}
+
+// N rows of K random weights quantized to `type` (w holds the bytes the Matrix points at).
+tz::Matrix random_matrix(TensorType type, size_t N, size_t K, uint32_t seed,
+                         std::vector<uint8_t>& w) {
+  const std::vector<float> wf = tz::test::random_floats(N * K, seed);
+  const size_t rb = tz::row_bytes(type, K);
+  w.assign(N * rb, 0);
+  for (size_t r = 0; r < N; ++r) tz::quantize_row(type, &wf[r * K], &w[r * rb], K);
+  return tz::Matrix{type, w.data(), int64_t(N), int64_t(K), rb};
+}
+
+// Every SIMD variant's matmul of m with T random activation rows equals the scalar one's bits.
+void expect_matmul_variants_equal(tz::ThreadPool& pool, const tz::Matrix& m, size_t T,
+                                  uint32_t seed, const std::string& what) {
+  const size_t N = size_t(m.n_rows), K = size_t(m.n_cols);
+  const std::vector<float> x = tz::test::random_floats(T * K, seed);
+  tz::MatmulScratch scratch;
+  std::vector<float> ref(T * N), got(T * N);
+  tz::matmul(pool, tz::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
+  for (const KernelSet* k : variants()) {
+    std::fill(got.begin(), got.end(), -1.0f);
+    tz::matmul(pool, *k, m, x.data(), T, got.data(), scratch);
+    EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size())) << k->name << " " << what;
+  }
 }
 
 void report_variants() {
@@ -55,22 +81,10 @@ TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
       if (n_cols % block) continue;
       for (size_t n_cols_f : {n_cols, n_cols + (block == 1 ? 7 : 0)}) {
         const size_t K = n_cols_f;
-        const size_t N = 13, T = 5;
-        const std::vector<float> wf = tz::test::random_floats(N * K, seed++);
-        const size_t rb = tz::row_bytes(type, K);
-        std::vector<uint8_t> w(N * rb);
-        for (size_t r = 0; r < N; ++r) tz::quantize_row(type, &wf[r * K], &w[r * rb], K);
-        const tz::Matrix m{type, w.data(), int64_t(N), int64_t(K), rb};
-        const std::vector<float> x = tz::test::random_floats(T * K, seed++);
-        tz::MatmulScratch scratch;
-        std::vector<float> ref(T * N), got(T * N);
-        tz::matmul(pool, tz::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
-        for (const KernelSet* k : variants()) {
-          std::fill(got.begin(), got.end(), -1.0f);
-          tz::matmul(pool, *k, m, x.data(), T, got.data(), scratch);
-          EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
-              << k->name << " " << tz::traits(type).name << " K=" << K;
-        }
+        std::vector<uint8_t> w;
+        const tz::Matrix m = random_matrix(type, 13, K, seed++, w);
+        expect_matmul_variants_equal(
+            pool, m, 5, seed++, std::string(tz::traits(type).name) + " K=" + std::to_string(K));
       }
     }
   }
@@ -202,24 +216,13 @@ TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
     for (size_t K : {32, 96, 256, 288, 1056, 2304, 4352}) {
       if (K % block) continue;
       for (size_t N : {1, 2, 3, 5, 7, 13}) {
-        const std::vector<float> wf = tz::test::random_floats(N * K, seed++);
-        const size_t rb = tz::row_bytes(type, K);
-        std::vector<uint8_t> w(N * rb);
-        for (size_t r = 0; r < N; ++r) tz::quantize_row(type, &wf[r * K], &w[r * rb], K);
-        const tz::Matrix m{type, w.data(), int64_t(N), int64_t(K), rb};
-        for (size_t T : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 17, 33}) {
-          const std::vector<float> x = tz::test::random_floats(T * K, seed++);
-          tz::MatmulScratch scratch;
-          std::vector<float> ref(T * N), got(T * N);
-          tz::matmul(pool, tz::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
-          for (const KernelSet* k : variants()) {
-            std::fill(got.begin(), got.end(), -1.0f);
-            tz::matmul(pool, *k, m, x.data(), T, got.data(), scratch);
-            EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
-                << k->name << " " << tz::traits(type).name << " K=" << K << " N=" << N
-                << " T=" << T;
-          }
-        }
+        std::vector<uint8_t> w;
+        const tz::Matrix m = random_matrix(type, N, K, seed++, w);
+        for (size_t T : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 17, 33})
+          expect_matmul_variants_equal(pool, m, T, seed++,
+                                       std::string(tz::traits(type).name) +
+                                           " K=" + std::to_string(K) + " N=" + std::to_string(N) +
+                                           " T=" + std::to_string(T));
       }
     }
   }
