@@ -1,0 +1,100 @@
+// The golden table (tests/data/golden_digests.tsv): for every tiny gen-model preset and dtype
+// (seed 1) and for stories260K, the model file's XXH3-128 and the logits digest of a fixed
+// prompt. A refactor must leave every row as it is. A row may change only with a deliberate,
+// versioned change of a canonical order (docs/DETERMINISM.md): then bump the table's version
+// line and regenerate it with
+//   TZ_GOLDEN_PRINT=1 build/tests/tz_e2e --gtest_filter='Golden.*'
+// which prints the rows this build computes (the test still compares them).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/hash.h"
+#include "support/test_support.h"
+
+using nlohmann::json;
+using tz::test::CliResult;
+using tz::test::run_tzero;
+
+namespace {
+
+struct GoldenRow {
+  std::string model;   // "preset/dtype" (gen-model, seed 1) or "shared:gguf/stories260K.gguf"
+  std::string file_hash;
+  std::string digest;  // logits digest of `tzero run -n 16 -p kPrompt`
+};
+
+constexpr const char* kPrompt = "the little dog saw a big tree and was happy when the sun came up";
+
+std::vector<GoldenRow> read_table(std::string* version) {
+  std::ifstream in(std::string(TZ_SOURCE_DIR) + "/tests/data/golden_digests.tsv");
+  EXPECT_TRUE(in.good()) << "tests/data/golden_digests.tsv is missing";
+  std::vector<GoldenRow> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("# version:", 0) == 0) *version = line.substr(10);
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    GoldenRow r;
+    f >> r.model >> r.file_hash >> r.digest;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// The path of a row's model, or "" when its shared file is absent.
+std::string model_path(const std::string& model) {
+  if (model.rfind("shared:", 0) == 0) return tz::test::shared_data(model.substr(7));
+  const size_t slash = model.find('/');
+  return tz::test::generated_model(model.substr(0, slash), model.substr(slash + 1));
+}
+
+}  // namespace
+
+TEST(Golden, TableCoversEveryTinyPresetAndDtype) {
+  std::string version;
+  const std::vector<GoldenRow> rows = read_table(&version);
+  EXPECT_FALSE(version.empty()) << "the table has no '# version:' line";
+  size_t n_gen = 0;
+  for (const char* preset : {"tiny", "tiny-qwen2", "tiny-qwen3"})
+    for (const char* dtype : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q6_k"}) {
+      const std::string name = std::string(preset) + "/" + dtype;
+      bool found = false;
+      for (const auto& r : rows) found = found || r.model == name;
+      EXPECT_TRUE(found) << name << " has no golden row";
+      n_gen += found;
+    }
+  EXPECT_EQ(n_gen, 21u);
+  bool stories = false;
+  for (const auto& r : rows) stories = stories || r.model == "shared:gguf/stories260K.gguf";
+  EXPECT_TRUE(stories) << "stories260K has no golden row";
+}
+
+TEST(Golden, EveryDigestIsTheTables) {
+  std::string version;
+  const std::vector<GoldenRow> rows = read_table(&version);
+  ASSERT_FALSE(rows.empty());
+  const bool print = std::getenv("TZ_GOLDEN_PRINT") != nullptr;
+  int checked = 0;
+  for (const GoldenRow& row : rows) {
+    SCOPED_TRACE(row.model);
+    const std::string path = model_path(row.model);
+    if (path.empty()) {
+      std::cout << "[ SKIPPED  ] " << row.model << ": shared data absent (../shared/data)\n";
+      continue;
+    }
+    const std::string bytes = tz::test::read_file(path);
+    const std::string file_hash = tz::xxh128_hex(bytes.data(), bytes.size());
+    CliResult r = run_tzero({"run", "-m", path, "-n", "16", "-t", "2", "-p", kPrompt, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string digest = json::parse(r.out)["logits_digest"];
+    if (print) std::cout << row.model << "\t" << file_hash << "\t" << digest << "\n";
+    EXPECT_EQ(file_hash, row.file_hash) << "the model file changed (gen-model or shared data)";
+    EXPECT_EQ(digest, row.digest) << "the logits changed: a canonical order changed";
+    ++checked;
+  }
+  std::cout << "golden rows checked: " << checked << " of " << rows.size() << "\n";
+}
