@@ -24,11 +24,11 @@
 namespace {
 
 using benchmark::Counter;
-using tz::KernelSet;
-using tz::TensorType;
+using tzero::KernelSet;
+using tzero::TensorType;
 
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
-  tz::SplitMix64 rng(seed);
+  tzero::SplitMix64 rng(seed);
   std::vector<float> v(n);
   for (auto& x : v) x = lo + (hi - lo) * rng.uniform();
   return v;
@@ -47,14 +47,14 @@ void set_rates(benchmark::State& state, double bytes, double flop) {
 // A weight matrix of `rows` x `cols` in type t, random values in [-1, 1).
 struct Weights {
   std::vector<uint8_t> bytes;
-  tz::Matrix m;
+  tzero::Matrix m;
   Weights(TensorType t, size_t rows, size_t cols, uint64_t seed) {
-    const size_t rb = tz::row_bytes(t, cols);
+    const size_t rb = tzero::row_bytes(t, cols);
     bytes.resize(rb * rows);
     const std::vector<float> src = random_floats(rows * cols, seed);
     for (size_t r = 0; r < rows; ++r)
-      tz::quantize_row(t, src.data() + r * cols, bytes.data() + r * rb, cols);
-    m = tz::Matrix{t, bytes.data(), int64_t(rows), int64_t(cols), rb};
+      tzero::quantize_row(t, src.data() + r * cols, bytes.data() + r * rb, cols);
+    m = tzero::Matrix{t, bytes.data(), int64_t(rows), int64_t(cols), rb};
   }
 };
 
@@ -63,29 +63,29 @@ struct Weights {
 void bm_dot(benchmark::State& state, const KernelSet* k, TensorType t, size_t n) {
   const Weights w(t, 1, n, 1);
   const std::vector<float> x = random_floats(n, 2);
-  std::vector<tz::ActQ8> xq(n / tz::kQBlock);
+  std::vector<tzero::ActQ8> xq(n / tzero::kQBlock);
   if (is_quant(t)) k->quantize_act_q8(x.data(), xq.data(), n);
   const void* xp = is_quant(t) ? static_cast<const void*>(xq.data()) : x.data();
-  const tz::GemmFn gemm = k->gemm_for(t);
+  const tzero::GemmFn gemm = k->gemm_for(t);
   float y = 0;
   for (auto _ : state) {
     gemm(w.bytes.data(), w.m.row_bytes, xp, n, 1, 1, &y, 1);
     benchmark::DoNotOptimize(y);
   }
-  const double x_bytes = is_quant(t) ? double(xq.size() * sizeof(tz::ActQ8)) : 4.0 * double(n);
+  const double x_bytes = is_quant(t) ? double(xq.size() * sizeof(tzero::ActQ8)) : 4.0 * double(n);
   set_rates(state, double(w.m.row_bytes) + x_bytes, 2.0 * double(n));
 }
 
-// y (batch, 2048) = x (batch, 2048) W^T through tz::matmul (activation quantization included).
+// y (batch, 2048) = x (batch, 2048) W^T through tzero::matmul (activation quantization included).
 void bm_matmul(benchmark::State& state, const KernelSet* k, TensorType t, size_t batch, int threads,
                size_t rows = 2048, size_t cols = 2048) {
   const Weights w(t, rows, cols, 3);
   const std::vector<float> x = random_floats(batch * cols, 4);
   std::vector<float> y(batch * rows);
-  tz::ThreadPool pool(threads);
-  tz::MatmulScratch scratch;
+  tzero::ThreadPool pool(threads);
+  tzero::MatmulScratch scratch;
   for (auto _ : state) {
-    tz::matmul(pool, *k, w.m, x.data(), batch, y.data(), scratch);
+    tzero::matmul(pool, *k, w.m, x.data(), batch, y.data(), scratch);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -112,7 +112,7 @@ void bm_attention(benchmark::State& state, const KernelSet* k, size_t n_kv, size
   std::vector<float> scratch(n_kv), out(head_dim);
   for (auto _ : state) {
     const float *kp = kk.data(), *vp = v.data();
-    k->attention_head(q.data(), tz::single_block(&kp, head_dim), tz::single_block(&vp, head_dim),
+    k->attention_head(q.data(), tzero::single_block(&kp, head_dim), tzero::single_block(&vp, head_dim),
                       n_kv, head_dim, 0.125f, scratch.data(), out.data());
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -126,7 +126,7 @@ void bm_exp(benchmark::State& state) {
   const std::vector<float> x = random_floats(n, 10, -87.0f, 88.0f);
   std::vector<float> y(n);
   for (auto _ : state) {
-    for (size_t i = 0; i < n; ++i) y[i] = tz::exp_ref(x[i]);
+    for (size_t i = 0; i < n; ++i) y[i] = tzero::exp_ref(x[i]);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -163,13 +163,13 @@ void bm_memory_read(benchmark::State& state) {
 }
 
 const char* type_name(TensorType t) {
-  return tz::traits(t).name;
+  return tzero::traits(t).name;
 }
 
 void register_all() {
   const TensorType types[] = {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0,
                               TensorType::Q4_0};
-  const std::vector<const KernelSet*> sets = tz::available_kernels();
+  const std::vector<const KernelSet*> sets = tzero::available_kernels();
   // The scalar reference and the best variant for the (slow) matmuls; every set for the rest.
   std::vector<const KernelSet*> matmul_sets = {sets.front()};
   if (sets.size() > 1) matmul_sets.push_back(sets.back());
@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   std::string names;
-  for (const KernelSet* k : tz::available_kernels()) names += std::string(" ") + k->name;
+  for (const KernelSet* k : tzero::available_kernels()) names += std::string(" ") + k->name;
   std::fprintf(stderr, "kernel sets on this CPU:%s\n", names.c_str());
   register_all();
   benchmark::RunSpecifiedBenchmarks();

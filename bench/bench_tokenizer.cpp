@@ -28,19 +28,19 @@ std::string read(const std::string& path) {
 }
 
 struct Loaded {
-  std::unique_ptr<tz::GgufFile> file;
-  std::unique_ptr<tz::Vocab> vocab;
+  std::unique_ptr<tzero::GgufFile> file;
+  std::unique_ptr<tzero::Vocab> vocab;
 };
 
 // The vocabulary (loaded once per process), or nullptr with an error set on `state`.
-const tz::Vocab* vocab(benchmark::State& state, const std::string& name) {
+const tzero::Vocab* vocab(benchmark::State& state, const std::string& name) {
   static std::map<std::string, Loaded> cache;
   auto it = cache.find(name);
   if (it == cache.end()) {
     Loaded l;
     try {
-      l.file = std::make_unique<tz::GgufFile>(shared("vocab/ggml-vocab-" + name + ".gguf"));
-      l.vocab = std::make_unique<tz::Vocab>(tz::Vocab::from_gguf(*l.file));
+      l.file = std::make_unique<tzero::GgufFile>(shared("vocab/ggml-vocab-" + name + ".gguf"));
+      l.vocab = std::make_unique<tzero::Vocab>(tzero::Vocab::from_gguf(*l.file));
     } catch (const std::exception& e) {
       state.SkipWithError(e.what());
       return nullptr;
@@ -56,7 +56,7 @@ const std::string& text() {
 }
 
 void BM_Tokenize(benchmark::State& state, const std::string& name, bool parse_special) {
-  const tz::Vocab* v = vocab(state, name);
+  const tzero::Vocab* v = vocab(state, name);
   if (!v) return;
   if (text().empty()) return state.SkipWithError("shared data absent: text/tinyshakespeare.txt");
   size_t n = 0;
@@ -70,7 +70,7 @@ void BM_Tokenize(benchmark::State& state, const std::string& name, bool parse_sp
 }
 
 void BM_Detokenize(benchmark::State& state, const std::string& name) {
-  const tz::Vocab* v = vocab(state, name);
+  const tzero::Vocab* v = vocab(state, name);
   if (!v) return;
   if (text().empty()) return state.SkipWithError("shared data absent: text/tinyshakespeare.txt");
   const auto ids = v->tokenize(text(), false, false);

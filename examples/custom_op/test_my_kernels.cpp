@@ -29,16 +29,16 @@ TEST(CustomOpExample, VerdictsAreTheExpectedOnes) {
 TEST(CustomOpExample, EngineUsesTheRegisteredKernel) {
   const char* model_path = std::getenv("TZ_EXAMPLE_MODEL");
   if (!model_path) GTEST_SKIP() << "TZ_EXAMPLE_MODEL not set";
-  auto model = tz::Model::load(model_path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(model->gguf());
-  tz::GenerateOptions opt;
+  auto model = tzero::Model::load(model_path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(model->gguf());
+  tzero::GenerateOptions opt;
   opt.prompt = "the dog";
   opt.n_predict = 6;
-  const auto builtin = tz::generate(*model, vocab, opt);
+  const auto builtin = tzero::generate(*model, vocab, opt);
   opt.op_overrides = {"matmul.f32=canonical_x4"};
-  EXPECT_EQ(tz::generate(*model, vocab, opt).logits_digest, builtin.logits_digest);
+  EXPECT_EQ(tzero::generate(*model, vocab, opt).logits_digest, builtin.logits_digest);
   opt.op_overrides = {"matmul.f32=sequential"};
-  EXPECT_NE(tz::generate(*model, vocab, opt).logits_digest, builtin.logits_digest);
+  EXPECT_NE(tzero::generate(*model, vocab, opt).logits_digest, builtin.logits_digest);
   opt.op_overrides = {"matmul.f32=nonexistent"};
-  EXPECT_THROW(tz::generate(*model, vocab, opt), tz::Error);
+  EXPECT_THROW(tzero::generate(*model, vocab, opt), tzero::Error);
 }

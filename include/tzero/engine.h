@@ -143,7 +143,7 @@ struct ChatTurn {
 
 class Engine {
  public:
-  // Loads the model; throws std::runtime_error (a tz::Error) for an unusable file or option.
+  // Loads the model; throws std::runtime_error (a tzero::Error) for an unusable file or option.
   explicit Engine(const EngineOptions& options);
   ~Engine();
   Engine(const Engine&) = delete;

@@ -8,7 +8,7 @@
 #include "kernels/kernel_set.h"
 #include "trace/diff.h"
 
-namespace tz {
+namespace tzero {
 
 std::vector<AuditConfig> audit_matrix(int max_threads) {
   const int cores =
@@ -215,4 +215,4 @@ nlohmann::json audit_json(const AuditReport& r) {
   return j;
 }
 
-}  // namespace tz
+}  // namespace tzero

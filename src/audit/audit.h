@@ -16,7 +16,7 @@
 #include "runtime/generate.h"
 #include "tokenizer/vocab.h"
 
-namespace tz {
+namespace tzero {
 
 struct AuditConfig {
   std::string name;           // "threads=4", "kernels=scalar", "chunk=1", "fast#2", ...
@@ -90,4 +90,4 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
 nlohmann::json audit_json(const AuditReport& r);
 std::string audit_html(const AuditReport& r);  // a self-contained page with SVG charts
 
-}  // namespace tz
+}  // namespace tzero

@@ -7,7 +7,7 @@
 #include "audit/audit.h"
 #include "tzero/engine.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 const char* kFillers[] = {
@@ -81,4 +81,4 @@ void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
   engine.run_until_idle();
 }
 
-}  // namespace tz
+}  // namespace tzero

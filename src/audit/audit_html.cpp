@@ -8,7 +8,7 @@
 #include "audit/audit.h"
 #include "base/html.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -123,4 +123,4 @@ std::string audit_html(const AuditReport& r) {
   return h.str();
 }
 
-}  // namespace tz
+}  // namespace tzero

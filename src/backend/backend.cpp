@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 int parse_gpu_layers(const std::string& text, int n_layer) {
   if (text == "all") return n_layer;
@@ -38,4 +38,4 @@ std::string describe_device(const DeviceInfo& d) {
   return buf;
 }
 
-}  // namespace tz
+}  // namespace tzero

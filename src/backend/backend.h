@@ -26,7 +26,7 @@
 #include "model/kv_cache.h"
 #include "model/weights.h"
 
-namespace tz {
+namespace tzero {
 
 // True when this binary was built with -DTZERO_CUDA=ON.
 bool cuda_built();
@@ -43,9 +43,9 @@ DeviceInfo cuda_device_info();
 // A one-line description: "NVIDIA H200 (sm_90, 139.8 GiB)" or "none (not built with CUDA)".
 std::string describe_device(const DeviceInfo& d);
 
-// "all" -> n_layer; a number in [0, n_layer] -> itself; anything else throws tz::Error.
+// "all" -> n_layer; a number in [0, n_layer] -> itself; anything else throws tzero::Error.
 int parse_gpu_layers(const std::string& text, int n_layer);
-// The checks of --gpu-layers against --mode (tz::Error on a bad pair): portable needs
+// The checks of --gpu-layers against --mode (tzero::Error on a bad pair): portable needs
 // gpu_layers >= 1, and gpu_layers >= 1 needs portable (no other GPU mode is implemented).
 void check_gpu_mode(int gpu_layers, const std::string& mode);
 
@@ -72,8 +72,8 @@ class DeviceLayers {
 };
 
 // Makes the CUDA backend for the last gpu_layers layers (1 .. n_layer) of the model, uploading
-// their weights. n_ctx and n_batch as Forward's. Throws tz::Error "not built with CUDA" in a
-// build without it, and a tz::Error naming the cause when no usable device is present.
+// their weights. n_ctx and n_batch as Forward's. Throws tzero::Error "not built with CUDA" in a
+// build without it, and a tzero::Error naming the cause when no usable device is present.
 std::unique_ptr<DeviceLayers> make_cuda_layers(const Model& model, const RopeTable& rope,
                                                int gpu_layers, int n_batch, int n_ctx);
 
@@ -81,4 +81,4 @@ std::unique_ptr<DeviceLayers> make_cuda_layers(const Model& model, const RopeTab
 // counted), best of `reps`. Throws like make_cuda_layers.
 double measure_device_bandwidth(size_t bytes, int reps);
 
-}  // namespace tz
+}  // namespace tzero

@@ -3,7 +3,7 @@
 #include "backend/backend.h"
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 constexpr const char* kNotBuilt =
@@ -28,4 +28,4 @@ double measure_device_bandwidth(size_t, int) {
   throw Error(kNotBuilt);
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 float fp16_to_float_compute(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16;
@@ -57,4 +57,4 @@ const float* fp16_table() {
   return table.data();
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace tz {
+namespace tzero {
 
 inline uint32_t float_bits(float f) {
   uint32_t u;
@@ -37,4 +37,4 @@ inline uint16_t float_to_bf16(float f) {
   return uint16_t(u >> 16);
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -5,7 +5,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-namespace tz {
+namespace tzero {
 
 static std::string to_hex(XXH128_hash_t h) {
   char buf[33];
@@ -33,4 +33,4 @@ std::string Hasher128::hex() const {
   return to_hex(XXH3_128bits_digest(&state_->xxh));
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-namespace tz {
+namespace tzero {
 
 std::string xxh128_hex(const void* data, size_t size);
 
@@ -25,4 +25,4 @@ class Hasher128 {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace tz
+}  // namespace tzero

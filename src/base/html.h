@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-namespace tz {
+namespace tzero {
 
 // Escapes text for HTML element content and quoted attribute values.
 inline std::string html_escape(const std::string& s) {
@@ -40,4 +40,4 @@ inline std::string fixed(double v, int prec = 2) {
   return b;
 }
 
-}  // namespace tz
+}  // namespace tzero

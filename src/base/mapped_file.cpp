@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -42,4 +42,4 @@ MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -1,11 +1,11 @@
-// A read-only memory map of a whole file. Throws tz::Error naming the file on failure.
+// A read-only memory map of a whole file. Throws tzero::Error naming the file on failure.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-namespace tz {
+namespace tzero {
 
 class MappedFile {
  public:
@@ -24,4 +24,4 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-}  // namespace tz
+}  // namespace tzero

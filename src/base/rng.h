@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-namespace tz {
+namespace tzero {
 
 // SplitMix64 (Steele, Lea, Flood 2014): a 64-bit state, a full-period stream.
 class SplitMix64 {
@@ -22,4 +22,4 @@ class SplitMix64 {
   uint64_t state_;
 };
 
-}  // namespace tz
+}  // namespace tzero

@@ -2,7 +2,7 @@
 
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 // A spin-wait hint (x86 PAUSE): frees the core's pipeline for a sibling thread while waiting.
@@ -75,4 +75,4 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 class ThreadPool {
  public:
@@ -41,4 +41,4 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
 };
 
-}  // namespace tz
+}  // namespace tzero

@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 BlockManager::BlockManager(int n_blocks, int block_size, bool prefix_cache)
     : block_size_(block_size), prefix_cache_(prefix_cache), blocks_(size_t(n_blocks)) {
@@ -139,4 +139,4 @@ void BlockManager::free(std::vector<int32_t>& table) {
   table.clear();
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 class BlockManager {
  public:
@@ -82,4 +82,4 @@ class BlockManager {
   std::unordered_multimap<uint64_t, int32_t> registry_;  // hash -> sealed block
 };
 
-}  // namespace tz
+}  // namespace tzero

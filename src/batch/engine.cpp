@@ -26,20 +26,19 @@
 
 namespace tzero {
 
-using tz::Sequence;
 
 namespace {
 
-int default_ctx(const tz::HParams& hp, int n_ctx) {
+int default_ctx(const tzero::HParams& hp, int n_ctx) {
   return n_ctx > 0 ? n_ctx : std::min(hp.n_ctx_train, 4096);
 }
 
-int pool_tokens(const EngineOptions& o, const tz::HParams& hp, int n_ctx) {
+int pool_tokens(const EngineOptions& o, const tzero::HParams& hp, int n_ctx) {
   if (o.kv_tokens > 0) return o.kv_tokens;
-  const size_t per_token = tz::KvStore::bytes_per_block(hp, 1, tz::parse_kv_type(o.kv_type));
+  const size_t per_token = tzero::KvStore::bytes_per_block(hp, 1, tzero::parse_kv_type(o.kv_type));
   if (o.kv_bytes > 0) {
     const size_t n = o.kv_bytes / per_token;
-    tz::check(n >= 1, "a KV cache of " + std::to_string(o.kv_bytes) +
+    tzero::check(n >= 1, "a KV cache of " + std::to_string(o.kv_bytes) +
                           " bytes holds no position (one takes " + std::to_string(per_token) +
                           " bytes)");
     return int(std::min<size_t>(n, size_t(1) << 30));
@@ -69,31 +68,31 @@ void validate(const SamplingParams& s) {
 struct Engine::Impl {
   explicit Impl(const EngineOptions& o)
       : opt(o),
-        model(tz::Model::load(o.model_path)),
-        vocab(tz::Vocab::from_gguf(model->gguf())),
+        model(tzero::Model::load(o.model_path)),
+        vocab(tzero::Vocab::from_gguf(model->gguf())),
         hp(model->hparams()),
         n_ctx(default_ctx(hp, o.n_ctx)),
         pool(o.n_threads),
-        kernels(tz::select_kernels(o.kernels)) {
-    tz::check(o.n_threads >= 1, "the thread count must be >= 1");
-    tz::check(o.mode == "deterministic" || o.mode == "fast" || o.mode == "portable",
+        kernels(tzero::select_kernels(o.kernels)) {
+    tzero::check(o.n_threads >= 1, "the thread count must be >= 1");
+    tzero::check(o.mode == "deterministic" || o.mode == "fast" || o.mode == "portable",
               "mode must be deterministic, fast or portable, not '" + o.mode + "'");
-    const int gpu_layers = tz::parse_gpu_layers(o.gpu_layers, hp.n_layer);
-    tz::check_gpu_mode(gpu_layers, o.mode);
-    tz::check(o.block_size >= 1 && o.block_size <= 4096, "the KV block size must be in [1, 4096]");
-    tz::check(o.max_batch_tokens >= 1, "the batch token budget must be >= 1");
-    tz::check(o.max_seqs >= 1, "the number of sequences must be >= 1");
-    tz::check(o.max_queue >= 0, "the queue bound must be >= 0");
-    tz::check(o.kv_tokens >= 0, "the KV capacity must be >= 0 positions");
-    tz::check(n_ctx >= 1 && n_ctx <= (1 << 20), "context size out of range");
-    tz::check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
-    const tz::KvType kv_type = tz::parse_kv_type(o.kv_type);
-    const int n_blocks = tz::BlockManager::blocks_for(pool_tokens(o, hp, n_ctx), o.block_size);
-    kv = std::make_unique<tz::KvStore>(hp, n_blocks, o.block_size, kv_type);
-    blocks = std::make_unique<tz::BlockManager>(n_blocks, o.block_size, o.prefix_cache);
+    const int gpu_layers = tzero::parse_gpu_layers(o.gpu_layers, hp.n_layer);
+    tzero::check_gpu_mode(gpu_layers, o.mode);
+    tzero::check(o.block_size >= 1 && o.block_size <= 4096, "the KV block size must be in [1, 4096]");
+    tzero::check(o.max_batch_tokens >= 1, "the batch token budget must be >= 1");
+    tzero::check(o.max_seqs >= 1, "the number of sequences must be >= 1");
+    tzero::check(o.max_queue >= 0, "the queue bound must be >= 0");
+    tzero::check(o.kv_tokens >= 0, "the KV capacity must be >= 0 positions");
+    tzero::check(n_ctx >= 1 && n_ctx <= (1 << 20), "context size out of range");
+    tzero::check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
+    const tzero::KvType kv_type = tzero::parse_kv_type(o.kv_type);
+    const int n_blocks = tzero::BlockManager::blocks_for(pool_tokens(o, hp, n_ctx), o.block_size);
+    kv = std::make_unique<tzero::KvStore>(hp, n_blocks, o.block_size, kv_type);
+    blocks = std::make_unique<tzero::BlockManager>(n_blocks, o.block_size, o.prefix_cache);
     sched =
-        std::make_unique<tz::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs, o.prefill_chunk);
-    fwd = std::make_unique<tz::Forward>(*model, pool, n_ctx, o.max_batch_tokens, kernels,
+        std::make_unique<tzero::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs, o.prefill_chunk);
+    fwd = std::make_unique<tzero::Forward>(*model, pool, n_ctx, o.max_batch_tokens, kernels,
                                         o.mode == "fast");
     fwd->offload(gpu_layers);
     logits.resize(size_t(o.max_seqs) * size_t(hp.n_vocab));
@@ -106,7 +105,7 @@ struct Engine::Impl {
     info.bos = vocab.bos();
     info.eos = vocab.eos();
     info.eot = vocab.eot();
-    info.fingerprint = tz::compute_fingerprint(*model, o.mode, kernels.name, {}, o.kv_type).hash;
+    info.fingerprint = tzero::compute_fingerprint(*model, o.mode, kernels.name, {}, o.kv_type).hash;
     info.chat_template = model->gguf().get_string("tokenizer.chat_template");
     publish_stats();
   }
@@ -152,7 +151,7 @@ struct Engine::Impl {
     e.token = tok;
     const SamplingParams& sp = s.params.sampling;
     if (sp.logprobs || sp.top_logprobs > 0) {
-      const tz::Logprobs lp(row, n_vocab);
+      const tzero::Logprobs lp(row, n_vocab);
       e.logprob = lp.of(tok);
       for (const auto& [id, v] : lp.top(sp.top_logprobs))
         e.top.push_back({id, vocab.token_to_piece(id, true), v});
@@ -195,7 +194,7 @@ struct Engine::Impl {
       if (it != live.end()) finish(*it->second, "cancelled", "");
     }
 
-    const std::vector<tz::ScheduledSlice> plan = sched->schedule();
+    const std::vector<tzero::ScheduledSlice> plan = sched->schedule();
     if (plan.empty()) {
       publish_stats();
       return !arrived.empty() || !cancelled.empty();
@@ -216,7 +215,7 @@ struct Engine::Impl {
     size_t row = 0;
     std::vector<std::pair<Sequence*, std::string>> done;
     std::vector<std::string> tails;
-    for (const tz::ScheduledSlice& sl : plan) {
+    for (const tzero::ScheduledSlice& sl : plan) {
       Sequence& s = *sl.seq;
       s.n_computed += sl.n_tokens;
       blocks->seal(s.table, s.tokens, s.n_computed);
@@ -249,17 +248,17 @@ struct Engine::Impl {
   // --- state --------------------------------------------------------------------------------
 
   EngineOptions opt;
-  std::unique_ptr<tz::Model> model;
-  tz::Vocab vocab;
-  const tz::HParams& hp;
+  std::unique_ptr<tzero::Model> model;
+  tzero::Vocab vocab;
+  const tzero::HParams& hp;
   int n_ctx;
-  tz::ThreadPool pool;
-  tz::KernelSet kernels;
-  std::unique_ptr<tz::KvStore> kv;
-  std::unique_ptr<tz::BlockManager> blocks;
-  std::unique_ptr<tz::Scheduler> sched;
-  std::unique_ptr<tz::Forward> fwd;
-  tz::ForwardBatch batch;
+  tzero::ThreadPool pool;
+  tzero::KernelSet kernels;
+  std::unique_ptr<tzero::KvStore> kv;
+  std::unique_ptr<tzero::BlockManager> blocks;
+  std::unique_ptr<tzero::Scheduler> sched;
+  std::unique_ptr<tzero::Forward> fwd;
+  tzero::ForwardBatch batch;
   std::vector<float> logits;  // (max_seqs, n_vocab)
   ModelInfo info;
   EngineStats counters;                                          // stepping thread's own counts
@@ -414,15 +413,15 @@ std::string Engine::apply_chat_template(const std::vector<ChatTurn>& messages,
   const Impl& m = *impl_;
   std::string source = m.info.chat_template;
   try {
-    if (!template_name.empty()) source = tz::named_chat_template(template_name);
+    if (!template_name.empty()) source = tzero::named_chat_template(template_name);
     if (source.empty())
       throw RequestError("the model has no chat template (tokenizer.chat_template)");
-    const tz::ChatTemplate tmpl(source);
-    std::vector<tz::ChatMessage> msgs;
+    const tzero::ChatTemplate tmpl(source);
+    std::vector<tzero::ChatMessage> msgs;
     for (const ChatTurn& t : messages) msgs.push_back({t.role, t.content});
     auto special = [&](int id) { return id >= 0 ? std::string(m.vocab.text(id)) : std::string(); };
     return tmpl.apply(msgs, true, special(m.vocab.bos()), special(m.vocab.eos()));
-  } catch (const tz::Error& e) {
+  } catch (const tzero::Error& e) {
     throw RequestError(std::string("chat template: ") + e.what());
   }
 }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace tz {
+namespace tzero {
 
 Scheduler::Scheduler(BlockManager& blocks, int max_batch_tokens, int max_seqs, int prefill_chunk)
     : blocks_(blocks),
@@ -83,4 +83,4 @@ void Scheduler::remove(Sequence* s) {
   if (!s->table.empty()) blocks_.free(s->table);
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -20,7 +20,7 @@
 #include "batch/block_manager.h"
 #include "batch/sequence.h"
 
-namespace tz {
+namespace tzero {
 
 struct ScheduledSlice {
   Sequence* seq;
@@ -54,4 +54,4 @@ class Scheduler {
   uint64_t preemptions_ = 0;
 };
 
-}  // namespace tz
+}  // namespace tzero

@@ -12,7 +12,7 @@
 #include "runtime/text_stream.h"
 #include "tzero/engine.h"
 
-namespace tz {
+namespace tzero {
 
 struct Sequence {
   Sequence(uint64_t id_, tzero::RequestParams params_, tzero::TokenCallback cb, const Vocab& vocab)
@@ -46,4 +46,4 @@ struct Sequence {
   int32_t prev;      // last token, for the text stream
 };
 
-}  // namespace tz
+}  // namespace tzero

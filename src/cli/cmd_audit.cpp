@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_audit(CLI::App& app) {
   auto* sub = app.add_subcommand(
@@ -110,4 +110,4 @@ Command add_audit(CLI::App& app) {
       }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

@@ -16,7 +16,7 @@
 #include "model/forward.h"
 #include "tzero/engine.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 namespace {
 struct Stats {
@@ -227,4 +227,4 @@ Command add_bench(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

@@ -31,7 +31,7 @@
 #include "tokenizer/chat_template.h"
 #include "tokenizer/vocab.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 namespace {
 
@@ -194,4 +194,4 @@ Command add_chat(CLI::App& app) {
   return {sub, [o] { return o->render ? render(*o) : chat(*o); }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "tzero/ops.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_check_op(CLI::App& app) {
   auto* sub = app.add_subcommand(
@@ -46,4 +46,4 @@ Command add_check_op(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

@@ -7,7 +7,7 @@
 #include "format/llama2c.h"
 #include "tokenizer/hf_import.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_convert(CLI::App& app) {
   auto* sub = app.add_subcommand(
@@ -54,4 +54,4 @@ Command add_convert(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

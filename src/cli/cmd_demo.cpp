@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "demo/axpy.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_demo(CLI::App& app) {
   auto* sub = app.add_subcommand("demo", "Demonstrations of the reproducibility problem");
@@ -61,4 +61,4 @@ Command add_demo(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

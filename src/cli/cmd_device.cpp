@@ -7,7 +7,7 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_device(CLI::App& app) {
   auto* sub = app.add_subcommand("device", "Show the CUDA device (--gpu-layers) and its bandwidth");
@@ -41,4 +41,4 @@ Command add_device(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

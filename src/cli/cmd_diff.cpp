@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "trace/diff.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 namespace {
 std::string layer_name(int layer) {
@@ -87,4 +87,4 @@ Command add_diff(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

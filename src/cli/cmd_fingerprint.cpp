@@ -7,7 +7,7 @@
 #include "kernels/kernel_set.h"
 #include "runtime/fingerprint.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_fingerprint(CLI::App& app) {
   auto* sub = app.add_subcommand("fingerprint",
@@ -40,4 +40,4 @@ Command add_fingerprint(CLI::App& app) {
       }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "model/gen_model.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_gen_model(CLI::App& app) {
   auto* sub =
@@ -50,4 +50,4 @@ Command add_gen_model(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

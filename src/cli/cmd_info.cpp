@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "format/gguf.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_info(CLI::App& app) {
   auto* sub = app.add_subcommand("info", "Print a GGUF file's metadata and tensors");
@@ -37,4 +37,4 @@ Command add_info(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

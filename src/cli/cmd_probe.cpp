@@ -13,7 +13,7 @@
 #include "probe/probe.h"
 #include "probe/report.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_probe(CLI::App& app) {
   auto* sub = app.add_subcommand(
@@ -100,4 +100,4 @@ Command add_probe(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

@@ -8,7 +8,7 @@
 #include "runtime/fingerprint.h"
 #include "runtime/generate.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Generate text from a prompt (greedy by default)");
@@ -141,4 +141,4 @@ Command add_run(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

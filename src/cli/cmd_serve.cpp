@@ -16,7 +16,7 @@
 #include "tokenizer/chat_template.h"
 #include "tzero/engine.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_serve(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("serve", "OpenAI-compatible HTTP server (docs/SERVER.md)");
@@ -133,4 +133,4 @@ Command add_serve(CLI::App& app) {
       }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

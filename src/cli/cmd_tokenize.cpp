@@ -8,7 +8,7 @@
 #include "format/gguf.h"
 #include "tokenizer/vocab.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 Command add_tokenize(CLI::App& app) {
   auto* sub = app.add_subcommand("tokenize", "Print the token ids of a text");
@@ -45,4 +45,4 @@ Command add_tokenize(CLI::App& app) {
           }};
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

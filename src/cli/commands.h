@@ -1,11 +1,11 @@
 // The subcommands of the tzero command line. Each registers its options on the app and returns
-// the function that runs it; errors are thrown as tz::Error and reported by main.
+// the function that runs it; errors are thrown as tzero::Error and reported by main.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <functional>
 
-namespace tz::cli {
+namespace tzero::cli {
 
 struct Command {
   CLI::App* sub;             // the parsed subcommand
@@ -28,9 +28,9 @@ Command add_serve(CLI::App& app);
 Command add_probe(CLI::App& app);
 Command add_device(CLI::App& app);
 
-// Reads a whole file; throws tz::Error naming it.
+// Reads a whole file; throws tzero::Error naming it.
 std::string read_text_file(const std::string& path);
 // Hardware threads, at least 1.
 int default_threads();
 
-}  // namespace tz::cli
+}  // namespace tzero::cli

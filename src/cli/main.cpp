@@ -7,7 +7,7 @@
 #include "base/mapped_file.h"
 #include "cli/commands.h"
 
-namespace tz::cli {
+namespace tzero::cli {
 
 std::string read_text_file(const std::string& path) {
   MappedFile f(path);
@@ -19,18 +19,18 @@ int default_threads() {
   return n == 0 ? 1 : int(n);
 }
 
-}  // namespace tz::cli
+}  // namespace tzero::cli
 
 int main(int argc, char** argv) {
   CLI::App app{"tzero: LLM inference whose temperature-0 output is bit-for-bit reproducible"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tzero ") + TZ_VERSION);
-  const tz::cli::Command commands[] = {
-      tz::cli::add_run(app),         tz::cli::add_tokenize(app),  tz::cli::add_info(app),
-      tz::cli::add_convert(app),     tz::cli::add_gen_model(app), tz::cli::add_bench(app),
-      tz::cli::add_diff(app),        tz::cli::add_demo(app),      tz::cli::add_audit(app),
-      tz::cli::add_fingerprint(app), tz::cli::add_check_op(app),  tz::cli::add_chat(app),
-      tz::cli::add_serve(app),       tz::cli::add_probe(app),     tz::cli::add_device(app),
+  const tzero::cli::Command commands[] = {
+      tzero::cli::add_run(app),         tzero::cli::add_tokenize(app),  tzero::cli::add_info(app),
+      tzero::cli::add_convert(app),     tzero::cli::add_gen_model(app), tzero::cli::add_bench(app),
+      tzero::cli::add_diff(app),        tzero::cli::add_demo(app),      tzero::cli::add_audit(app),
+      tzero::cli::add_fingerprint(app), tzero::cli::add_check_op(app),  tzero::cli::add_chat(app),
+      tzero::cli::add_serve(app),       tzero::cli::add_probe(app),     tzero::cli::add_device(app),
   };
   try {
     app.parse(argc, argv);
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     for (const auto& c : commands)
       if (c.sub->parsed()) return c.run();
     return 2;
-  } catch (const tz::Error& e) {
+  } catch (const tzero::Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "tzero: error: %s\n", e.what());
     return 2;

@@ -6,7 +6,7 @@
 
 #include "base/rng.h"
 
-namespace tz {
+namespace tzero {
 
 const char* axpy_version_name(AxpyVersion v) {
   switch (v) {
@@ -102,4 +102,4 @@ std::vector<float> axpy_accumulate(const AxpyProblem& p, AxpyVersion v, int n_th
   return y;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 enum class AxpyVersion { SpinLock, TurnLock, TreeReduce };
 const char* axpy_version_name(AxpyVersion v);
@@ -35,4 +35,4 @@ std::vector<float> axpy_accumulate(const AxpyProblem& p, AxpyVersion v, int n_th
 // The reference of TurnLock: ((0 + a*x_0) + a*x_1) + ... in input order, one thread.
 std::vector<float> axpy_sequential(const AxpyProblem& p);
 
-}  // namespace tz
+}  // namespace tzero

@@ -6,7 +6,7 @@
 // tensor data, each tensor at data_start + offset. A string is a u64 length and its bytes.
 //
 // Every count, length, offset, size, dimension and type is checked against the file before it
-// is used. A damaged or hostile file throws tz::Error("<path>: <what is wrong>"); nothing is
+// is used. A damaged or hostile file throws tzero::Error("<path>: <what is wrong>"); nothing is
 // read out of bounds and no allocation is sized by an unchecked count.
 #pragma once
 
@@ -20,7 +20,7 @@
 #include "base/mapped_file.h"
 #include "format/tensor_type.h"
 
-namespace tz {
+namespace tzero {
 
 enum class GgufValueType : uint32_t {
   U8 = 0,
@@ -72,7 +72,7 @@ struct GgufTensorInfo {
 
 class GgufFile {
  public:
-  // Maps and parses the file. Throws tz::Error naming the file.
+  // Maps and parses the file. Throws tzero::Error naming the file.
   explicit GgufFile(const std::string& path);
   // Parses a buffer owned by the caller (fuzzing, tests). `name` prefixes error messages.
   GgufFile(const uint8_t* data, size_t size, const std::string& name);
@@ -120,4 +120,4 @@ class GgufFile {
   std::map<std::string, size_t, std::less<>> tensor_index_;
 };
 
-}  // namespace tz
+}  // namespace tzero

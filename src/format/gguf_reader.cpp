@@ -5,7 +5,7 @@
 #include "base/error.h"
 #include "format/gguf.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -479,4 +479,4 @@ std::string GgufValue::to_display(size_t max_items) const {
   }
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 template <typename T>
@@ -197,4 +197,4 @@ void GgufWriter::write(const std::string& path, uint32_t alignment) const {
   }
 }
 
-}  // namespace tz
+}  // namespace tzero

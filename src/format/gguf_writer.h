@@ -10,7 +10,7 @@
 #include "format/gguf.h"
 #include "format/tensor_type.h"
 
-namespace tz {
+namespace tzero {
 
 class GgufWriter {
  public:
@@ -35,7 +35,7 @@ class GgufWriter {
                   std::vector<uint8_t> bytes);
 
   // Writes to `path` through a temporary file renamed at the end: a failed write leaves no
-  // partial file behind. Throws tz::Error.
+  // partial file behind. Throws tzero::Error.
   void write(const std::string& path, uint32_t alignment = 32) const;
 
  private:
@@ -52,4 +52,4 @@ class GgufWriter {
   std::vector<Tensor> tensors_;
 };
 
-}  // namespace tz
+}  // namespace tzero

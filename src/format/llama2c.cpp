@@ -8,7 +8,7 @@
 #include "format/gguf_writer.h"
 #include "tokenizer/synthetic_vocab.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -132,4 +132,4 @@ Llama2cImportStats convert_llama2c(const std::string& model_path, const std::str
   return s;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -13,15 +13,15 @@
 
 #include <string>
 
-namespace tz {
+namespace tzero {
 
 struct Llama2cImportStats {
   int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
   bool shared_classifier;
 };
 
-// Throws tz::Error naming the file and the problem.
+// Throws tzero::Error naming the file and the problem.
 Llama2cImportStats convert_llama2c(const std::string& model_path, const std::string& tokenizer_path,
                                    const std::string& out_path);
 
-}  // namespace tz
+}  // namespace tzero

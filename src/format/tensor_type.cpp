@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 struct Entry {
@@ -53,4 +53,4 @@ std::optional<TensorType> tensor_type_from_name(const std::string& name) {
   return std::nullopt;
 }
 
-}  // namespace tz
+}  // namespace tzero

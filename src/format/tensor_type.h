@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace tz {
+namespace tzero {
 
 enum class TensorType : uint32_t {
   F32 = 0,
@@ -52,4 +52,4 @@ inline size_t row_bytes(TensorType t, size_t n) {
   return n / tr.block_size * tr.type_size;
 }
 
-}  // namespace tz
+}  // namespace tzero

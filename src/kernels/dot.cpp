@@ -4,7 +4,7 @@
 
 #include "base/fp16.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -79,4 +79,4 @@ float sum_f32_ref(const float* x, size_t n) {
   return reduce16(acc);
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -32,7 +32,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
 
-namespace tz {
+namespace tzero {
 
 constexpr int kDotLanes = 16;   // float dot products
 constexpr int kBlockLanes = 8;  // quantized dot products (lanes over blocks)
@@ -54,4 +54,4 @@ int32_t q6_k_block_int(const BlockQ6_K& w, const ActQ8K& x);
 // increasing k, then the same tree. Used for softmax denominators.
 float sum_f32_ref(const float* x, size_t n);
 
-}  // namespace tz
+}  // namespace tzero

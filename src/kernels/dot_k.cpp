@@ -4,7 +4,7 @@
 #include "base/fp16.h"
 #include "kernels/dot.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 float reduce8(float* acc) {
@@ -66,4 +66,4 @@ float dot_q6_k_ref(const BlockQ6_K* w, const ActQ8K* x, size_t n) {
   return reduce8(acc);
 }
 
-}  // namespace tz
+}  // namespace tzero

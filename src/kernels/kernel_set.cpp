@@ -8,7 +8,7 @@
 #include "kernels/dot.h"
 #include "kernels/ops.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -118,4 +118,4 @@ const KernelSet& select_kernels(const std::string& choice) {
   throw Error("--kernels: unknown kernel set '" + choice + "' (scalar, avx2, avx512, auto)");
 }
 
-}  // namespace tz
+}  // namespace tzero

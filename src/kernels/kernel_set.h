@@ -12,7 +12,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
 
-namespace tz {
+namespace tzero {
 
 // y[t * ldy + r] = dot(weight row r, activation row t) for r < n_rows, t < n_tok.
 // w: n_rows rows of w_row_bytes; x: n_tok activation rows, f32 (n_cols floats each) for float
@@ -38,7 +38,7 @@ struct KernelSet {
 const KernelSet& scalar_kernels();
 // The variants this CPU can run, best last ("scalar" always first).
 std::vector<const KernelSet*> available_kernels();
-// "auto" picks the best available; otherwise the named set, or tz::Error when this build or
+// "auto" picks the best available; otherwise the named set, or tzero::Error when this build or
 // this CPU cannot run it.
 const KernelSet& select_kernels(const std::string& choice);
 
@@ -47,4 +47,4 @@ const KernelSet& select_kernels(const std::string& choice);
 const KernelSet& avx2_kernels();
 const KernelSet& avx512_kernels();
 
-}  // namespace tz
+}  // namespace tzero

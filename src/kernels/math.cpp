@@ -5,7 +5,7 @@
 
 #include "base/fp16.h"
 
-namespace tz {
+namespace tzero {
 
 float exp_ref(float x) {
   if (std::isnan(x)) return x;
@@ -33,4 +33,4 @@ float exp_ref(float x) {
   return (p * s1) * s2;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -2,7 +2,7 @@
 // these operation for operation, so the results never depend on a libm or an ISA.
 #pragma once
 
-namespace tz {
+namespace tzero {
 
 // e^x in float (version "exp-v1"), from basic IEEE operations and explicit FMAs only:
 //   x > 88.72283 -> +inf; x < -87.33654 -> 0 (no subnormal results); NaN -> NaN.
@@ -16,4 +16,4 @@ inline float silu_ref(float x) {
   return x / (1.0f + exp_ref(-x));
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -3,7 +3,7 @@
 #include "base/error.h"
 #include "kernels/dot.h"
 
-namespace tz {
+namespace tzero {
 
 const void* quantize_activations(const KernelSet& k, TensorType weight_type, const float* x,
                                  size_t n_tokens, size_t K, MatmulScratch& scratch) {
@@ -55,4 +55,4 @@ void matrix_row_to_float(const Matrix& w, size_t r, float* dst) {
   dequantize_row(w.type, w.row(int64_t(r)), dst, size_t(w.n_cols));
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -11,7 +11,7 @@
 #include "kernels/matrix.h"
 #include "kernels/quant.h"
 
-namespace tz {
+namespace tzero {
 
 // Reusable buffers for activation quantization.
 struct MatmulScratch {
@@ -42,4 +42,4 @@ float matmul_row_ref(const Matrix& w, size_t r, const float* x);
 // Copies row `r` of w into dst as float (embedding lookup).
 void matrix_row_to_float(const Matrix& w, size_t r, float* dst);
 
-}  // namespace tz
+}  // namespace tzero

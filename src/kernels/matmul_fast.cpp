@@ -12,7 +12,7 @@
 #include "base/error.h"
 #include "kernels/matmul.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 constexpr size_t kRowsPerTask = 128;
@@ -70,4 +70,4 @@ void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const fl
   });
 }
 
-}  // namespace tz
+}  // namespace tzero

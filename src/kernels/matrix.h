@@ -6,7 +6,7 @@
 
 #include "format/tensor_type.h"
 
-namespace tz {
+namespace tzero {
 
 // n_rows rows, each n_cols elements of `type` (in ggml terms ne0 = n_cols, ne1 = n_rows).
 struct Matrix {
@@ -18,4 +18,4 @@ struct Matrix {
   const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
 };
 
-}  // namespace tz
+}  // namespace tzero

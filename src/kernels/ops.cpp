@@ -5,7 +5,7 @@
 #include "kernels/dot.h"
 #include "kernels/math.h"
 
-namespace tz {
+namespace tzero {
 
 void rmsnorm_ref(const float* x, const float* w, float eps, size_t n, float* out) {
   const float ss = dot_f32_ref(x, x, n);
@@ -61,4 +61,4 @@ void swiglu_ref(const float* gate, const float* up, size_t n, float* out) {
   for (size_t i = 0; i < n; ++i) out[i] = silu_ref(gate[i]) * up[i];
 }
 
-}  // namespace tz
+}  // namespace tzero

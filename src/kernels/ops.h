@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 // RMSNorm: ss = sum of x[k]*x[k] in the 16-lane fma order of dot_f32_ref (dot.h);
 // mean = ss / float(n); scale = 1 / sqrtf(mean + eps); out[i] = (x[i] * scale) * w[i].
@@ -63,4 +63,4 @@ void attention_head_ref(const float* q, const KvRows& k, const KvRows& v, size_t
 // SwiGLU: out[i] = silu_ref(gate[i]) * up[i]. out may alias gate or up.
 void swiglu_ref(const float* gate, const float* up, size_t n, float* out);
 
-}  // namespace tz
+}  // namespace tzero

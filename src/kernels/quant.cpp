@@ -7,7 +7,7 @@
 #include "base/fp16.h"
 #include "kernels/quant_k.h"
 
-namespace tz {
+namespace tzero {
 
 void dequantize_row(TensorType t, const void* src, float* dst, size_t n) {
   switch (t) {
@@ -126,4 +126,4 @@ void quantize_act_q8(const float* x, ActQ8* dst, size_t n) {
   }
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -14,7 +14,7 @@
 
 #include "format/tensor_type.h"
 
-namespace tz {
+namespace tzero {
 
 constexpr int kQBlock = 32;
 
@@ -53,4 +53,4 @@ void quantize_row(TensorType t, const float* src, void* dst, size_t n);
 // q = nearbyint(x * id) (round half to even, as SIMD rounding does).
 void quantize_act_q8(const float* x, ActQ8* dst, size_t n);
 
-}  // namespace tz
+}  // namespace tzero

@@ -5,7 +5,7 @@
 
 #include "base/fp16.h"
 
-namespace tz {
+namespace tzero {
 
 void q4_k_scale_min(const uint8_t* s, int j, int* sc, int* m) {
   if (j < 4) {
@@ -155,4 +155,4 @@ void quantize_act_q8k(const float* x, ActQ8K* dst, size_t n) {
   }
 }
 
-}  // namespace tz
+}  // namespace tzero

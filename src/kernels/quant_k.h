@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace tz {
+namespace tzero {
 
 constexpr int kSuperBlock = 256;
 
@@ -61,4 +61,4 @@ void quantize_row_q6_k(const float* x, BlockQ6_K* y, size_t n);
 // d = max|x| / 127, q = nearbyint(x * (1/d)) (0 when d == 0), bsums = exact int sums.
 void quantize_act_q8k(const float* x, ActQ8K* dst, size_t n);
 
-}  // namespace tz
+}  // namespace tzero

@@ -12,7 +12,7 @@
 #include "kernels/math.h"
 #include "model/forward.h"
 
-namespace tz {
+namespace tzero {
 
 void Forward::attention_fast(const ForwardBatch& batch) {
   constexpr size_t kParts = 3;
@@ -77,4 +77,4 @@ void Forward::attention_fast(const ForwardBatch& batch) {
   });
 }
 
-}  // namespace tz
+}  // namespace tzero

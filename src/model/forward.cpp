@@ -7,7 +7,7 @@
 #include "backend/backend.h"
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 Forward::Forward(const Model& model, ThreadPool& pool, int n_ctx, int n_batch,
                  const KernelSet& kernels, bool fast)
@@ -250,4 +250,4 @@ void Forward::eval_batch(const ForwardBatch& b, KvStore& kv, float* logits) {
   if (traced && n_out == 1) trace("result_output", -1, logits, 1, size_t(hp_.n_vocab), out_pos);
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -21,7 +21,7 @@
 #include "model/kv_cache.h"
 #include "model/weights.h"
 
-namespace tz {
+namespace tzero {
 
 class DeviceLayers;  // backend/backend.h
 
@@ -59,7 +59,7 @@ class Forward {
 
   // Runs the last gpu_layers layers (and the output head) on the CUDA backend
   // (backend/backend.h); 0 keeps everything on the CPU. Uploads their weights now. Throws
-  // tz::Error when this build has no CUDA or the machine no usable device.
+  // tzero::Error when this build has no CUDA or the machine no usable device.
   void offload(int gpu_layers);
   const DeviceLayers* device() const { return dev_.get(); }
 
@@ -133,4 +133,4 @@ class Forward {
   std::unique_ptr<DeviceLayers> dev_;     // the offloaded layers, or null
 };
 
-}  // namespace tz
+}  // namespace tzero

@@ -9,7 +9,7 @@
 #include "kernels/quant.h"
 #include "tokenizer/synthetic_vocab.h"
 
-namespace tz {
+namespace tzero {
 
 const std::vector<ModelPreset>& model_presets() {
   // name, description, arch, vocab, embd, ff, layers, heads, kv heads, head_dim, ctx, rope
@@ -165,4 +165,4 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   return notes;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -9,7 +9,7 @@
 #include "format/tensor_type.h"
 #include "model/hparams.h"
 
-namespace tz {
+namespace tzero {
 
 struct ModelPreset {
   std::string name;
@@ -30,4 +30,4 @@ const ModelPreset* find_preset(const std::string& name);
 std::vector<std::string> generate_model(const ModelPreset& preset, TensorType dtype, uint64_t seed,
                                         const std::string& out_path);
 
-}  // namespace tz
+}  // namespace tzero

@@ -2,7 +2,7 @@
 
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 HParams read_hparams(const GgufFile& f) {
   HParams hp;
@@ -56,4 +56,4 @@ HParams read_hparams(const GgufFile& f) {
   return hp;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -7,7 +7,7 @@
 
 #include "format/gguf.h"
 
-namespace tz {
+namespace tzero {
 
 enum class Arch { Llama, Qwen2, Qwen3 };
 
@@ -31,8 +31,8 @@ struct HParams {
   int kv_dim() const { return n_head_kv * head_dim; }
 };
 
-// Reads and validates the hyper-parameters. Throws tz::Error naming the file and the key or
+// Reads and validates the hyper-parameters. Throws tzero::Error naming the file and the key or
 // the architecture when the model is not one tzero can run.
 HParams read_hparams(const GgufFile& f);
 
-}  // namespace tz
+}  // namespace tzero

@@ -5,7 +5,7 @@
 #include "base/error.h"
 #include "base/fp16.h"
 
-namespace tz {
+namespace tzero {
 
 KvType parse_kv_type(const std::string& name) {
   if (name == "f32") return KvType::F32;
@@ -65,4 +65,4 @@ void KvStore::read(const int32_t* table, int layer, int n, float* k, float* v) c
   }
 }
 
-}  // namespace tz
+}  // namespace tzero

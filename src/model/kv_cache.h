@@ -16,10 +16,10 @@
 
 #include "model/hparams.h"
 
-namespace tz {
+namespace tzero {
 
 enum class KvType { F32, F16 };
-KvType parse_kv_type(const std::string& name);  // "f32" or "f16", else tz::Error
+KvType parse_kv_type(const std::string& name);  // "f32" or "f16", else tzero::Error
 
 class KvStore {
  public:
@@ -70,4 +70,4 @@ class KvCache {
   int32_t table_ = 0;
 };
 
-}  // namespace tz
+}  // namespace tzero

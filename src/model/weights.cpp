@@ -3,7 +3,7 @@
 #include "base/error.h"
 #include "kernels/quant.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 std::string shape_str(const std::vector<int64_t>& ne) {
@@ -92,4 +92,4 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   }
 }
 
-}  // namespace tz
+}  // namespace tzero

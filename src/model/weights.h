@@ -12,7 +12,7 @@
 #include "kernels/matrix.h"
 #include "model/hparams.h"
 
-namespace tz {
+namespace tzero {
 
 struct LayerWeights {
   const float* attn_norm = nullptr;  // (n_embd)
@@ -28,7 +28,7 @@ struct LayerWeights {
 
 class Model {
  public:
-  // Loads and validates a model. Throws tz::Error naming the file and the tensor or key.
+  // Loads and validates a model. Throws tzero::Error naming the file and the tensor or key.
   static std::unique_ptr<Model> load(const std::string& path);
   explicit Model(std::unique_ptr<GgufFile> file);
 
@@ -54,4 +54,4 @@ class Model {
   std::vector<std::vector<float>> widened_;  // 1-D tensors stored in a type other than f32
 };
 
-}  // namespace tz
+}  // namespace tzero

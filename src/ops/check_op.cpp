@@ -23,7 +23,7 @@ const char* verdict_name(OpVerdict v) {
 
 namespace {
 
-using tz::TensorType;
+using tzero::TensorType;
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -55,7 +55,7 @@ struct Checker {
   }
   void compare_reference(const float* ref, const float* got, size_t n) {
     for (size_t i = 0; i < n; ++i) {
-      const uint64_t u = tz::ulp_distance(ref[i], got[i]);
+      const uint64_t u = tzero::ulp_distance(ref[i], got[i]);
       if (u > rep.max_ulp_vs_reference) rep.max_ulp_vs_reference = u;
       if (u != 0 && rep.verdict == OpVerdict::IdenticalToReference)
         rep.verdict = OpVerdict::StableButDifferent;
@@ -64,11 +64,11 @@ struct Checker {
 };
 
 void check_gemm(Checker& c, TensorType type, GemmKernel fn) {
-  const size_t bs = tz::traits(type).block_size;
+  const size_t bs = tzero::traits(type).block_size;
   std::vector<size_t> cols = bs == 1    ? std::vector<size_t>{1, 7, 16, 33, 100, 256, 1000}
                              : bs == 32 ? std::vector<size_t>{32, 64, 96, 288, 1056}
                                         : std::vector<size_t>{256, 512, 2304};
-  const tz::KernelSet& ref = tz::scalar_kernels();
+  const tzero::KernelSet& ref = tzero::scalar_kernels();
   uint32_t seed = 1;
   for (size_t K : cols)
     for (size_t N : {1, 3, 17, 64})
@@ -76,17 +76,17 @@ void check_gemm(Checker& c, TensorType type, GemmKernel fn) {
         ++c.rep.cases;
         const std::string shape = " (n_cols " + std::to_string(K) + ", n_rows " +
                                   std::to_string(N) + ", n_tok " + std::to_string(T) + ")";
-        const size_t rb = tz::row_bytes(type, K);
+        const size_t rb = tzero::row_bytes(type, K);
         std::vector<uint8_t> w(N * rb);
         const auto wf = random_floats(N * K, seed++);
-        for (size_t r = 0; r < N; ++r) tz::quantize_row(type, &wf[r * K], &w[r * rb], K);
+        for (size_t r = 0; r < N; ++r) tzero::quantize_row(type, &wf[r * K], &w[r * rb], K);
         const auto xf = random_floats(T * K, seed++);
-        tz::MatmulScratch scratch;
-        const void* x = tz::quantize_activations(ref, type, xf.data(), T, K, scratch);
+        tzero::MatmulScratch scratch;
+        const void* x = tzero::quantize_activations(ref, type, xf.data(), T, K, scratch);
         const size_t x_bytes = x == static_cast<const void*>(xf.data())
                                    ? T * K * sizeof(float)
-                                   : (bs == 32 ? T * (K / 32) * sizeof(tz::ActQ8)
-                                               : T * (K / 256) * sizeof(tz::ActQ8K));
+                                   : (bs == 32 ? T * (K / 32) * sizeof(tzero::ActQ8)
+                                               : T * (K / 256) * sizeof(tzero::ActQ8K));
         const size_t x_tok = x_bytes / T;
         std::vector<float> y_ref(T * N), y(T * N), y2(T * N);
         ref.gemm_for(type)(w.data(), rb, x, K, N, T, y_ref.data(), N);
@@ -98,7 +98,7 @@ void check_gemm(Checker& c, TensorType type, GemmKernel fn) {
           return (void)c.unstable("repeated call" + shape + ": " + where);
         // Thread splits of the rows, as the engine's matmul makes them.
         for (int threads : {2, 3, 4, 7}) {
-          tz::ThreadPool pool(threads);
+          tzero::ThreadPool pool(threads);
           std::fill(y2.begin(), y2.end(), 0.0f);
           pool.run(N, [&](size_t r0, size_t r1) {
             fn(w.data() + r0 * rb, rb, x, K, r1 - r0, T, y2.data() + r0, N);
@@ -156,21 +156,21 @@ OpCheckReport check_op(const std::string& op, const std::string& name) {
   Checker c;
   c.rep.op = op;
   c.rep.name = name;
-  if (auto t = tz::matmul_op_type(op)) {
-    GemmKernel fn = tz::find_gemm(op, name);
+  if (auto t = tzero::matmul_op_type(op)) {
+    GemmKernel fn = tzero::find_gemm(op, name);
     if (!fn) throw std::invalid_argument("no kernel '" + name + "' registered for " + op);
     check_gemm(c, *t, fn);
   } else if (op == "rmsnorm") {
-    RmsNormKernel fn = tz::find_rmsnorm(name);
+    RmsNormKernel fn = tzero::find_rmsnorm(name);
     if (!fn) throw std::invalid_argument("no kernel '" + name + "' registered for rmsnorm");
-    check_elementwise(c, fn, tz::scalar_kernels().rmsnorm,
+    check_elementwise(c, fn, tzero::scalar_kernels().rmsnorm,
                       [](RmsNormKernel k, const float* x, const float* w, size_t n, float* out) {
                         k(x, w, 1e-5f, n, out);
                       });
   } else if (op == "swiglu") {
-    SwigluKernel fn = tz::find_swiglu(name);
+    SwigluKernel fn = tzero::find_swiglu(name);
     if (!fn) throw std::invalid_argument("no kernel '" + name + "' registered for swiglu");
-    check_elementwise(c, fn, tz::scalar_kernels().swiglu,
+    check_elementwise(c, fn, tzero::scalar_kernels().swiglu,
                       [](SwigluKernel k, const float* g, const float* u, size_t n, float* out) {
                         k(g, u, n, out);
                       });

@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 struct Registry {
@@ -110,40 +110,40 @@ KernelSet with_overrides(const KernelSet& base, const std::vector<std::string>& 
   return k;
 }
 
-}  // namespace tz
+}  // namespace tzero
 
 namespace tzero {
 
 bool register_gemm(const std::string& op, const std::string& name, GemmKernel fn) {
-  if (!tz::matmul_op_type(op) || !fn || name.rfind("builtin:", 0) == 0) return false;
-  auto& r = tz::registry();
+  if (!tzero::matmul_op_type(op) || !fn || name.rfind("builtin:", 0) == 0) return false;
+  auto& r = tzero::registry();
   std::lock_guard<std::mutex> lock(r.mu);
   return r.gemm[op].emplace(name, fn).second;
 }
 
 bool register_rmsnorm(const std::string& name, RmsNormKernel fn) {
   if (!fn || name.rfind("builtin:", 0) == 0) return false;
-  auto& r = tz::registry();
+  auto& r = tzero::registry();
   std::lock_guard<std::mutex> lock(r.mu);
   return r.rmsnorm.emplace(name, fn).second;
 }
 
 bool register_swiglu(const std::string& name, SwigluKernel fn) {
   if (!fn || name.rfind("builtin:", 0) == 0) return false;
-  auto& r = tz::registry();
+  auto& r = tzero::registry();
   std::lock_guard<std::mutex> lock(r.mu);
   return r.swiglu.emplace(name, fn).second;
 }
 
 std::vector<RegisteredOp> registered_ops() {
   std::vector<RegisteredOp> out;
-  for (const tz::KernelSet* k : tz::available_kernels()) {
+  for (const tzero::KernelSet* k : tzero::available_kernels()) {
     if (std::string(k->name) == "scalar") continue;  // the reference itself
-    for (const auto& m : tz::kMatmulOps) out.push_back({m[0], std::string("builtin:") + k->name});
+    for (const auto& m : tzero::kMatmulOps) out.push_back({m[0], std::string("builtin:") + k->name});
     out.push_back({"rmsnorm", std::string("builtin:") + k->name});
     out.push_back({"swiglu", std::string("builtin:") + k->name});
   }
-  auto& r = tz::registry();
+  auto& r = tzero::registry();
   std::lock_guard<std::mutex> lock(r.mu);
   for (const auto& [op, names] : r.gemm)
     for (const auto& [name, fn] : names) out.push_back({op, name});

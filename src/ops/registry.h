@@ -9,7 +9,7 @@
 #include "kernels/kernel_set.h"
 #include "tzero/ops.h"
 
-namespace tz {
+namespace tzero {
 
 // "matmul.q8_0" -> Q8_0; std::nullopt for non-matmul op names.
 std::optional<TensorType> matmul_op_type(const std::string& op);
@@ -18,8 +18,8 @@ tzero::GemmKernel find_gemm(const std::string& op, const std::string& name);  //
 tzero::RmsNormKernel find_rmsnorm(const std::string& name);
 tzero::SwigluKernel find_swiglu(const std::string& name);
 
-// A copy of `base` with the overrides "op=name" applied. Throws tz::Error naming an unknown op
+// A copy of `base` with the overrides "op=name" applied. Throws tzero::Error naming an unknown op
 // or kernel.
 KernelSet with_overrides(const KernelSet& base, const std::vector<std::string>& overrides);
 
-}  // namespace tz
+}  // namespace tzero

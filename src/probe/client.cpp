@@ -16,7 +16,7 @@
 #include <regex>
 #include <thread>
 
-namespace tz::probe {
+namespace tzero::probe {
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -384,4 +384,4 @@ std::string connect_failure(const std::string& host_in, int port, double timeout
   return why;
 }
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

@@ -12,7 +12,7 @@
 //    (llama.cpp) also use for /v1/completions.
 //  - A response without logprobs (field missing or null) gives has_logprobs = false and the
 //    text only; the caller decides what to compare.
-//  - Errors throw ProbeError (a tz::Error: exit status 2) with one line that says what: the
+//  - Errors throw ProbeError (a tzero::Error: exit status 2) with one line that says what: the
 //    server cannot be reached ("cannot reach URL: connection refused"), it timed out, or it
 //    answered an HTTP error (its own error message is quoted). 429 is retried with backoff,
 //    honoring Retry-After, up to max_retries times.
@@ -28,7 +28,7 @@
 #include "base/error.h"
 #include "probe/exact_json.h"
 
-namespace tz::probe {
+namespace tzero::probe {
 
 struct ProbeError : Error {
   using Error::Error;
@@ -136,4 +136,4 @@ class Client {
 // "no such host", "timed out"), or "" when it succeeds.
 std::string connect_failure(const std::string& host, int port, double timeout_s);
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <set>
 
-namespace tz::probe {
+namespace tzero::probe {
 
 namespace {
 uint64_t bits(double v) {
@@ -119,4 +119,4 @@ double percentile(std::vector<double> values, double p) {
   return values[i];
 }
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

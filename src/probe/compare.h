@@ -21,7 +21,7 @@
 
 #include "probe/client.h"
 
-namespace tz::probe {
+namespace tzero::probe {
 
 bool same_number(const ExactNumber& a, const ExactNumber& b);
 
@@ -55,4 +55,4 @@ RunsSummary summarize_runs(const std::vector<Completion>& runs, bool use_logprob
 // The p-th percentile (0..100) by nearest rank; 0 for no values.
 double percentile(std::vector<double> values, double p);
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

@@ -6,7 +6,7 @@
 
 #include "probe/client.h"  // ProbeError
 
-namespace tz::probe {
+namespace tzero::probe {
 
 namespace {
 // A SAX handler that builds the document as nlohmann's DOM parser does, except for floats.
@@ -97,4 +97,4 @@ std::optional<ExactNumber> exact_number(const ojson& j) {
   return n;
 }
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace tz::probe {
+namespace tzero::probe {
 
 using ojson = nlohmann::ordered_json;
 
@@ -28,4 +28,4 @@ struct ExactNumber {
 // The number a value holds (a tagged float, or a plain JSON number), or nullopt for anything else.
 std::optional<ExactNumber> exact_number(const ojson& j);
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

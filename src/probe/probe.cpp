@@ -9,7 +9,7 @@
 
 #include "tokenizer/unicode.h"
 
-namespace tz::probe {
+namespace tzero::probe {
 
 const std::vector<std::string>& default_prompts() {
   static const std::vector<std::string> p = {
@@ -252,4 +252,4 @@ ProbeReport run_probe(const ProbeOptions& opt, const ProbeProgress& progress) {
   return rep;
 }
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

@@ -23,7 +23,7 @@
 #include "probe/client.h"
 #include "probe/compare.h"
 
-namespace tz::probe {
+namespace tzero::probe {
 
 struct ProbeOptions {
   std::string base_url, model, api_key;
@@ -114,4 +114,4 @@ ProbeReport run_probe(const ProbeOptions& options, const ProbeProgress& progress
 // tests can build reports by hand).
 void analyze(ProbeReport& r);
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

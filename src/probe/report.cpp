@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace tz::probe {
+namespace tzero::probe {
 
 namespace {
 using oj = nlohmann::ordered_json;
@@ -186,4 +186,4 @@ std::string probe_table(const ProbeReport& r) {
   return s.str();
 }
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

@@ -19,10 +19,10 @@
 
 #include "probe/probe.h"
 
-namespace tz::probe {
+namespace tzero::probe {
 
 nlohmann::ordered_json probe_json(const ProbeReport& r);
 std::string probe_table(const ProbeReport& r);  // for the terminal (stdout)
 std::string probe_html(const ProbeReport& r);
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

@@ -8,7 +8,7 @@
 #include "base/html.h"
 #include "probe/report.h"
 
-namespace tz::probe {
+namespace tzero::probe {
 
 namespace {
 
@@ -221,4 +221,4 @@ std::string probe_html(const ProbeReport& r) {
   return h.str();
 }
 
-}  // namespace tz::probe
+}  // namespace tzero::probe

@@ -4,7 +4,7 @@
 
 #include "base/hash.h"
 
-namespace tz {
+namespace tzero {
 
 std::string file_xxh128(const GgufFile& f) {
   return xxh128_hex(f.file_data(), f.file_size());
@@ -47,4 +47,4 @@ Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
   return fp;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -15,7 +15,7 @@
 
 #include "model/weights.h"
 
-namespace tz {
+namespace tzero {
 
 // The versions of the canonical orders (kernels/dot.h, ops.h, math.h, runtime/sampler.h).
 constexpr const char* kCanonicalOrders = "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v2 logprob-v1";
@@ -35,4 +35,4 @@ Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
                                 const std::vector<std::string>& custom_ops = {},
                                 const std::string& kv_type = "f32");
 
-}  // namespace tz
+}  // namespace tzero

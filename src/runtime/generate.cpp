@@ -16,7 +16,7 @@
 #include "runtime/text_stream.h"
 #include "trace/recorder.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -151,4 +151,4 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   return res;
 }
 
-}  // namespace tz
+}  // namespace tzero

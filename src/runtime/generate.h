@@ -12,7 +12,7 @@
 #include "model/weights.h"
 #include "tokenizer/vocab.h"
 
-namespace tz {
+namespace tzero {
 
 struct GenerateOptions {
   std::string prompt;
@@ -57,8 +57,8 @@ struct GenerateResult {
 // logit(top 1) - logit(top 2) of a row (0 on a tie, +inf with one entry).
 float top2_gap(const float* logits, int n);
 
-// Throws tz::Error for unusable input (a prompt longer than the context, a bad option).
+// Throws tzero::Error for unusable input (a prompt longer than the context, a bad option).
 GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOptions& opt,
                         const std::function<void(std::string_view)>& on_text = nullptr);
 
-}  // namespace tz
+}  // namespace tzero

@@ -8,7 +8,7 @@
 #include "kernels/dot.h"
 #include "kernels/math.h"
 
-namespace tz {
+namespace tzero {
 
 int32_t argmax_lowest(const float* logits, int n) {
   int32_t best = 0;
@@ -133,4 +133,4 @@ std::vector<std::pair<int32_t, float>> Logprobs::top(int top_n) const {
   return out;
 }
 
-}  // namespace tz
+}  // namespace tzero

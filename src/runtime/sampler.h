@@ -13,7 +13,7 @@
 
 #include "tzero/engine.h"
 
-namespace tz {
+namespace tzero {
 
 int32_t argmax_lowest(const float* logits, int n);
 
@@ -51,4 +51,4 @@ class Logprobs {
   float m_, log_z_;
 };
 
-}  // namespace tz
+}  // namespace tzero

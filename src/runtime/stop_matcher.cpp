@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace tz {
+namespace tzero {
 
 StopMatcher::StopMatcher(std::vector<std::string> stops) : stops_(std::move(stops)) {
   stops_.erase(std::remove(stops_.begin(), stops_.end(), std::string()), stops_.end());
@@ -39,4 +39,4 @@ std::string StopMatcher::finish() {
   return std::exchange(held_, {});
 }
 
-}  // namespace tz
+}  // namespace tzero

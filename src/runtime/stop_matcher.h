@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 class StopMatcher {
  public:
@@ -24,4 +24,4 @@ class StopMatcher {
   bool stopped_ = false;
 };
 
-}  // namespace tz
+}  // namespace tzero

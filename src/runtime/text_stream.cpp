@@ -1,6 +1,6 @@
 #include "runtime/text_stream.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 // Length of the longest prefix of s made of complete UTF-8 sequences (invalid bytes count as
@@ -36,4 +36,4 @@ std::string TextStream::finish() {
   return out;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -6,7 +6,7 @@
 
 #include "tokenizer/vocab.h"
 
-namespace tz {
+namespace tzero {
 
 class TextStream {
  public:
@@ -21,4 +21,4 @@ class TextStream {
   std::string pending_;
 };
 
-}  // namespace tz
+}  // namespace tzero

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace tz::server {
+namespace tzero::server {
 
 struct ApiError : std::runtime_error {
   ApiError(int status_, const std::string& message, std::string param_ = "", std::string code_ = "",
@@ -53,4 +53,4 @@ inline std::string dump_json(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace tz::server
+}  // namespace tzero::server

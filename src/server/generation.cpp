@@ -3,7 +3,7 @@
 
 #include "server/api_error.h"
 
-namespace tz::server {
+namespace tzero::server {
 
 namespace {
 
@@ -155,4 +155,4 @@ std::string StreamWriter::close() {
   return out + sse_done();
 }
 
-}  // namespace tz::server
+}  // namespace tzero::server

@@ -17,7 +17,7 @@
 #include "server/openai_response.h"
 #include "tzero/engine.h"
 
-namespace tz::server {
+namespace tzero::server {
 
 using Clock = std::chrono::steady_clock;
 
@@ -100,4 +100,4 @@ class StreamWriter {
   bool cancelled_ = false;
 };
 
-}  // namespace tz::server
+}  // namespace tzero::server

@@ -18,7 +18,7 @@
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 
-namespace tz::server {
+namespace tzero::server {
 
 using nlohmann::json;
 
@@ -360,7 +360,7 @@ HttpServer::~HttpServer() {
 
 int HttpServer::start() {
   Impl& m = *impl_;
-  tz::check(m.bound_port < 0, "the server is already started");
+  tzero::check(m.bound_port < 0, "the server is already started");
   const size_t threads = size_t(std::max(1, m.opt.http_threads));
   m.svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   m.svr.set_payload_max_length(m.opt.max_body_bytes);
@@ -377,7 +377,7 @@ int HttpServer::start() {
   } else if (m.svr.bind_to_port(m.opt.host, m.opt.port)) {
     m.bound_port = m.opt.port;
   }
-  tz::check(m.bound_port > 0, "cannot listen on " + m.opt.host + ":" + std::to_string(m.opt.port) +
+  tzero::check(m.bound_port > 0, "cannot listen on " + m.opt.host + ":" + std::to_string(m.opt.port) +
                                   " (address in use or not available)");
   m.engine.start();
   m.listener = std::thread([&m] {
@@ -429,4 +429,4 @@ const std::string& HttpServer::model_name() const {
   return impl_->model;
 }
 
-}  // namespace tz::server
+}  // namespace tzero::server

@@ -5,7 +5,7 @@
 // batch-invariant: bit for bit what the request would get alone.
 //
 //   tzero::Engine engine(opts);
-//   tz::server::HttpServer srv(engine, {});   // 127.0.0.1:8080
+//   tzero::server::HttpServer srv(engine, {});   // 127.0.0.1:8080
 //   int port = srv.start();                   // binds, serves on background threads
 //   ...
 //   srv.stop(10.0);                           // graceful, see stop()
@@ -21,7 +21,7 @@
 
 #include "tzero/engine.h"
 
-namespace tz::server {
+namespace tzero::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -43,7 +43,7 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds and serves on background threads; returns the port. Throws tz::Error when the
+  // Binds and serves on background threads; returns the port. Throws tzero::Error when the
   // address cannot be bound.
   int start();
   int port() const;
@@ -67,4 +67,4 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace tz::server
+}  // namespace tzero::server

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-namespace tz::server {
+namespace tzero::server {
 
 namespace {
 
@@ -127,4 +127,4 @@ std::string Metrics::render(const tzero::EngineStats& e, int in_flight) const {
   return out;
 }
 
-}  // namespace tz::server
+}  // namespace tzero::server

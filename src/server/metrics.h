@@ -13,7 +13,7 @@
 
 #include "tzero/engine.h"
 
-namespace tz::server {
+namespace tzero::server {
 
 // A cumulative histogram with fixed upper bounds (seconds).
 class Histogram {
@@ -53,4 +53,4 @@ class Metrics {
   Histogram ttft_, tpot_;
 };
 
-}  // namespace tz::server
+}  // namespace tzero::server

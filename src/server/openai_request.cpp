@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-namespace tz::server {
+namespace tzero::server {
 
 using nlohmann::json;
 
@@ -352,4 +352,4 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
   r.params.max_tokens = max_tokens;
 }
 
-}  // namespace tz::server
+}  // namespace tzero::server

@@ -16,7 +16,7 @@
 #include "server/api_error.h"
 #include "tzero/engine.h"
 
-namespace tz::server {
+namespace tzero::server {
 
 enum class Endpoint { completions, chat };
 
@@ -51,4 +51,4 @@ OpenAiRequest parse_request(Endpoint endpoint, const std::string& body);
 void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
                     const std::string& chat_template);
 
-}  // namespace tz::server
+}  // namespace tzero::server

@@ -3,7 +3,7 @@
 
 #include "server/api_error.h"
 
-namespace tz::server {
+namespace tzero::server {
 
 using nlohmann::json;
 
@@ -121,4 +121,4 @@ std::string sse_error(const json& error) {
   return sse(error);
 }
 
-}  // namespace tz::server
+}  // namespace tzero::server

@@ -12,7 +12,7 @@
 #include "server/openai_request.h"
 #include "tzero/engine.h"
 
-namespace tz::server {
+namespace tzero::server {
 
 struct ResponseMeta {
   Endpoint endpoint = Endpoint::completions;
@@ -66,4 +66,4 @@ inline const char* sse_done() {
   return "data: [DONE]\n\n";
 }
 
-}  // namespace tz::server
+}  // namespace tzero::server

@@ -7,7 +7,7 @@
 #include "tokenizer/unicode.h"
 #include "tokenizer/vocab.h"
 
-namespace tz {
+namespace tzero {
 
 BpeModel::BpeModel(const Vocab& vocab, const std::vector<std::string_view>& merges,
                    const PreTokenizerSpec& pre)
@@ -176,4 +176,4 @@ void BpeModel::encode(const Vocab& vocab, std::string_view text, std::vector<int
   }
 }
 
-}  // namespace tz
+}  // namespace tzero

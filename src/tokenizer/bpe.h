@@ -18,7 +18,7 @@
 
 #include "tokenizer/pre_tokenizer.h"
 
-namespace tz {
+namespace tzero {
 
 class Vocab;
 
@@ -56,4 +56,4 @@ class BpeModel {
   size_t n_skipped_ = 0;
 };
 
-}  // namespace tz
+}  // namespace tzero

@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace tz::byte_level {
+namespace tzero::byte_level {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::string decode(std::string_view s) {
   return out;
 }
 
-}  // namespace tz::byte_level
+}  // namespace tzero::byte_level

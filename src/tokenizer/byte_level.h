@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace tz::byte_level {
+namespace tzero::byte_level {
 
 // The code point that stands for `byte`.
 uint32_t byte_to_codepoint(uint8_t byte);
@@ -24,4 +24,4 @@ void encode(std::string_view bytes, std::string& out);
 // copied through unchanged, so a token that is not byte-level text decodes to its own text.
 std::string decode(std::string_view mapped);
 
-}  // namespace tz::byte_level
+}  // namespace tzero::byte_level

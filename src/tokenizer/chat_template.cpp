@@ -5,7 +5,7 @@
 #include "base/error.h"
 #include "tokenizer/chat_template_eval.h"
 
-namespace tz {
+namespace tzero {
 
 ChatTemplate::ChatTemplate(std::string source)
     : source_(std::move(source)), program_(jinja::parse(source_)) {}
@@ -31,4 +31,4 @@ std::string ChatTemplate::apply(const std::vector<ChatMessage>& messages,
   return render(vars);
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -7,11 +7,11 @@
 //  - It renders the way Hugging Face transformers' apply_chat_template does: Jinja with
 //    trim_blocks and lstrip_blocks on, undefined variables empty and false, `tojson` as
 //    Python's json.dumps (ensure_ascii off, key order kept).
-//  - A template using something outside the subset is refused with a tz::Error naming the
+//  - A template using something outside the subset is refused with a tzero::Error naming the
 //    construct and its line and column ("chat template: line 3, column 10: unsupported filter
 //    'wordwrap'"); it never renders silently wrong. Unknown tags, filters and tests are refused
 //    when the template is parsed; an unsupported method or a type error when it runs.
-//  - raise_exception(msg) in a template throws a tz::Error whose message contains msg.
+//  - raise_exception(msg) in a template throws a tzero::Error whose message contains msg.
 #pragma once
 
 #include <memory>
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 struct ChatMessage {
   std::string role;
@@ -32,7 +32,7 @@ struct Program;
 
 class ChatTemplate {
  public:
-  // Parses the template; throws tz::Error (see above) when it cannot be run.
+  // Parses the template; throws tzero::Error (see above) when it cannot be run.
   explicit ChatTemplate(std::string source);
   ~ChatTemplate();
   ChatTemplate(ChatTemplate&&) noexcept;
@@ -56,7 +56,7 @@ class ChatTemplate {
 // The named formats for `--chat-template NAME`: llama2, llama3, chatml, mistral, phi3, gemma,
 // deepseek. Each is a Jinja template written from the model's documented prompt format.
 const std::vector<std::string>& chat_template_names();
-// The template source of a named format; throws tz::Error listing the names when unknown.
+// The template source of a named format; throws tzero::Error listing the names when unknown.
 const std::string& named_chat_template(const std::string& name);
 
-}  // namespace tz
+}  // namespace tzero

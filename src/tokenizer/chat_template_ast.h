@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-namespace tz::jinja {
+namespace tzero::jinja {
 
 // "line L, column C" of a byte offset (1-based; columns count bytes).
 std::string where(const std::string& source, size_t offset);
-// Throws tz::Error("chat template: line L, column C: what").
+// Throws tzero::Error("chat template: line L, column C: what").
 [[noreturn]] void fail_at(const std::string& source, size_t offset, const std::string& what);
 
 struct Expr;
@@ -78,8 +78,8 @@ struct Program {
   Body body;
 };
 
-// Parses a template. Throws tz::Error (via fail_at) for syntax errors and for tags, filters
+// Parses a template. Throws tzero::Error (via fail_at) for syntax errors and for tags, filters
 // and tests outside the supported subset.
 std::unique_ptr<Program> parse(const std::string& source);
 
-}  // namespace tz::jinja
+}  // namespace tzero::jinja

@@ -19,7 +19,7 @@
 #include "tokenizer/chat_template_ast.h"
 #include "tokenizer/chat_template_value.h"
 
-namespace tz::jinja {
+namespace tzero::jinja {
 
 constexpr size_t kMaxOutput = size_t(256) << 20;  // a runaway template stops here
 constexpr int64_t kMaxRange = 1 << 20;
@@ -592,4 +592,4 @@ class Evaluator {
   std::string out_;
 };
 
-}  // namespace tz::jinja
+}  // namespace tzero::jinja

@@ -3,7 +3,7 @@
 // kTests; each listed one is implemented here with Jinja's (Python's) behaviour.
 #include "tokenizer/chat_template_eval.h"
 
-namespace tz::jinja {
+namespace tzero::jinja {
 
 // "a.b" or "a.0" looked up in v (selectattr, map, join, sort and sum attributes).
 Value Evaluator::attribute_of(const Expr& e, const Value& v, const std::string& path) {
@@ -304,4 +304,4 @@ Value Evaluator::filter(const Expr& e) {
   fail(e, "unsupported filter '" + f + "'");
 }
 
-}  // namespace tz::jinja
+}  // namespace tzero::jinja

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "tokenizer/chat_template.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -133,4 +133,4 @@ const std::string& named_chat_template(const std::string& name) {
   return it->second;
 }
 
-}  // namespace tz
+}  // namespace tzero

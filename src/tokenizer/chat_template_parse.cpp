@@ -14,7 +14,7 @@
 #include "base/error.h"
 #include "tokenizer/chat_template_ast.h"
 
-namespace tz::jinja {
+namespace tzero::jinja {
 
 std::string where(const std::string& source, size_t offset) {
   size_t line = 1, col = 1;
@@ -787,4 +787,4 @@ std::unique_ptr<Program> parse(const std::string& source) {
   return p;
 }
 
-}  // namespace tz::jinja
+}  // namespace tzero::jinja

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-namespace tz::jinja {
+namespace tzero::jinja {
 
 const Value* Value::get(const std::string& key) const {
   if (type != Dict) return nullptr;
@@ -322,4 +322,4 @@ Value from_json(const nlohmann::ordered_json& j) {
   }
 }
 
-}  // namespace tz::jinja
+}  // namespace tzero::jinja

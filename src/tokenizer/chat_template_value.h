@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace tz::jinja {
+namespace tzero::jinja {
 
 struct Value;
 using ValueList = std::vector<Value>;
@@ -89,4 +89,4 @@ std::string python_float(double d);  // Python repr() of a float
 std::string to_json(const Value& v, int indent = -1);
 Value from_json(const nlohmann::ordered_json& j);
 
-}  // namespace tz::jinja
+}  // namespace tzero::jinja

@@ -12,7 +12,7 @@
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/vocab.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -345,4 +345,4 @@ HfImportSummary import_hf_tokenizer(const std::string& dir, const std::string& o
   }
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace tz {
+namespace tzero {
 
 struct HfImportOptions {
   std::string pre;  // tokenizer.ggml.pre to write; "" = recognize it from tokenizer.json
@@ -24,9 +24,9 @@ struct HfImportSummary {
 // "added_tokens" and tokenizer_config.json's "added_tokens_decoder"; BOS/EOS/PAD/UNK and
 // add_bos/add_eos from tokenizer_config.json. The pre-tokenizer is options.pre when given,
 // otherwise the one whose steps, normalizer and ignore_merges equal tokenizer.json's. Throws
-// tz::Error naming the file and the problem (not byte-level BPE, pre-tokenizer not
+// tzero::Error naming the file and the problem (not byte-level BPE, pre-tokenizer not
 // recognized and no --pre, malformed JSON, ...).
 HfImportSummary import_hf_tokenizer(const std::string& dir, const std::string& out_path,
                                     const HfImportOptions& options);
 
-}  // namespace tz
+}  // namespace tzero

@@ -6,7 +6,7 @@
 #include "base/error.h"
 #include "tokenizer/byte_level.h"
 
-namespace tz {
+namespace tzero {
 
 // GPT-2's expression (openai/gpt-2 encoder.py; Hugging Face ByteLevel with use_regex).
 const char* const kGpt2Regex =
@@ -291,4 +291,4 @@ std::vector<std::string> PreTokenizer::words(std::string_view text) const {
   return out;
 }
 
-}  // namespace tz
+}  // namespace tzero

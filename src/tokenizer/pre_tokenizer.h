@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 struct PreStep {
   enum class Kind { Split, Digits, Punctuation, ByteLevel };
@@ -50,7 +50,7 @@ extern const char* const kGpt2Regex;
 
 class PreTokenizer {
  public:
-  // Compiles the steps' expressions. Throws tz::Error naming the expression when PCRE2
+  // Compiles the steps' expressions. Throws tzero::Error naming the expression when PCRE2
   // rejects one.
   explicit PreTokenizer(const PreTokenizerSpec& spec);
   ~PreTokenizer();
@@ -75,7 +75,7 @@ class PreTokenizer {
 };
 
 // `pattern` with \s and \S replaced by classes of Unicode White_Space (what the original
-// regex engines mean by \s). Throws tz::Error for \S inside a character class.
+// regex engines mean by \s). Throws tzero::Error for \S inside a character class.
 std::string widen_whitespace_escapes(std::string_view pattern);
 
-}  // namespace tz
+}  // namespace tzero

@@ -18,7 +18,7 @@
 
 #include "tokenizer/vocab.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -146,4 +146,4 @@ void Vocab::tokenize_spm(std::string_view raw, std::vector<int32_t>& out) const 
   word(all.size());
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 
 SpmVocabData make_synthetic_spm_vocab(int n_vocab) {
   check(n_vocab >= 300, "a synthetic vocabulary needs at least 300 tokens");
@@ -65,4 +65,4 @@ void write_spm_vocab(GgufWriter& w, const SpmVocabData& v) {
   w.add_u32("tokenizer.ggml.eos_token_id", 2);
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -9,7 +9,7 @@
 
 #include "format/gguf_writer.h"
 
-namespace tz {
+namespace tzero {
 
 // The contents of a SentencePiece-style vocabulary as GGUF stores them.
 struct SpmVocabData {
@@ -25,4 +25,4 @@ SpmVocabData make_synthetic_spm_vocab(int n_vocab);  // n_vocab >= 300
 // and the unknown, BOS and EOS ids.
 void write_spm_vocab(GgufWriter& w, const SpmVocabData& v);
 
-}  // namespace tz
+}  // namespace tzero

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 class TokenIndex {
  public:
@@ -56,4 +56,4 @@ class TokenIndex {
   size_t mask_ = 0;
 };
 
-}  // namespace tz
+}  // namespace tzero

@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 
-namespace tz::unicode {
+namespace tzero::unicode {
 
 size_t valid_sequence_length(std::string_view s) {
   if (s.empty()) return 0;
@@ -86,4 +86,4 @@ void append_nfc(std::string_view s, std::string& out) {
   nfc_run(s.substr(run_start), out);
 }
 
-}  // namespace tz::unicode
+}  // namespace tzero::unicode

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace tz::unicode {
+namespace tzero::unicode {
 
 // Length of the well-formed UTF-8 sequence at the start of `s` (1..4), or 0 when `s` starts
 // with an ill-formed one (stray continuation byte, overlong form, surrogate, > U+10FFFF,
@@ -21,4 +21,4 @@ bool is_valid(std::string_view s);
 // copied without calling the library.
 void append_nfc(std::string_view s, std::string& out);
 
-}  // namespace tz::unicode
+}  // namespace tzero::unicode

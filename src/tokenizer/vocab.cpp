@@ -8,7 +8,7 @@
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -219,4 +219,4 @@ std::string Vocab::detokenize(const std::vector<int32_t>& ids, bool special) con
   return out;
 }
 
-}  // namespace tz
+}  // namespace tzero

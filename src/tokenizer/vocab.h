@@ -16,7 +16,7 @@
 #include "format/gguf.h"
 #include "tokenizer/token_index.h"
 
-namespace tz {
+namespace tzero {
 
 class BpeModel;
 
@@ -35,7 +35,7 @@ class Vocab {
  public:
   enum class Kind { Spm, Bpe };
 
-  // Throws tz::Error naming the file when the metadata holds no usable tokenizer. Problems that
+  // Throws tzero::Error naming the file when the metadata holds no usable tokenizer. Problems that
   // still leave a usable tokenizer (an unknown tokenizer.ggml.pre, merges that cannot apply)
   // are printed to stderr as "warning: ..." lines and kept in warnings().
   static Vocab from_gguf(const GgufFile& f);
@@ -102,4 +102,4 @@ class Vocab {
   std::vector<std::string> warnings_;
 };
 
-}  // namespace tz
+}  // namespace tzero

@@ -6,7 +6,7 @@
 #include <map>
 #include <tuple>
 
-namespace tz {
+namespace tzero {
 
 uint64_t ulp_distance(float a, float b) {
   auto ordered = [](float f) {
@@ -110,4 +110,4 @@ TraceDiff diff_traces(const TraceFile& a, const TraceFile& b) {
   return d;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -7,7 +7,7 @@
 
 #include "trace/trace_file.h"
 
-namespace tz {
+namespace tzero {
 
 struct TraceDiffRow {  // one layer (-1: outside the layers) after the first divergence
   int layer;
@@ -44,4 +44,4 @@ TraceDiff diff_traces(const TraceFile& a, const TraceFile& b);
 // Distance in units in the last place between two floats (0 for equal bits).
 uint64_t ulp_distance(float a, float b);
 
-}  // namespace tz
+}  // namespace tzero

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-namespace tz {
+namespace tzero {
 
 TraceRecorder::TraceRecorder(const std::string& path, const std::string& json_metadata,
                              const std::string& dump_patterns)
@@ -34,4 +34,4 @@ TraceHook TraceRecorder::hook() {
   };
 }
 
-}  // namespace tz
+}  // namespace tzero

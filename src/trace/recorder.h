@@ -9,7 +9,7 @@
 #include "model/forward.h"
 #include "trace/trace_file.h"
 
-namespace tz {
+namespace tzero {
 
 class TraceRecorder {
  public:
@@ -26,4 +26,4 @@ class TraceRecorder {
   std::vector<std::string> patterns_;
 };
 
-}  // namespace tz
+}  // namespace tzero

@@ -9,7 +9,7 @@
 #include "base/error.h"
 #include "base/mapped_file.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 constexpr char kMagic[8] = {'T', 'Z', 'T', 'R', 'A', 'C', 'E', '1'};
@@ -110,4 +110,4 @@ TraceFile read_trace(const std::string& path) {
   return t;
 }
 
-}  // namespace tz
+}  // namespace tzero

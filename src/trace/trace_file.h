@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace tz {
+namespace tzero {
 
 struct TraceRecord {
   uint32_t pos = 0;
@@ -33,7 +33,7 @@ struct TraceRecord {
 
 class TraceWriter {
  public:
-  TraceWriter(const std::string& path, const std::string& json_metadata);  // throws tz::Error
+  TraceWriter(const std::string& path, const std::string& json_metadata);  // throws tzero::Error
   ~TraceWriter();
   void write(uint32_t pos, int32_t layer, const std::string& name, const float* data, uint32_t n,
              bool with_values);
@@ -51,9 +51,9 @@ struct TraceFile {
   bool truncated = false;  // the last record was cut short
 };
 
-// Reads a whole trace. Throws tz::Error naming the file when it is not a trace.
+// Reads a whole trace. Throws tzero::Error naming the file when it is not a trace.
 TraceFile read_trace(const std::string& path);
 
 std::array<uint8_t, 16> hash_floats(const float* data, size_t n);
 
-}  // namespace tz
+}  // namespace tzero

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace tz::test {
+namespace tzero::test {
 
 namespace {
 using oj = nlohmann::ordered_json;
@@ -230,4 +230,4 @@ FakeOpenAIServer::~FakeOpenAIServer() {
   thread_.join();
 }
 
-}  // namespace tz::test
+}  // namespace tzero::test

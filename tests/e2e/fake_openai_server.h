@@ -19,7 +19,7 @@ namespace httplib {
 class Server;
 }
 
-namespace tz::test {
+namespace tzero::test {
 
 struct FakeServerOptions {
   bool logprobs = true;   // false: never report logprobs (a text-only server)
@@ -52,4 +52,4 @@ class FakeOpenAIServer {
   std::map<std::string, int> seen_;  // (prompt, temperature) -> requests so far
 };
 
-}  // namespace tz::test
+}  // namespace tzero::test

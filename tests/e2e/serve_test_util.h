@@ -12,7 +12,7 @@
 #include "support/serve_process.h"
 #include "support/test_support.h"
 
-namespace tz::test {
+namespace tzero::test {
 
 // `tzero serve` on the tiny q8_0 model (chat through the chatml template) with extra flags.
 inline std::unique_ptr<ServeProcess> serve_tiny(const std::vector<std::string>& extra = {}) {
@@ -111,4 +111,4 @@ inline std::string post_stream(httplib::Client& c, const std::string& path, nloh
   return res->body;
 }
 
-}  // namespace tz::test
+}  // namespace tzero::test

@@ -9,13 +9,13 @@
 using nlohmann::json;
 
 TEST(Audit, ContractHoldsAndReportIsWritten) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
-  const std::string dir = tz::test::scratch_dir() + "/audit";
-  const auto r = tz::test::run_tzero({"audit", "-m", model, "-n", "6", "--report", dir});
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  const std::string dir = tzero::test::scratch_dir() + "/audit";
+  const auto r = tzero::test::run_tzero({"audit", "-m", model, "-n", "6", "--report", dir});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("contract holds"), std::string::npos);
   EXPECT_NE(r.err.find("[1/"), std::string::npos) << "progress is shown";
-  const json j = json::parse(tz::test::read_file(dir + "/report.json"));
+  const json j = json::parse(tzero::test::read_file(dir + "/report.json"));
   EXPECT_EQ(j["deterministic_failures"], 0);
   EXPECT_GE(j["configs"].size(), 8u);
   for (const auto& o : j["outcomes"]) {
@@ -34,26 +34,26 @@ TEST(Audit, ContractHoldsAndReportIsWritten) {
   EXPECT_GE(batch_configs, 5);
   EXPECT_GT(cached, 0);
   EXPECT_GT(preempted, 0);
-  const std::string html = tz::test::read_file(dir + "/index.html");
+  const std::string html = tzero::test::read_file(dir + "/index.html");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("bit-identical to the baseline"), std::string::npos);
 }
 
 TEST(Audit, Stories260KContractHolds) {
   TZ_REQUIRE_SHARED(gguf, "gguf/stories260K.gguf");
-  const auto r = tz::test::run_tzero({"audit", "-m", gguf, "-n", "24"});
+  const auto r = tzero::test::run_tzero({"audit", "-m", gguf, "-n", "24"});
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("contract holds"), std::string::npos);
 }
 
 TEST(Audit, BrokenConfigurationIsCaughtAndNamed) {
-  const std::string model = tz::test::generated_model("tiny-qwen2", "f16");
-  const std::string dir = tz::test::scratch_dir() + "/audit-broken";
-  const auto r = tz::test::run_tzero(
+  const std::string model = tzero::test::generated_model("tiny-qwen2", "f16");
+  const std::string dir = tzero::test::scratch_dir() + "/audit-broken";
+  const auto r = tzero::test::run_tzero(
       {"audit", "-m", model, "-n", "4", "--perturb", "1:ffn_norm:2", "--report", dir});
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("CONTRACT BROKEN"), std::string::npos);
   EXPECT_NE(r.out.find("first at position 2, blk.1.ffn_norm"), std::string::npos) << r.out;
-  const json j = json::parse(tz::test::read_file(dir + "/report.json"));
+  const json j = json::parse(tzero::test::read_file(dir + "/report.json"));
   EXPECT_GT(j["deterministic_failures"].get<int>(), 0);
 }

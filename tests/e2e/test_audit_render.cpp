@@ -25,10 +25,10 @@ int shell(const std::string& cmd) {
 TEST(AuditReport, RendersInHeadlessChromium) {
   const std::string browser = chromium();
   if (browser.empty()) GTEST_SKIP() << "chromium absent: apt-get install chromium to run this test";
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
-  const std::string dir = tz::test::scratch_dir() + "/render";
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  const std::string dir = tzero::test::scratch_dir() + "/render";
   // A perturbed run, so the heatmap has cells to draw.
-  const auto r = tz::test::run_tzero(
+  const auto r = tzero::test::run_tzero(
       {"audit", "-m", model, "-n", "4", "--perturb", "1:ffn_up:3", "--report", dir});
   ASSERT_EQ(r.exit_code, 1) << r.out;
   const std::string flags =
@@ -39,7 +39,7 @@ TEST(AuditReport, RendersInHeadlessChromium) {
   const std::string url = "file://" + dir + "/index.html";
   ASSERT_EQ(shell(browser + flags + "--dump-dom " + url + " > " + dir + "/dom.html 2>/dev/null"),
             0);
-  const std::string dom = tz::test::read_file(dir + "/dom.html");
+  const std::string dom = tzero::test::read_file(dir + "/dom.html");
   EXPECT_NE(dom.find("<table>"), std::string::npos);
   EXPECT_NE(dom.find("first divergences"), std::string::npos);
   EXPECT_NE(dom.find("<rect"), std::string::npos) << "the charts have shapes";

@@ -15,18 +15,18 @@
 #include "format/gguf_writer.h"
 #include "support/test_support.h"
 
-using tz::test::CliResult;
-using tz::test::run_tzero;
+using tzero::test::CliResult;
+using tzero::test::run_tzero;
 
 namespace {
 
 std::string scratch(const std::string& name) {
-  return tz::test::scratch_dir() + "/bad_" + name;
+  return tzero::test::scratch_dir() + "/bad_" + name;
 }
 
 std::string write_bytes(const std::string& name, const std::string& bytes) {
   const std::string path = scratch(name);
-  tz::test::write_file(path, bytes);
+  tzero::test::write_file(path, bytes);
   return path;
 }
 
@@ -56,7 +56,7 @@ CliResult run(const std::string& f) {
 
 // The tiny generated model (f32), as bytes.
 const std::string& tiny_bytes() {
-  static const std::string b = tz::test::read_file(tz::test::generated_model("tiny", "f32"));
+  static const std::string b = tzero::test::read_file(tzero::test::generated_model("tiny", "f32"));
   return b;
 }
 
@@ -70,17 +70,17 @@ std::string patched(std::string b, size_t at, T v) {
 // it added its own), `keep_tensors` false drops every tensor, and `retype` names one tensor to
 // store as `new_type` (zero bytes; tzero must refuse it before reading them).
 std::string rewrite_tiny(const std::string& name,
-                         std::function<bool(tz::GgufWriter&, const std::string&)> edit_kv,
+                         std::function<bool(tzero::GgufWriter&, const std::string&)> edit_kv,
                          bool keep_tensors, const std::string& retype = "",
-                         tz::TensorType new_type = tz::TensorType::F32) {
-  tz::GgufFile src(tz::test::generated_model("tiny", "f32"));
-  tz::GgufWriter w;
+                         tzero::TensorType new_type = tzero::TensorType::F32) {
+  tzero::GgufFile src(tzero::test::generated_model("tiny", "f32"));
+  tzero::GgufWriter w;
   for (const auto& [key, v] : src.metadata())
     if (!edit_kv || !edit_kv(w, key)) w.add_value(key, v);
   if (keep_tensors) {
     for (const auto& t : src.tensors()) {
       if (t.name == retype) {
-        const auto& tr = tz::traits(new_type);
+        const auto& tr = tzero::traits(new_type);
         const size_t n = size_t(t.n_elements()) / tr.block_size * tr.type_size;
         w.add_tensor(t.name, new_type, t.ne, std::vector<uint8_t>(n, 0));
       } else {
@@ -96,18 +96,18 @@ std::string rewrite_tiny(const std::string& name,
 // A small GGUF with one tensor "t" (f32, 4 elements) and no metadata: its type field sits at
 // byte 24 + 8 (name length) + 1 (name) + 4 (dimension count) + 8 (dimension) = 45.
 std::string one_tensor_bytes(const std::string& name = "t") {
-  tz::GgufWriter w;
-  w.add_tensor(name, tz::TensorType::F32, {4}, std::vector<uint8_t>(16, 0));
+  tzero::GgufWriter w;
+  w.add_tensor(name, tzero::TensorType::F32, {4}, std::vector<uint8_t>(16, 0));
   const std::string path = scratch("one_tensor_src.gguf");
   w.write(path);
-  return tz::test::read_file(path);
+  return tzero::test::read_file(path);
 }
 
 }  // namespace
 
 // The generated model is fine: the failures below come from the damage, not the model.
 TEST(BadFiles, UndamagedModelRuns) {
-  const std::string f = tz::test::generated_model("tiny", "f32");
+  const std::string f = tzero::test::generated_model("tiny", "f32");
   EXPECT_EQ(info(f).exit_code, 0);
   const CliResult r = run(f);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -124,7 +124,7 @@ TEST(BadFiles, TruncatedTensorData) {
 // A model cut short inside its header: in the tensor infos (the padding after them is under
 // 32 bytes), and so early that the metadata count no longer fits.
 TEST(BadFiles, TruncatedHeader) {
-  const size_t data_offset = tz::GgufFile(tz::test::generated_model("tiny", "f32")).data_offset();
+  const size_t data_offset = tzero::GgufFile(tzero::test::generated_model("tiny", "f32")).data_offset();
   std::string f = write_bytes("trunc_infos.gguf", tiny_bytes().substr(0, data_offset - 40));
   EXPECT_TRUE(clean_error(info(f), f, "truncated: tensor"));
   EXPECT_TRUE(clean_error(run(f), f, "truncated: tensor"));
@@ -217,7 +217,7 @@ TEST(BadFiles, SharedVocabOnlyFileIsNotAModel) {
 TEST(BadFiles, UnsupportedArchitecture) {
   const std::string f = rewrite_tiny(
       "gpt2_arch.gguf",
-      [](tz::GgufWriter& w, const std::string& key) {
+      [](tzero::GgufWriter& w, const std::string& key) {
         if (key != "general.architecture") return false;
         w.add_string(key, "gpt2");
         return true;
@@ -231,12 +231,12 @@ TEST(BadFiles, UnsupportedArchitecture) {
 // and the type. `info` still lists the file. (The type is the first of these K-quants and
 // legacy quants that this build does not compute with; q4_k and q6_k are supported.)
 TEST(BadFiles, KnownButUnsupportedTensorType) {
-  std::optional<tz::TensorType> type;
-  for (tz::TensorType t : {tz::TensorType::Q5_K, tz::TensorType::Q3_K, tz::TensorType::Q2_K,
-                           tz::TensorType::Q5_0, tz::TensorType::Q4_1, tz::TensorType::Q8_K})
-    if (!type && !tz::traits(t).supported) type = t;
+  std::optional<tzero::TensorType> type;
+  for (tzero::TensorType t : {tzero::TensorType::Q5_K, tzero::TensorType::Q3_K, tzero::TensorType::Q2_K,
+                           tzero::TensorType::Q5_0, tzero::TensorType::Q4_1, tzero::TensorType::Q8_K})
+    if (!type && !tzero::traits(t).supported) type = t;
   if (!type) GTEST_SKIP() << "every candidate tensor type is supported";
-  const std::string name = tz::traits(*type).name;
+  const std::string name = tzero::traits(*type).name;
   const std::string f = rewrite_tiny("unsupported_type.gguf", nullptr, /*keep_tensors=*/true,
                                      "blk.0.attn_q.weight", *type);
   const CliResult i = info(f);

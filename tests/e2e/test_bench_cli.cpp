@@ -10,13 +10,13 @@ using nlohmann::json;
 
 // Proves: --json prints the documented fields for prefill and decode, and -p 0 skips prefill.
 TEST(BenchCli, JsonHasPrefillAndDecodeRates) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
-  auto r = tz::test::run_tzero({"bench", "-m", model, "-p", "8", "-n", "4", "-r", "1", "--json"});
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  auto r = tzero::test::run_tzero({"bench", "-m", model, "-p", "8", "-n", "4", "-r", "1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_GT(j["pp_tokens_per_s"].get<double>(), 0);
   EXPECT_GT(j["tg_tokens_per_s"].get<double>(), 0);
-  r = tz::test::run_tzero({"bench", "-m", model, "-p", "0", "-n", "4", "-r", "1", "--json"});
+  r = tzero::test::run_tzero({"bench", "-m", model, "-p", "0", "-n", "4", "-r", "1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   j = json::parse(r.out);
   EXPECT_TRUE(j["pp_tokens_per_s"].is_null());
@@ -25,8 +25,8 @@ TEST(BenchCli, JsonHasPrefillAndDecodeRates) {
 // Proves: --concurrency runs the batched engine once per value and reports each aggregate
 // generation rate.
 TEST(BenchCli, ConcurrencyReportsEachLevel) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
-  const auto r = tz::test::run_tzero(
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  const auto r = tzero::test::run_tzero(
       {"bench", "-m", model, "-p", "4", "-n", "6", "-r", "1", "-c", "1", "-c", "4", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);

@@ -11,8 +11,8 @@ const char* kMessages =
         {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Bye"}])";
 
 TEST(ChatCli, RendersNamedFormats) {
-  const std::string model = tz::test::generated_model("tiny", "f32");
-  auto r = tz::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "chatml"},
+  const std::string model = tzero::test::generated_model("tiny", "f32");
+  auto r = tzero::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "chatml"},
                                kMessages);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
@@ -20,7 +20,7 @@ TEST(ChatCli, RendersNamedFormats) {
             "<|im_start|>assistant\nHello<|im_end|>\n<|im_start|>user\nBye<|im_end|>\n"
             "<|im_start|>assistant\n");
   // bos_token and eos_token come from the vocabulary (<s>, </s>).
-  r = tz::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "llama2"},
+  r = tzero::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "llama2"},
                           kMessages);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
@@ -29,15 +29,15 @@ TEST(ChatCli, RendersNamedFormats) {
 }
 
 TEST(ChatCli, ErrorsAreClear) {
-  const std::string model = tz::test::generated_model("tiny", "f32");
+  const std::string model = tzero::test::generated_model("tiny", "f32");
   // The generated model has no tokenizer.chat_template.
-  auto r = tz::test::run_tzero({"chat", "--render", "-m", model}, kMessages);
+  auto r = tzero::test::run_tzero({"chat", "--render", "-m", model}, kMessages);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--chat-template NAME"), std::string::npos) << r.err;
-  r = tz::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "nope"}, kMessages);
+  r = tzero::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "nope"}, kMessages);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown chat template 'nope'"), std::string::npos) << r.err;
-  r = tz::test::run_tzero(
+  r = tzero::test::run_tzero(
       {"chat", "--render", "-m", model, "--chat-template", "mistral"},
       R"([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])");
   EXPECT_EQ(r.exit_code, 2);
@@ -45,12 +45,12 @@ TEST(ChatCli, ErrorsAreClear) {
 }
 
 TEST(ChatCli, AnswersTwoTurnsAndExitsOnEof) {
-  const std::string model = tz::test::generated_model("tiny", "f32");
+  const std::string model = tzero::test::generated_model("tiny", "f32");
   const std::vector<std::string> args = {"chat", "-m", model, "--chat-template", "chatml", "-n",
                                          "6",    "-t", "2"};
-  const auto one = tz::test::run_tzero(args, "hello there\n");
+  const auto one = tzero::test::run_tzero(args, "hello there\n");
   ASSERT_EQ(one.exit_code, 0) << one.err;
-  const auto two = tz::test::run_tzero(args, "hello there\nwhat next?\n");
+  const auto two = tzero::test::run_tzero(args, "hello there\nwhat next?\n");
   ASSERT_EQ(two.exit_code, 0) << two.err;
   // Each reply ends with a newline; the first turn is the same whether or not a second
   // follows, and the second adds a reply of its own.
@@ -59,8 +59,8 @@ TEST(ChatCli, AnswersTwoTurnsAndExitsOnEof) {
   EXPECT_EQ(two.out.compare(0, one.out.size(), one.out), 0) << one.out << "|" << two.out;
   EXPECT_GT(two.out.size(), one.out.size() + 1);
   // Deterministic at temperature 0, and /exit ends the chat like EOF.
-  EXPECT_EQ(tz::test::run_tzero(args, "hello there\nwhat next?\n").out, two.out);
-  const auto exited = tz::test::run_tzero(args, "hello there\n/exit\nwhat next?\n");
+  EXPECT_EQ(tzero::test::run_tzero(args, "hello there\nwhat next?\n").out, two.out);
+  const auto exited = tzero::test::run_tzero(args, "hello there\n/exit\nwhat next?\n");
   EXPECT_EQ(exited.exit_code, 0);
   EXPECT_EQ(exited.out, one.out);
 }

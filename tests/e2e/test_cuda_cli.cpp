@@ -9,19 +9,19 @@
 #include "support/test_support.h"
 
 using nlohmann::json;
-using tz::test::CliResult;
-using tz::test::run_tzero;
+using tzero::test::CliResult;
+using tzero::test::run_tzero;
 
 namespace {
 
 bool gpu_usable() {
-  return tz::cuda_device_info().usable;
+  return tzero::cuda_device_info().usable;
 }
 
 TEST(CudaCli, AskingForAGpuWithoutOneIsAnInputError) {
   if (gpu_usable()) GTEST_SKIP() << "a CUDA device is present: the no-GPU error path is not taken";
-  const std::string m = tz::test::generated_model("tiny", "q8_0");
-  const std::string want = tz::cuda_built() ? "no CUDA device" : "not built with CUDA";
+  const std::string m = tzero::test::generated_model("tiny", "q8_0");
+  const std::string want = tzero::cuda_built() ? "no CUDA device" : "not built with CUDA";
   for (const char* n : {"1", "all"}) {
     const CliResult r =
         run_tzero({"run", "-m", m, "-n", "4", "--gpu-layers", n, "--mode", "portable"});
@@ -41,21 +41,21 @@ TEST(CudaCli, DeviceAndFingerprintReportTheBuild) {
   const CliResult d = run_tzero({"device", "--json"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   const json j = json::parse(d.out);
-  EXPECT_EQ(j["cuda_built"].get<bool>(), tz::cuda_built());
-  if (!tz::cuda_built()) {
+  EXPECT_EQ(j["cuda_built"].get<bool>(), tzero::cuda_built());
+  if (!tzero::cuda_built()) {
     EXPECT_EQ(j["device"], "none (not built with CUDA)");
   }
   const CliResult t = run_tzero({"device"});
-  EXPECT_NE(t.out.find(tz::cuda_built() ? "cuda: built" : "cuda: not built"), std::string::npos);
+  EXPECT_NE(t.out.find(tzero::cuda_built() ? "cuda: built" : "cuda: not built"), std::string::npos);
 
-  const std::string m = tz::test::generated_model("tiny", "q8_0");
+  const std::string m = tzero::test::generated_model("tiny", "q8_0");
   const CliResult f = run_tzero({"fingerprint", "-m", m, "--json"});
   ASSERT_EQ(f.exit_code, 0) << f.err;
-  EXPECT_EQ(json::parse(f.out)["manifest"]["device"]["cuda_built"].get<bool>(), tz::cuda_built());
+  EXPECT_EQ(json::parse(f.out)["manifest"]["device"]["cuda_built"].get<bool>(), tzero::cuda_built());
 }
 
 TEST(CudaCli, BadGpuLayersAndModePairsAreInputErrors) {
-  const std::string m = tz::test::generated_model("tiny", "q8_0");  // 2 layers
+  const std::string m = tzero::test::generated_model("tiny", "q8_0");  // 2 layers
   auto err = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = {"run", "-m", m, "-n", "2"};
     a.insert(a.end(), extra.begin(), extra.end());
@@ -68,14 +68,14 @@ TEST(CudaCli, BadGpuLayersAndModePairsAreInputErrors) {
   EXPECT_NE(err({"--gpu-layers", "x"}).find("--gpu-layers wants"), std::string::npos);
   EXPECT_NE(err({"--mode", "portable"}).find("needs --gpu-layers"), std::string::npos);
   const std::string e = err({"--gpu-layers", "1", "--mode", "fast"});
-  EXPECT_NE(e.find(tz::cuda_built() ? "needs --mode portable" : "not built with CUDA"),
+  EXPECT_NE(e.find(tzero::cuda_built() ? "needs --mode portable" : "not built with CUDA"),
             std::string::npos)
       << e;
 }
 
 // --gpu-layers 0 is the CPU: the same digest as without the option.
 TEST(CudaCli, ZeroGpuLayersIsTheCpu) {
-  const std::string m = tz::test::generated_model("tiny", "q8_0");
+  const std::string m = tzero::test::generated_model("tiny", "q8_0");
   const CliResult a = run_tzero({"run", "-m", m, "-n", "6", "--json"});
   const CliResult b = run_tzero({"run", "-m", m, "-n", "6", "--json", "--gpu-layers", "0"});
   ASSERT_EQ(a.exit_code, 0) << a.err;

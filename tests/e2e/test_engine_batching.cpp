@@ -146,17 +146,17 @@ std::vector<Output> run_batched(const EngineOptions& o, const std::vector<Reques
 // Proves: a request through the engine, alone, gives exactly what `tzero run` (generate) gives:
 // the same tokens and the same logits digest, greedy and seeded.
 TEST(EngineBatching, SoloEqualsGenerate) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
   for (float temp : {0.0f, 0.8f}) {
-    tz::GenerateOptions g;
+    tzero::GenerateOptions g;
     g.prompt = "Once upon a time";
     g.n_predict = 20;
     g.n_ctx = 128;
     g.temperature = temp;
     g.seed = 42;
-    auto m = tz::Model::load(model);
-    const tz::Vocab vocab = tz::Vocab::from_gguf(m->gguf());
-    const tz::GenerateResult want = tz::generate(*m, vocab, g);
+    auto m = tzero::Model::load(model);
+    const tzero::Vocab vocab = tzero::Vocab::from_gguf(m->gguf());
+    const tzero::GenerateResult want = tzero::generate(*m, vocab, g);
 
     EngineOptions o = options_for(model);
     Engine e(o);
@@ -184,7 +184,7 @@ TEST(EngineBatching, SoloEqualsGenerate) {
 // cache on and off; every request's output equals its solo run bit for bit, and no KV block
 // is left held at the end.
 TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
   const auto reqs = random_requests(12, 512, 7);
   const std::vector<Output> solo = run_solo(model, reqs);
   struct Config {
@@ -223,7 +223,7 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
 // Proves: a pool far too small for the load forces preemption and recomputation, and outputs
 // still equal the solo runs; the pool's free count returns to full afterwards.
 TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
   const auto reqs = random_requests(8, 512, 11);
   const std::vector<Output> solo = run_solo(model, reqs);
   EngineOptions o = options_for(model);
@@ -245,7 +245,7 @@ TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {
 // Proves: the prefix cache is used (later requests report cached prompt tokens) and changes
 // nothing: same bits as with the cache off.
 TEST(EngineBatching, PrefixCacheHitsKeepTheBits) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
   auto reqs = random_requests(6, 512, 3);
   for (auto& r : reqs) r.prompt_tokens.resize(std::min<size_t>(r.prompt_tokens.size(), 30));
   const std::vector<Output> solo = run_solo(model, reqs);
@@ -267,7 +267,7 @@ TEST(EngineBatching, PrefixCacheHitsKeepTheBits) {
 // Proves: F16 KV storage is batch-invariant too, and really changes the bits against F32
 // (so the fingerprint must name it, and does).
 TEST(EngineBatching, F16CacheIsInvariantAndNamed) {
-  const std::string model = tz::test::generated_model("tiny", "f32");
+  const std::string model = tzero::test::generated_model("tiny", "f32");
   const auto reqs = random_requests(6, 512, 9);
   const std::vector<Output> solo16 = run_solo(model, reqs, "f16");
   const std::vector<Output> solo32 = run_solo(model, reqs, "f32");
@@ -290,7 +290,7 @@ TEST(EngineBatching, F16CacheIsInvariantAndNamed) {
 // Proves: cancelling waiting and running requests delivers one "cancelled" final event each,
 // leaves the others' outputs untouched, and frees every block.
 TEST(EngineBatching, CancelFreesBlocksAndSparesOthers) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
   auto reqs = random_requests(6, 512, 21);
   for (auto& r : reqs) r.max_tokens = 20, r.ignore_eos = true;
   const std::vector<Output> solo = run_solo(model, reqs);
@@ -320,7 +320,7 @@ TEST(EngineBatching, CancelFreesBlocksAndSparesOthers) {
 // Proves: requests submitted from several threads to the background stepping thread get their
 // solo bits; stop() ends cleanly.
 TEST(EngineBatching, BackgroundThreadServesConcurrentSubmitters) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
   const auto reqs = random_requests(8, 512, 17);
   const std::vector<Output> solo = run_solo(model, reqs);
   EngineOptions o = options_for(model);
@@ -356,7 +356,7 @@ TEST(EngineBatching, BackgroundThreadServesConcurrentSubmitters) {
 // Proves: bad requests are refused with a message naming the problem, and nothing is queued;
 // a full queue refuses with QueueFull.
 TEST(EngineBatching, RefusesBadRequestsAndFullQueue) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
   EngineOptions o;
   o.model_path = model;
   o.n_ctx = 64;
@@ -427,7 +427,7 @@ TEST(EngineBatching, StopStringCutsTheText) {
 // = 2 KiB per position in F32, 1 KiB in F16), and a capacity too small for one position is an
 // error naming the sizes.
 TEST(EngineBatching, KvCapacityInBytes) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
   EngineOptions o;
   o.model_path = model;
   o.n_ctx = 64;

@@ -16,8 +16,8 @@
 #include "support/test_support.h"
 
 using nlohmann::json;
-using tz::test::CliResult;
-using tz::test::run_tzero;
+using tzero::test::CliResult;
+using tzero::test::run_tzero;
 
 namespace {
 
@@ -47,9 +47,9 @@ std::vector<GoldenRow> read_table(std::string* version) {
 
 // The path of a row's model, or "" when its shared file is absent.
 std::string model_path(const std::string& model) {
-  if (model.rfind("shared:", 0) == 0) return tz::test::shared_data(model.substr(7));
+  if (model.rfind("shared:", 0) == 0) return tzero::test::shared_data(model.substr(7));
   const size_t slash = model.find('/');
-  return tz::test::generated_model(model.substr(0, slash), model.substr(slash + 1));
+  return tzero::test::generated_model(model.substr(0, slash), model.substr(slash + 1));
 }
 
 }  // namespace
@@ -86,8 +86,8 @@ TEST(Golden, EveryDigestIsTheTables) {
       std::cout << "[ SKIPPED  ] " << row.model << ": shared data absent (../shared/data)\n";
       continue;
     }
-    const std::string bytes = tz::test::read_file(path);
-    const std::string file_hash = tz::xxh128_hex(bytes.data(), bytes.size());
+    const std::string bytes = tzero::test::read_file(path);
+    const std::string file_hash = tzero::xxh128_hex(bytes.data(), bytes.size());
     CliResult r = run_tzero({"run", "-m", path, "-n", "16", "-t", "2", "-p", kPrompt, "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string digest = json::parse(r.out)["logits_digest"];

@@ -24,18 +24,18 @@ extern char** environ;
 
 namespace {
 using nlohmann::json;
-using tz::test::FakeOpenAIServer;
-using tz::test::FakeServerOptions;
+using tzero::test::FakeOpenAIServer;
+using tzero::test::FakeServerOptions;
 
 std::string prompts_file(const std::vector<std::string>& prompts) {
   static int n = 0;
-  const std::string path = tz::test::scratch_dir() + "/probe-prompts-" + std::to_string(n++);
-  tz::test::write_file(path, json(prompts).dump());
+  const std::string path = tzero::test::scratch_dir() + "/probe-prompts-" + std::to_string(n++);
+  tzero::test::write_file(path, json(prompts).dump());
   return path;
 }
 
 // Runs the probe with --json and small settings; extra arguments are appended.
-tz::test::CliResult probe(const std::string& url, const std::vector<std::string>& extra,
+tzero::test::CliResult probe(const std::string& url, const std::vector<std::string>& extra,
                           const std::vector<std::string>& prompts = {"Once upon a time",
                                                                      "Two plus two is"}) {
   std::vector<std::string> args = {
@@ -48,10 +48,10 @@ tz::test::CliResult probe(const std::string& url, const std::vector<std::string>
       if (extra[i] == args[a] && extra[i].rfind("--", 0) == 0 && args[a + 1].rfind("--", 0) != 0)
         args.erase(args.begin() + long(a), args.begin() + long(a) + 2);
   args.insert(args.end(), extra.begin(), extra.end());
-  return tz::test::run_tzero(args);
+  return tzero::test::run_tzero(args);
 }
 
-json parse(const tz::test::CliResult& r) {
+json parse(const tzero::test::CliResult& r) {
   try {
     return json::parse(r.out);
   } catch (const std::exception& e) {
@@ -77,7 +77,7 @@ int closed_port() {
 TEST(Probe, IdenticalServerExitsZero) {
   FakeOpenAIServer server({});
   for (const bool chat : {false, true}) {
-    const std::string dir = tz::test::scratch_dir() + "/probe-ok-" + std::to_string(chat);
+    const std::string dir = tzero::test::scratch_dir() + "/probe-ok-" + std::to_string(chat);
     std::vector<std::string> extra = {"--report", dir};
     if (chat) extra.push_back("--chat");
     const auto r = probe(server.url(), extra);
@@ -103,7 +103,7 @@ TEST(Probe, IdenticalServerExitsZero) {
     EXPECT_GT(j["latency_ms"]["loaded"]["p99"].get<double>(), 0.0);
     EXPECT_NE(r.err.find("[24/24] prompt 2 seeded loaded run 2"), std::string::npos) << r.err;
     EXPECT_TRUE(std::filesystem::exists(dir + "/report.json"));
-    EXPECT_EQ(json::parse(tz::test::read_file(dir + "/report.json"))["identical"], true);
+    EXPECT_EQ(json::parse(tzero::test::read_file(dir + "/report.json"))["identical"], true);
   }
 }
 
@@ -182,7 +182,7 @@ TEST(Probe, TableOnTheTerminal) {
   FakeServerOptions o;
   o.perturb_every = 3;
   FakeOpenAIServer server(o);
-  const auto r = tz::test::run_tzero({"probe", "--base-url", server.url() + "/v1", "--model", "m",
+  const auto r = tzero::test::run_tzero({"probe", "--base-url", server.url() + "/v1", "--model", "m",
                                       "--runs", "2", "--concurrency", "1", "--max-tokens", "6"});
   ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
   EXPECT_NE(r.out.find("unique"), std::string::npos) << r.out;
@@ -228,13 +228,13 @@ TEST(Probe, TimeoutExitsTwo) {
 }
 
 TEST(Probe, BadInputExitsTwo) {
-  const std::string empty = tz::test::scratch_dir() + "/probe-empty.txt";
-  tz::test::write_file(empty, "\n\n");
-  auto r = tz::test::run_tzero(
+  const std::string empty = tzero::test::scratch_dir() + "/probe-empty.txt";
+  tzero::test::write_file(empty, "\n\n");
+  auto r = tzero::test::run_tzero(
       {"probe", "--base-url", "http://127.0.0.1:1", "--model", "m", "-f", empty});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no prompts"), std::string::npos) << r.err;
-  r = tz::test::run_tzero({"probe", "--base-url", "ftp://example", "--model", "m"});
+  r = tzero::test::run_tzero({"probe", "--base-url", "ftp://example", "--model", "m"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("not an http:// or https:// URL"), std::string::npos) << r.err;
 }
@@ -243,15 +243,15 @@ TEST(Probe, HtmlReport) {
   FakeServerOptions o;
   o.perturb_every = 2;
   FakeOpenAIServer server(o);
-  const std::string dir = tz::test::scratch_dir() + "/probe-report";
+  const std::string dir = tzero::test::scratch_dir() + "/probe-report";
   const auto r = probe(server.url(), {"--report", dir});
   ASSERT_EQ(r.exit_code, 1) << r.err;
-  const std::string html = tz::test::read_file(dir + "/index.html");
+  const std::string html = tzero::test::read_file(dir + "/index.html");
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
   EXPECT_NE(html.find("Unique outputs per prompt"), std::string::npos);
   EXPECT_NE(html.find("aria-label='first divergence positions'><text"), std::string::npos);
   EXPECT_NE(html.find("</html>"), std::string::npos);
-  EXPECT_EQ(json::parse(tz::test::read_file(dir + "/report.json"))["identical"], false);
+  EXPECT_EQ(json::parse(tzero::test::read_file(dir + "/report.json"))["identical"], false);
   std::string browser;
   for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
     if (std::filesystem::exists(p)) browser = p;
@@ -262,7 +262,7 @@ TEST(Probe, HtmlReport) {
                           dir + "/profile --dump-dom file://" + dir + "/index.html > " + dir +
                           "/dom.html 2>/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
-  const std::string dom = tz::test::read_file(dir + "/dom.html");
+  const std::string dom = tzero::test::read_file(dir + "/dom.html");
   EXPECT_NE(dom.find("<table>"), std::string::npos);
   EXPECT_NE(dom.find("<rect"), std::string::npos);
   EXPECT_NE(dom.find("Diverging runs"), std::string::npos);
@@ -271,12 +271,12 @@ TEST(Probe, HtmlReport) {
 // The real server, once `tzero serve` exists on this branch (it is built on branch `serve`).
 TEST(Probe, ProbeAgainstTzeroServe) {
   // The placeholder takes no options; its help says what it is.
-  const auto help = tz::test::run_tzero({"serve", "--help"});
+  const auto help = tzero::test::run_tzero({"serve", "--help"});
   if ((help.out + help.err).find("not built yet") != std::string::npos)
     GTEST_SKIP() << "tzero serve is not built on this branch yet; this test runs once the serve "
                     "branch is merged";
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
-  const std::string log = tz::test::scratch_dir() + "/serve.log";
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  const std::string log = tzero::test::scratch_dir() + "/serve.log";
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -307,7 +307,7 @@ TEST(Probe, ProbeAgainstTzeroServe) {
   std::string url, err;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (url.empty() && std::chrono::steady_clock::now() < deadline) {
-    err = tz::test::read_file(log);
+    err = tzero::test::read_file(log);
     std::smatch m;
     if (std::regex_search(err, m, listening)) {
       url = m[1].str();
@@ -316,7 +316,7 @@ TEST(Probe, ProbeAgainstTzeroServe) {
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) {
       reaper.exited = true;
-      err = tz::test::read_file(log);
+      err = tzero::test::read_file(log);
       if (err.find("not built yet") != std::string::npos)
         GTEST_SKIP() << "tzero serve is not built on this branch yet (" << err.substr(0, 80)
                      << "); this test runs once the serve branch is merged";
@@ -338,7 +338,7 @@ TEST(Probe, ProbeAgainstTzeroServe) {
         name = j["data"][0].value("id", name);
     }
   }
-  const auto r = tz::test::run_tzero({"probe", "--base-url", url, "--model", name, "--runs", "2",
+  const auto r = tzero::test::run_tzero({"probe", "--base-url", url, "--model", name, "--runs", "2",
                                       "--concurrency", "8", "--max-tokens", "8", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const json j = parse(r);
@@ -373,14 +373,14 @@ TEST(Probe, DISABLED_ServeFakeServer) {
 // refused at once with one line and exit 2 (they used to abort, the second one only after the
 // whole probe had run).
 TEST(Probe, BadPromptsFileAndReportDirExit2) {
-  const std::string dir = tz::test::scratch_dir();
-  tz::test::write_file(dir + "/bad.txt", "abc\xff\xfe\n");
-  auto r = tz::test::run_tzero(
+  const std::string dir = tzero::test::scratch_dir();
+  tzero::test::write_file(dir + "/bad.txt", "abc\xff\xfe\n");
+  auto r = tzero::test::run_tzero(
       {"probe", "--base-url", "http://127.0.0.1:1/v1", "--model", "x", "-f", dir + "/bad.txt"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("not valid UTF-8"), std::string::npos) << r.err;
-  tz::test::write_file(dir + "/afile", "x");
-  r = tz::test::run_tzero(
+  tzero::test::write_file(dir + "/afile", "x");
+  r = tzero::test::run_tzero(
       {"probe", "--base-url", "http://127.0.0.1:1/v1", "--model", "x", "--report", dir + "/afile"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--report"), std::string::npos) << r.err;

@@ -133,9 +133,9 @@ class EngineServer {
 }  // namespace
 
 TEST(ProbeEngine, BatchedEngineIsIdenticalUnderLoad) {
-  EngineServer server(tz::test::generated_model("tiny", "q8_0"));
+  EngineServer server(tzero::test::generated_model("tiny", "q8_0"));
   const auto r =
-      tz::test::run_tzero({"probe", "--base-url", server.url(), "--model", "tiny", "--runs", "2",
+      tzero::test::run_tzero({"probe", "--base-url", server.url(), "--model", "tiny", "--runs", "2",
                            "--concurrency", "6", "--max-tokens", "12", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const auto j = nlohmann::json::parse(r.out);

@@ -8,8 +8,8 @@
 #include "support/test_support.h"
 
 using nlohmann::json;
-using tz::test::CliResult;
-using tz::test::run_tzero;
+using tzero::test::CliResult;
+using tzero::test::run_tzero;
 
 namespace {
 
@@ -24,10 +24,10 @@ json run_json(const std::vector<std::string>& args) {
 }
 
 std::string converted_stories260k() {
-  const std::string bin = tz::test::shared_data("llama2c/stories260K.bin");
-  const std::string tok = tz::test::shared_data("llama2c/tok512.bin");
+  const std::string bin = tzero::test::shared_data("llama2c/stories260K.bin");
+  const std::string tok = tzero::test::shared_data("llama2c/tok512.bin");
   if (bin.empty() || tok.empty()) return "";
-  const std::string out = tz::test::scratch_dir() + "/stories260K.converted.gguf";
+  const std::string out = tzero::test::scratch_dir() + "/stories260K.converted.gguf";
   CliResult r = run_tzero({"convert", "--llama2c", bin, "--tokenizer", tok, "-o", out});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return out;
@@ -47,10 +47,10 @@ TEST(RunStories260K, GreedyMatchesLlama2cReference) {
   for (const std::string& model : {gguf, converted}) {
     SCOPED_TRACE(model);
     json j = run_json({"-m", model, "-n", "200"});
-    EXPECT_EQ(j["text"], tz::test::read_file(n200));
+    EXPECT_EQ(j["text"], tzero::test::read_file(n200));
     j = run_json({"-m", model, "-n", "256"});
     // run.c prints a final newline after the 256 tokens; the file keeps it.
-    EXPECT_EQ(j["text"].get<std::string>() + "\n", tz::test::read_file(n256));
+    EXPECT_EQ(j["text"].get<std::string>() + "\n", tzero::test::read_file(n256));
     EXPECT_EQ(j["tokens"].size(), 256u);
     EXPECT_EQ(j["prompt_tokens"], json::array({1}));
   }
@@ -92,7 +92,7 @@ class RunGenerated : public ::testing::TestWithParam<std::tuple<const char*, con
 
 TEST_P(RunGenerated, DigestIdenticalAcrossThreadsAndChunks) {
   const auto [preset, dtype] = GetParam();
-  const std::string model = tz::test::generated_model(preset, dtype);
+  const std::string model = tzero::test::generated_model(preset, dtype);
   const std::string prompt = "the little dog saw a big tree and was happy when the sun came up";
   std::string first;
   for (const char* t : kThreadCounts) {
@@ -129,8 +129,8 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
 
 // Different weights must give a different digest (the digest is not a constant).
 TEST(RunGenerated, DigestDependsOnWeightsAndPrompt) {
-  const std::string a = tz::test::generated_model("tiny", "f32", 1);
-  const std::string b = tz::test::generated_model("tiny", "f32", 2);
+  const std::string a = tzero::test::generated_model("tiny", "f32", 1);
+  const std::string b = tzero::test::generated_model("tiny", "f32", 2);
   const std::string da = run_json({"-m", a, "-n", "4", "-p", "the cat"})["logits_digest"];
   const std::string db = run_json({"-m", b, "-n", "4", "-p", "the cat"})["logits_digest"];
   const std::string dp = run_json({"-m", a, "-n", "4", "-p", "the dog"})["logits_digest"];
@@ -139,7 +139,7 @@ TEST(RunGenerated, DigestDependsOnWeightsAndPrompt) {
 }
 
 TEST(RunGenerated, GenModelIsDeterministicInTheSeed) {
-  const std::string dir = tz::test::scratch_dir();
+  const std::string dir = tzero::test::scratch_dir();
   for (const char* dtype : {"f16", "q4_0"}) {
     const std::string p1 = dir + "/det1.gguf", p2 = dir + "/det2.gguf", p3 = dir + "/det3.gguf";
     ASSERT_EQ(run_tzero({"gen-model", "--preset", "tiny-qwen3", "--dtype", dtype, "--seed", "7",
@@ -154,17 +154,17 @@ TEST(RunGenerated, GenModelIsDeterministicInTheSeed) {
                          "-o", p3})
                   .exit_code,
               0);
-    EXPECT_EQ(tz::test::read_file(p1), tz::test::read_file(p2)) << dtype;
-    EXPECT_NE(tz::test::read_file(p1), tz::test::read_file(p3)) << dtype;
+    EXPECT_EQ(tzero::test::read_file(p1), tzero::test::read_file(p2)) << dtype;
+    EXPECT_NE(tzero::test::read_file(p1), tzero::test::read_file(p3)) << dtype;
   }
 }
 
 // --logits-out: one row of n_vocab float32 per generated token, whose bytes are the digest's.
 TEST(RunGenerated, LogitsOutRowsMatchTokens) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
-  const std::string path = tz::test::scratch_dir() + "/logits.bin";
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  const std::string path = tzero::test::scratch_dir() + "/logits.bin";
   json j = run_json({"-m", model, "-n", "5", "-p", "the sun", "--logits-out", path});
-  const std::string bytes = tz::test::read_file(path);
+  const std::string bytes = tzero::test::read_file(path);
   ASSERT_EQ(bytes.size(), 5u * 512u * sizeof(float));
   const float* rows = reinterpret_cast<const float*>(bytes.data());
   for (size_t k = 0; k < 5; ++k) {
@@ -177,7 +177,7 @@ TEST(RunGenerated, LogitsOutRowsMatchTokens) {
 }
 
 TEST(RunGenerated, SeededSamplingIsReproducible) {
-  const std::string model = tz::test::generated_model("tiny", "f32");
+  const std::string model = tzero::test::generated_model("tiny", "f32");
   auto toks = [&](const char* seed, const char* t) {
     return run_json({"-m", model, "-n", "24", "--temp", "1.5", "--seed", seed, "-t", t})["tokens"];
   };
@@ -186,7 +186,7 @@ TEST(RunGenerated, SeededSamplingIsReproducible) {
 }
 
 TEST(RunErrors, PromptLongerThanContextIsAClearError) {
-  const std::string model = tz::test::generated_model("tiny", "f32");
+  const std::string model = tzero::test::generated_model("tiny", "f32");
   CliResult r = run_tzero({"run", "-m", model, "-c", "8", "-p",
                            "the dog and the cat and the sun and the tree were happy"});
   EXPECT_EQ(r.exit_code, 2);
@@ -195,7 +195,7 @@ TEST(RunErrors, PromptLongerThanContextIsAClearError) {
 }
 
 TEST(RunErrors, FullContextStopsGenerationCleanly) {
-  const std::string model = tz::test::generated_model("tiny", "f32");
+  const std::string model = tzero::test::generated_model("tiny", "f32");
   json j = run_json({"-m", model, "-c", "16", "-n", "100", "-p", "the dog"});
   EXPECT_EQ(j["stop_reason"], "context");
   EXPECT_EQ(j["prompt_tokens"].size() + j["tokens"].size(), 17u)
@@ -203,7 +203,7 @@ TEST(RunErrors, FullContextStopsGenerationCleanly) {
 }
 
 TEST(RunErrors, BadFlagsExitTwo) {
-  const std::string model = tz::test::generated_model("tiny", "f32");
+  const std::string model = tzero::test::generated_model("tiny", "f32");
   EXPECT_EQ(run_tzero({"run", "-m", model, "-t", "0"}).exit_code, 2);
   EXPECT_EQ(run_tzero({"run", "-m", model, "--nonsense"}).exit_code, 2);
   EXPECT_EQ(run_tzero({"run"}).exit_code, 2);
@@ -218,7 +218,7 @@ TEST(RunErrors, BadFlagsExitTwo) {
 // deterministic mode of the same request never changes. Single-threaded, fast mode has one
 // arrival order and stays stable.
 TEST(RunModes, FastModeIsLabelledAndDeterministicModeIsStable) {
-  const std::string model = tz::test::generated_model("tiny", "q8_0");
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
   json det = run_json({"-m", model, "-n", "8", "-t", "2", "-p", "the dog"});
   json fast = run_json({"-m", model, "-n", "8", "-t", "1", "--mode", "fast", "-p", "the dog"});
   EXPECT_EQ(det["mode"], "deterministic");

@@ -8,12 +8,12 @@
 #include "e2e/serve_test_util.h"
 
 using nlohmann::json;
-using tz::test::Gen;
+using tzero::test::Gen;
 
 namespace {
 
 TEST(ServeApi, HealthModelsMetrics) {
-  auto srv = tz::test::serve_tiny();
+  auto srv = tzero::test::serve_tiny();
   ASSERT_TRUE(srv->ok());
   auto c = srv->client();
   auto h = c->Get("/health");
@@ -27,7 +27,7 @@ TEST(ServeApi, HealthModelsMetrics) {
   ASSERT_EQ(fp.rfind("tz-", 0), 0u) << fp;
   // The fingerprint is the one `tzero fingerprint` computes for this model.
   const auto cli =
-      tz::test::run_tzero({"fingerprint", "-m", tz::test::generated_model("tiny", "q8_0")});
+      tzero::test::run_tzero({"fingerprint", "-m", tzero::test::generated_model("tiny", "q8_0")});
   EXPECT_NE(cli.out.find(fp.substr(3)), std::string::npos) << cli.out;
 
   auto m = c->Get("/v1/models");
@@ -46,7 +46,7 @@ TEST(ServeApi, HealthModelsMetrics) {
   EXPECT_EQ(none->status, 404);
 
   int st = 0;
-  tz::test::post_json(*c, "/v1/completions", {{"prompt", "hello"}, {"max_tokens", 4}}, &st);
+  tzero::test::post_json(*c, "/v1/completions", {{"prompt", "hello"}, {"max_tokens", 4}}, &st);
   EXPECT_EQ(st, 200);
   auto met = c->Get("/metrics");
   ASSERT_TRUE(met);
@@ -63,7 +63,7 @@ TEST(ServeApi, HealthModelsMetrics) {
 }
 
 TEST(ServeApi, CompletionShapeStreamingAndRepeats) {
-  auto srv = tz::test::serve_tiny();
+  auto srv = tzero::test::serve_tiny();
   ASSERT_TRUE(srv->ok());
   auto c = srv->client();
   const json body = {{"model", "whatever"},
@@ -72,13 +72,13 @@ TEST(ServeApi, CompletionShapeStreamingAndRepeats) {
                      {"temperature", 0},
                      {"logprobs", 3}};
   int st = 0;
-  const json r = tz::test::post_json(*c, "/v1/completions", body, &st);
+  const json r = tzero::test::post_json(*c, "/v1/completions", body, &st);
   ASSERT_EQ(st, 200) << r.dump();
   EXPECT_EQ(r["object"], "text_completion");
   EXPECT_EQ(r["id"].get<std::string>().rfind("cmpl-", 0), 0u);
   EXPECT_TRUE(r["created"].is_number_integer());
   EXPECT_TRUE(r["model"].is_string());
-  const Gen solo = tz::test::gen_of_response(r);
+  const Gen solo = tzero::test::gen_of_response(r);
   EXPECT_EQ(solo.finish, "length");
   EXPECT_EQ(solo.tokens.size(), 24u);
   ASSERT_EQ(solo.top.size(), 24u);
@@ -90,8 +90,8 @@ TEST(ServeApi, CompletionShapeStreamingAndRepeats) {
 
   // Repeats: bit for bit.
   for (int i = 0; i < 3; ++i) {
-    const json again = tz::test::post_json(*c, "/v1/completions", body, &st);
-    EXPECT_EQ(tz::test::gen_of_response(again), solo);
+    const json again = tzero::test::post_json(*c, "/v1/completions", body, &st);
+    EXPECT_EQ(tzero::test::gen_of_response(again), solo);
     EXPECT_EQ(again["system_fingerprint"], r["system_fingerprint"]);
   }
 
@@ -99,14 +99,14 @@ TEST(ServeApi, CompletionShapeStreamingAndRepeats) {
   json sb = body;
   sb["stream_options"] = {{"include_usage", true}};
   std::string ctype;
-  const std::string sse = tz::test::post_stream(*c, "/v1/completions", sb, &st, &ctype);
+  const std::string sse = tzero::test::post_stream(*c, "/v1/completions", sb, &st, &ctype);
   ASSERT_EQ(st, 200);
   EXPECT_NE(ctype.find("text/event-stream"), std::string::npos);
-  const Gen streamed = tz::test::gen_of_stream(sse);
+  const Gen streamed = tzero::test::gen_of_stream(sse);
   EXPECT_EQ(streamed, solo) << sse;
   EXPECT_EQ(streamed.usage, r["usage"]);
   EXPECT_EQ(streamed.fingerprint, r["system_fingerprint"]);
-  const auto data = tz::test::sse_data(sse);
+  const auto data = tzero::test::sse_data(sse);
   ASSERT_GE(data.size(), 3u);
   const json first = json::parse(data[0]);
   EXPECT_EQ(first["object"], "text_completion");
@@ -116,14 +116,14 @@ TEST(ServeApi, CompletionShapeStreamingAndRepeats) {
   EXPECT_TRUE(usage_chunk["choices"].empty());
 
   // Token-id prompts are accepted as well.
-  const json tok = tz::test::post_json(
+  const json tok = tzero::test::post_json(
       *c, "/v1/completions", {{"prompt", {1, 2, 3}}, {"max_tokens", 3}, {"temperature", 0}}, &st);
   EXPECT_EQ(st, 200) << tok.dump();
   EXPECT_EQ(tok["usage"]["prompt_tokens"], 3);
 }
 
 TEST(ServeApi, ChatStreamingMatchesNonStreaming) {
-  auto srv = tz::test::serve_tiny();
+  auto srv = tzero::test::serve_tiny();
   ASSERT_TRUE(srv->ok());
   auto c = srv->client();
   const json body = {
@@ -136,21 +136,21 @@ TEST(ServeApi, ChatStreamingMatchesNonStreaming) {
       {"logprobs", true},
       {"top_logprobs", 2}};
   int st = 0;
-  const json r = tz::test::post_json(*c, "/v1/chat/completions", body, &st);
+  const json r = tzero::test::post_json(*c, "/v1/chat/completions", body, &st);
   ASSERT_EQ(st, 200) << r.dump();
   EXPECT_EQ(r["object"], "chat.completion");
   EXPECT_EQ(r["id"].get<std::string>().rfind("chatcmpl-", 0), 0u);
   EXPECT_EQ(r["choices"][0]["message"]["role"], "assistant");
-  const Gen solo = tz::test::gen_of_response(r);
+  const Gen solo = tzero::test::gen_of_response(r);
   ASSERT_FALSE(solo.tokens.empty());
   const json& lp0 = r["choices"][0]["logprobs"]["content"][0];
   EXPECT_TRUE(lp0["bytes"].is_array());
   EXPECT_EQ(lp0["top_logprobs"].size(), 2u);
 
-  const std::string sse = tz::test::post_stream(*c, "/v1/chat/completions", body, &st);
+  const std::string sse = tzero::test::post_stream(*c, "/v1/chat/completions", body, &st);
   ASSERT_EQ(st, 200);
-  EXPECT_EQ(tz::test::gen_of_stream(sse), solo);
-  const auto data = tz::test::sse_data(sse);
+  EXPECT_EQ(tzero::test::gen_of_stream(sse), solo);
+  const auto data = tzero::test::sse_data(sse);
   ASSERT_GE(data.size(), 3u);
   const json first = json::parse(data[0]);
   EXPECT_EQ(first["object"], "chat.completion.chunk");
@@ -162,7 +162,7 @@ TEST(ServeApi, ChatStreamingMatchesNonStreaming) {
 }
 
 TEST(ServeApi, ConcurrentRequestsEqualSolo) {
-  auto srv = tz::test::serve_tiny({"--parallel", "4", "--max-queue", "16"});
+  auto srv = tzero::test::serve_tiny({"--parallel", "4", "--max-queue", "16"});
   ASSERT_TRUE(srv->ok());
   const int n = 8;
   std::vector<json> bodies;
@@ -179,13 +179,13 @@ TEST(ServeApi, ConcurrentRequestsEqualSolo) {
     auto c = srv->client();
     int st = 0;
     if (b.value("stream", false)) {
-      const std::string sse = tz::test::post_stream(*c, "/v1/completions", b, &st);
+      const std::string sse = tzero::test::post_stream(*c, "/v1/completions", b, &st);
       EXPECT_EQ(st, 200);
-      return tz::test::gen_of_stream(sse);
+      return tzero::test::gen_of_stream(sse);
     }
-    const json r = tz::test::post_json(*c, "/v1/completions", b, &st);
+    const json r = tzero::test::post_json(*c, "/v1/completions", b, &st);
     EXPECT_EQ(st, 200) << r.dump();
-    return st == 200 ? tz::test::gen_of_response(r) : Gen{};
+    return st == 200 ? tzero::test::gen_of_response(r) : Gen{};
   };
   std::vector<Gen> solo;
   for (const json& b : bodies) solo.push_back(run_one(b));
@@ -198,7 +198,7 @@ TEST(ServeApi, ConcurrentRequestsEqualSolo) {
 }
 
 TEST(ServeApi, SeedsChoicesAndStops) {
-  auto srv = tz::test::serve_tiny();
+  auto srv = tzero::test::serve_tiny();
   ASSERT_TRUE(srv->ok());
   auto c = srv->client();
   int st = 0;
@@ -212,58 +212,58 @@ TEST(ServeApi, SeedsChoicesAndStops) {
                      {"frequency_penalty", 0.5},
                      {"presence_penalty", 0.25},
                      {"repetition_penalty", 1.1}};
-  const json a = tz::test::post_json(*c, "/v1/completions", base, &st);
+  const json a = tzero::test::post_json(*c, "/v1/completions", base, &st);
   ASSERT_EQ(st, 200) << a.dump();
-  const json b = tz::test::post_json(*c, "/v1/completions", base, &st);
+  const json b = tzero::test::post_json(*c, "/v1/completions", base, &st);
   EXPECT_EQ(a["choices"], b["choices"]);
 
   // n = 3: choice i is the request with seed 7 + i.
   json nb = base;
   nb["n"] = 3;
-  const json three = tz::test::post_json(*c, "/v1/completions", nb, &st);
+  const json three = tzero::test::post_json(*c, "/v1/completions", nb, &st);
   ASSERT_EQ(st, 200) << three.dump();
   ASSERT_EQ(three["choices"].size(), 3u);
   EXPECT_EQ(three["choices"][0]["text"], a["choices"][0]["text"]);
   json s8 = base;
   s8["seed"] = 8;
-  const json eight = tz::test::post_json(*c, "/v1/completions", s8, &st);
+  const json eight = tzero::test::post_json(*c, "/v1/completions", s8, &st);
   EXPECT_EQ(three["choices"][1]["text"], eight["choices"][0]["text"]);
   EXPECT_EQ(three["choices"][2]["index"], 2);
   EXPECT_EQ(three["usage"]["prompt_tokens"], a["usage"]["prompt_tokens"]);
   // Streamed, n = 3: every choice equals its non-streamed self.
-  const std::string sse = tz::test::post_stream(*c, "/v1/completions", nb, &st);
+  const std::string sse = tzero::test::post_stream(*c, "/v1/completions", nb, &st);
   for (size_t i = 0; i < 3; ++i)
-    EXPECT_EQ(tz::test::gen_of_stream(sse, i), tz::test::gen_of_response(three, i));
+    EXPECT_EQ(tzero::test::gen_of_stream(sse, i), tzero::test::gen_of_response(three, i));
 
   // A stop string cuts the text before it, finish_reason "stop".
   const json greedy = {{"prompt", "Stop here"}, {"max_tokens", 40}, {"temperature", 0}};
-  const json full = tz::test::post_json(*c, "/v1/completions", greedy, &st);
+  const json full = tzero::test::post_json(*c, "/v1/completions", greedy, &st);
   const std::string text = full["choices"][0]["text"];
   ASSERT_GE(text.size(), 12u) << text;
   const std::string stop = text.substr(text.size() / 2, 3);
   json sj = greedy;
   sj["stop"] = {stop, "\x01never"};
-  const json cut = tz::test::post_json(*c, "/v1/completions", sj, &st);
+  const json cut = tzero::test::post_json(*c, "/v1/completions", sj, &st);
   ASSERT_EQ(st, 200) << cut.dump();
   const std::string got = cut["choices"][0]["text"];
   EXPECT_EQ(got, text.substr(0, text.find(stop)));
   EXPECT_EQ(cut["choices"][0]["finish_reason"], "stop");
-  EXPECT_EQ(tz::test::gen_of_stream(tz::test::post_stream(*c, "/v1/completions", sj, &st)).text,
+  EXPECT_EQ(tzero::test::gen_of_stream(tzero::test::post_stream(*c, "/v1/completions", sj, &st)).text,
             got);
 }
 
 // Real text: stories260K through the server equals `tzero run` (greedy).
 TEST(ServeApi, Stories260KMatchesRun) {
   TZ_REQUIRE_SHARED(model, "gguf/stories260K.gguf");
-  tz::test::ServeProcess srv({"-m", model, "-t", "2"});
+  tzero::test::ServeProcess srv({"-m", model, "-t", "2"});
   ASSERT_TRUE(srv.ok()) << srv.stderr_text();
   const auto run =
-      tz::test::run_tzero({"run", "-m", model, "-p", "Once upon a time", "-n", "48", "--json"});
+      tzero::test::run_tzero({"run", "-m", model, "-p", "Once upon a time", "-n", "48", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json rj = json::parse(run.out);
   auto c = srv.client();
   int st = 0;
-  const json r = tz::test::post_json(
+  const json r = tzero::test::post_json(
       *c, "/v1/completions",
       {{"prompt", "Once upon a time"}, {"max_tokens", 48}, {"temperature", 0}}, &st);
   ASSERT_EQ(st, 200) << r.dump();

@@ -37,7 +37,7 @@ json expect_error(const httplib::Result& res, int status, const std::string& wha
 }
 
 TEST(ServeErrors, BadInputIs400) {
-  auto srv = tz::test::serve_tiny({"--api-key", kKey, "--ctx", "64"});
+  auto srv = tzero::test::serve_tiny({"--api-key", kKey, "--ctx", "64"});
   ASSERT_TRUE(srv->ok());
   auto c = srv->client();
   const std::string long_prompt(2000, 'a');
@@ -121,7 +121,7 @@ TEST(ServeErrors, BadInputIs400) {
 }
 
 TEST(ServeErrors, AuthRoutesMethodsAndBodyLimit) {
-  auto srv = tz::test::serve_tiny({"--api-key", kKey, "--max-body-kib", "4"});
+  auto srv = tzero::test::serve_tiny({"--api-key", kKey, "--max-body-kib", "4"});
   ASSERT_TRUE(srv->ok());
   auto c = srv->client();
   const std::string body = R"({"prompt": "x", "max_tokens": 2})";
@@ -155,7 +155,7 @@ TEST(ServeErrors, AuthRoutesMethodsAndBodyLimit) {
 }
 
 TEST(ServeErrors, FullQueueIs429WithRetryAfter) {
-  auto srv = tz::test::serve_tiny({"--parallel", "1", "--max-queue", "1"});
+  auto srv = tzero::test::serve_tiny({"--parallel", "1", "--max-queue", "1"});
   ASSERT_TRUE(srv->ok());
   const int n = 12;
   std::vector<int> status(n, 0);
@@ -201,22 +201,22 @@ TEST(ServeErrors, FullQueueIs429WithRetryAfter) {
 // gzip body cannot inflate past the size limit; n beyond the queue is the client's error (400
 // on n), not a busy server (429); an unknown --chat-template stops the server at startup.
 TEST(ServeErrors, CompressedBodiesHugeNAndBadTemplate) {
-  auto srv = tz::test::serve_tiny({"--max-queue", "4"});
+  auto srv = tzero::test::serve_tiny({"--max-queue", "4"});
   ASSERT_TRUE(srv->ok());
   auto c = srv->client();
   const std::string body = R"({"prompt":"hi","max_tokens":1})";
   auto r = c->Post("/v1/completions", {{"Content-Encoding", "gzip"}}, body, "application/json");
   expect_error(r, 415, "gzip body");
   int st = 0;
-  const json e = tz::test::post_json(*c, "/v1/completions",
+  const json e = tzero::test::post_json(*c, "/v1/completions",
                                      {{"prompt", "hi"}, {"max_tokens", 1}, {"n", 5}}, &st);
   EXPECT_EQ(st, 400) << e.dump();
   EXPECT_EQ(e["error"]["param"], "n") << e.dump();
-  tz::test::post_json(*c, "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 1}, {"n", 4}}, &st);
+  tzero::test::post_json(*c, "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 1}, {"n", 4}}, &st);
   EXPECT_EQ(st, 200);
 
-  tz::test::ServeProcess bad(
-      {"-m", tz::test::generated_model("tiny", "q8_0"), "--chat-template", "no-such-format"}, 30);
+  tzero::test::ServeProcess bad(
+      {"-m", tzero::test::generated_model("tiny", "q8_0"), "--chat-template", "no-such-format"}, 30);
   EXPECT_FALSE(bad.ok()) << "started with an unknown chat template";
   EXPECT_NE(bad.stderr_text().find("no-such-format"), std::string::npos) << bad.stderr_text();
 }
@@ -225,14 +225,14 @@ TEST(ServeErrors, CompressedBodiesHugeNAndBadTemplate) {
 // would silently share the connections).
 TEST(ServeErrors, PortInUseIsRefused) {
   tzero::EngineOptions eo;
-  eo.model_path = tz::test::generated_model("tiny", "q8_0");
+  eo.model_path = tzero::test::generated_model("tiny", "q8_0");
   eo.n_ctx = 64;
   tzero::Engine engine(eo);
-  tz::server::ServerOptions so;
+  tzero::server::ServerOptions so;
   so.port = 0;
-  tz::server::HttpServer first(engine, so);
+  tzero::server::HttpServer first(engine, so);
   so.port = first.start();
-  tz::server::HttpServer second(engine, so);
+  tzero::server::HttpServer second(engine, so);
   try {
     second.start();
     ADD_FAILURE() << "a second server bound port " << so.port;
@@ -244,7 +244,7 @@ TEST(ServeErrors, PortInUseIsRefused) {
 // Proves: the Authorization scheme is case-insensitive (RFC 7235) but the key is compared
 // exactly.
 TEST(ServeErrors, BearerSchemeIsCaseInsensitive) {
-  auto srv = tz::test::serve_tiny({"--api-key", kKey});
+  auto srv = tzero::test::serve_tiny({"--api-key", kKey});
   ASSERT_TRUE(srv->ok());
   auto c = srv->client();
   for (const char* scheme : {"Bearer ", "bearer ", "BEARER "}) {

@@ -35,13 +35,13 @@ std::string stream_and_drop(int port, const json& body, size_t keep) {
   return got;
 }
 
-json health(tz::test::ServeProcess& srv) {
+json health(tzero::test::ServeProcess& srv) {
   auto res = srv.client()->Get("/health");
   return res ? json::parse(res->body, nullptr, false) : json();
 }
 
 TEST(ServeLifecycle, DisconnectMidStreamCancelsAndFreesKv) {
-  auto srv = tz::test::serve_tiny({"--parallel", "2"});
+  auto srv = tzero::test::serve_tiny({"--parallel", "2"});
   ASSERT_TRUE(srv->ok());
   const json body = {{"prompt", "Keep talking"},
                      {"max_tokens", 200},
@@ -69,12 +69,12 @@ TEST(ServeLifecycle, DisconnectMidStreamCancelsAndFreesKv) {
   EXPECT_NE(met->body.find("tzero_kv_blocks_used 0"), std::string::npos);
   // And it still serves.
   int st = 0;
-  tz::test::post_json(*srv->client(), "/v1/completions", {{"prompt", "x"}, {"max_tokens", 2}}, &st);
+  tzero::test::post_json(*srv->client(), "/v1/completions", {{"prompt", "x"}, {"max_tokens", 2}}, &st);
   EXPECT_EQ(st, 200);
 }
 
 TEST(ServeLifecycle, SigtermDuringStreamExitsZero) {
-  auto srv = tz::test::serve_tiny({"--grace", "0.5", "--ctx", "4096"});
+  auto srv = tzero::test::serve_tiny({"--grace", "0.5", "--ctx", "4096"});
   ASSERT_TRUE(srv->ok());
   std::string got;
   std::atomic<bool> started{false};
@@ -106,7 +106,7 @@ TEST(ServeLifecycle, SigtermDuringStreamExitsZero) {
   EXPECT_EQ(code, 0) << srv->stderr_text();
   EXPECT_NE(srv->stderr_text().find("stopped"), std::string::npos) << srv->stderr_text();
   // The stream ended either normally or with the shutdown error event, never mid-JSON.
-  const auto data = tz::test::sse_data(got);
+  const auto data = tzero::test::sse_data(got);
   ASSERT_FALSE(data.empty()) << got;
   const std::string& last = data.back();
   if (last != "[DONE]") {
@@ -120,14 +120,14 @@ TEST(ServeLifecycle, OpenAiNpmClient) {
     GTEST_SKIP() << "the openai npm package is not installed in tests/openai/node_modules "
                     "(run `make test-openai`, which needs node and npm)";
   if (std::system("node --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "node is not available";
-  auto srv = tz::test::serve_tiny({"--api-key", "sk-npm"});
+  auto srv = tzero::test::serve_tiny({"--api-key", "sk-npm"});
   ASSERT_TRUE(srv->ok());
-  const std::string log = tz::test::scratch_dir() + "/openai_client.log";
+  const std::string log = tzero::test::scratch_dir() + "/openai_client.log";
   const std::string cmd = "node " + dir +
                           "/openai_client.mjs http://127.0.0.1:" + std::to_string(srv->port()) +
                           "/v1 sk-npm > " + log + " 2>&1";
   const int rc = std::system(cmd.c_str());
-  EXPECT_EQ(rc, 0) << tz::test::read_file(log);
+  EXPECT_EQ(rc, 0) << tzero::test::read_file(log);
 }
 
 }  // namespace

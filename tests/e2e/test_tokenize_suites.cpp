@@ -13,7 +13,7 @@
 
 namespace {
 
-using tz::test::run_tzero;
+using tzero::test::run_tzero;
 
 std::vector<int32_t> cli_ids(const std::string& vocab, const std::string& text_path,
                              std::string* err = nullptr) {
@@ -26,13 +26,13 @@ std::vector<int32_t> cli_ids(const std::string& vocab, const std::string& text_p
 
 void run_suite_cli(const std::string& vocab, const std::string& inp, const std::string& out,
                    const char* name) {
-  const auto cases = tz::test::load_suite(inp, out);
+  const auto cases = tzero::test::load_suite(inp, out);
   ASSERT_EQ(cases.size(), 46u) << "the suite has 46 cases";
   int passed = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string path =
-        tz::test::scratch_dir() + "/" + name + "-case-" + std::to_string(i) + ".txt";
-    tz::test::write_file(path, cases[i].text);
+        tzero::test::scratch_dir() + "/" + name + "-case-" + std::to_string(i) + ".txt";
+    tzero::test::write_file(path, cases[i].text);
     const auto got = cli_ids(vocab, path);
     EXPECT_EQ(got, cases[i].ids) << name << " case " << i << ": \"" << cases[i].text << "\"";
     passed += got == cases[i].ids;
@@ -60,7 +60,7 @@ TEST(TokenizeSuitesCli, Qwen2ThroughHfImport) {
   TZ_REQUIRE_SHARED(dir, "vocab/qwen2-hf");
   TZ_REQUIRE_SHARED(inp, "vocab/ggml-vocab-qwen2.gguf.inp");
   TZ_REQUIRE_SHARED(out, "vocab/ggml-vocab-qwen2.gguf.out");
-  const std::string gguf = tz::test::scratch_dir() + "/qwen2-cli.gguf";
+  const std::string gguf = tzero::test::scratch_dir() + "/qwen2-cli.gguf";
   // The directory has no tokenizer.json to tell the pre-tokenizer from: it must be named.
   auto r = run_tzero({"convert", "--hf-tokenizer", dir, "-o", gguf});
   EXPECT_EQ(r.exit_code, 2);
@@ -74,15 +74,15 @@ TEST(TokenizeSuitesCli, Qwen2ThroughHfImport) {
 
 TEST(TokenizeSuitesCli, UnknownPreWarnsAndUsesTheDefault) {
   TZ_REQUIRE_SHARED(vocab, "vocab/ggml-vocab-gpt-2.gguf");
-  tz::GgufFile src(vocab);
-  tz::GgufWriter w;
+  tzero::GgufFile src(vocab);
+  tzero::GgufWriter w;
   for (const auto& [key, value] : src.metadata())
     if (key.rfind("tokenizer.", 0) == 0 && key != "tokenizer.ggml.pre") w.add_value(key, value);
   w.add_string("tokenizer.ggml.pre", "not-a-real-pre");
-  const std::string odd = tz::test::scratch_dir() + "/gpt2-odd-pre.gguf";
+  const std::string odd = tzero::test::scratch_dir() + "/gpt2-odd-pre.gguf";
   w.write(odd);
-  const std::string text = tz::test::scratch_dir() + "/odd-pre.txt";
-  tz::test::write_file(text, "Hello world, it's 2024!\n  ok");
+  const std::string text = tzero::test::scratch_dir() + "/odd-pre.txt";
+  tzero::test::write_file(text, "Hello world, it's 2024!\n  ok");
   std::string err;
   const auto ids = cli_ids(odd, text, &err);
   EXPECT_NE(err.find("warning: "), std::string::npos) << err;
@@ -91,7 +91,7 @@ TEST(TokenizeSuitesCli, UnknownPreWarnsAndUsesTheDefault) {
 }
 
 TEST(TokenizeSuitesCli, ConvertNeedsExactlyOneSource) {
-  auto r = run_tzero({"convert", "-o", tz::test::scratch_dir() + "/x.gguf"});
+  auto r = run_tzero({"convert", "-o", tzero::test::scratch_dir() + "/x.gguf"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--hf-tokenizer"), std::string::npos) << r.err;
   r = run_tzero({"convert", "--llama2c", "a.bin", "--hf-tokenizer", "dir", "-o", "x.gguf"});

@@ -7,12 +7,12 @@
 #include "support/test_support.h"
 
 using nlohmann::json;
-using tz::test::run_tzero;
+using tzero::test::run_tzero;
 
 namespace {
 std::string trace_of(const std::string& model, const std::string& name,
                      std::vector<std::string> extra) {
-  const std::string path = tz::test::scratch_dir() + "/" + name + ".trace";
+  const std::string path = tzero::test::scratch_dir() + "/" + name + ".trace";
   std::vector<std::string> args = {"run", "-m", model,     "-p", "the dog saw a big tree",
                                    "-n",  "5",  "--trace", path, "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -23,7 +23,7 @@ std::string trace_of(const std::string& model, const std::string& name,
 }  // namespace
 
 TEST(Trace, IdenticalAcrossThreadsAndChunks) {
-  const std::string model = tz::test::generated_model("tiny", "q4_0");
+  const std::string model = tzero::test::generated_model("tiny", "q4_0");
   const std::string a = trace_of(model, "t1", {"-t", "1"});
   const std::string b = trace_of(model, "t4", {"-t", "4"});
   const std::string c = trace_of(model, "b1", {"-t", "2", "-b", "1"});
@@ -38,7 +38,7 @@ TEST(Trace, IdenticalAcrossThreadsAndChunks) {
 }
 
 TEST(Trace, DiffNamesThePerturbedLayerOpAndPosition) {
-  const std::string model = tz::test::generated_model("tiny-qwen3", "f16");
+  const std::string model = tzero::test::generated_model("tiny-qwen3", "f16");
   const std::string base = trace_of(model, "base", {"-t", "2", "--trace-dump", "result_output"});
   for (const auto& [layer, op, pos] :
        {std::tuple{1, "attn_norm", 3}, {0, "ffn_gate", 8}, {1, "Kcur", 0}}) {
@@ -60,18 +60,18 @@ TEST(Trace, DiffNamesThePerturbedLayerOpAndPosition) {
 }
 
 TEST(Trace, TruncatedTraceKeepsItsPrefixAndBadFilesAreErrors) {
-  const std::string model = tz::test::generated_model("tiny", "f32");
+  const std::string model = tzero::test::generated_model("tiny", "f32");
   const std::string a = trace_of(model, "full", {});
-  const std::string bytes = tz::test::read_file(a);
-  const std::string cut = tz::test::scratch_dir() + "/cut.trace";
-  tz::test::write_file(cut, bytes.substr(0, bytes.size() * 2 / 3 + 5));
+  const std::string bytes = tzero::test::read_file(a);
+  const std::string cut = tzero::test::scratch_dir() + "/cut.trace";
+  tzero::test::write_file(cut, bytes.substr(0, bytes.size() * 2 / 3 + 5));
   const auto r = run_tzero({"diff", a, cut, "--json"});
   const json j = json::parse(r.out);
   EXPECT_TRUE(j["truncated_b"].get<bool>());
   EXPECT_TRUE(j["identical"].get<bool>()) << "the shared prefix is identical";
   EXPECT_GT(j["only_a"].get<int>(), 0);
-  const std::string junk = tz::test::scratch_dir() + "/junk.trace";
-  tz::test::write_file(junk, "not a trace at all");
+  const std::string junk = tzero::test::scratch_dir() + "/junk.trace";
+  tzero::test::write_file(junk, "not a trace at all");
   const auto bad = run_tzero({"diff", a, junk});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("not a tzero trace"), std::string::npos);

@@ -1,5 +1,5 @@
 // libFuzzer target for the GGUF reader and what consumes it: any byte string must either parse
-// or throw tz::Error, and so must every getter, Vocab::from_gguf and Model construction on what
+// or throw tzero::Error, and so must every getter, Vocab::from_gguf and Model construction on what
 // parsed. Anything else (a sanitizer report, another exception, an invariant trap, an
 // allocation over -malloc_limit_mb, a hang past -timeout) is a finding.
 //
@@ -32,28 +32,28 @@ namespace {
     }                                                                                    \
   } while (0)
 
-// Runs fn; a tz::Error is an accepted outcome, anything else escapes to libFuzzer.
+// Runs fn; a tzero::Error is an accepted outcome, anything else escapes to libFuzzer.
 template <typename Fn>
 void tolerate(Fn&& fn) {
   try {
     fn();
-  } catch (const tz::Error&) {
+  } catch (const tzero::Error&) {
   }
 }
 
 volatile uint8_t g_sink;
 
-void exercise_metadata(const tz::GgufFile& f) {
+void exercise_metadata(const tzero::GgufFile& f) {
   for (const auto& kv : f.metadata()) {
     const std::string& key = kv.first;  // (clang 14 cannot capture structured bindings)
-    const tz::GgufValue& v = kv.second;
+    const tzero::GgufValue& v = kv.second;
     FUZZ_CHECK(f.find(key) == &v);
     (void)v.to_display(8);
     (void)v.to_display(64);
-    if (v.type == tz::GgufValueType::ARRAY) {
-      if (v.elem_type == tz::GgufValueType::STRING) FUZZ_CHECK(v.strings.size() == v.count);
-      if (v.count > 0 && tz::gguf_value_size(v.elem_type) > 0) {
-        const size_t bytes = size_t(v.count) * tz::gguf_value_size(v.elem_type);
+    if (v.type == tzero::GgufValueType::ARRAY) {
+      if (v.elem_type == tzero::GgufValueType::STRING) FUZZ_CHECK(v.strings.size() == v.count);
+      if (v.count > 0 && tzero::gguf_value_size(v.elem_type) > 0) {
+        const size_t bytes = size_t(v.count) * tzero::gguf_value_size(v.elem_type);
         FUZZ_CHECK(v.elems >= f.file_data() && v.elems + bytes <= f.file_data() + f.file_size());
         g_sink = v.elems[0];
         g_sink = v.elems[bytes - 1];
@@ -70,12 +70,12 @@ void exercise_metadata(const tz::GgufFile& f) {
   }
 }
 
-void exercise_tensors(const tz::GgufFile& f) {
+void exercise_tensors(const tzero::GgufFile& f) {
   FUZZ_CHECK(f.alignment() > 0 && (f.alignment() & (f.alignment() - 1)) == 0);
   for (const auto& t : f.tensors()) {
     FUZZ_CHECK(f.find_tensor(t.name) == &t);
     FUZZ_CHECK(!t.ne.empty() && t.ne.size() <= 4);
-    const auto tr = tz::tensor_type_traits(uint32_t(t.type));
+    const auto tr = tzero::tensor_type_traits(uint32_t(t.type));
     FUZZ_CHECK(tr.has_value());
     FUZZ_CHECK(t.ne[0] % tr->block_size == 0);
     FUZZ_CHECK(t.n_bytes == size_t(t.n_elements()) / tr->block_size * tr->type_size);
@@ -90,9 +90,9 @@ void exercise_tensors(const tz::GgufFile& f) {
   }
 }
 
-void exercise_vocab(const tz::GgufFile& f) {
+void exercise_vocab(const tzero::GgufFile& f) {
   tolerate([&] {
-    const tz::Vocab v = tz::Vocab::from_gguf(f);
+    const tzero::Vocab v = tzero::Vocab::from_gguf(f);
     const std::string text = "Hello world! <s>\n\t  </s> \xC3\xBC\xE6\x97\xA5 \xFF\x80 <0x41>";
     (void)v.tokenize(text, true, false);
     (void)v.tokenize(text, true, true);
@@ -121,19 +121,19 @@ std::vector<uint8_t> ones(size_t n) {
   return std::vector<uint8_t>(p, p + n * 4);
 }
 
-size_t tensor_bytes(tz::TensorType t, const std::vector<int64_t>& ne) {
+size_t tensor_bytes(tzero::TensorType t, const std::vector<int64_t>& ne) {
   size_t n = 1;
   for (int64_t d : ne) n *= size_t(d);
-  const auto& tr = tz::traits(t);
+  const auto& tr = tzero::traits(t);
   return n / tr.block_size * tr.type_size;
 }
 
 // A complete micro model (embedding 32, one layer, 16 tokens) with a working tokenizer.
-void write_micro_model(const std::string& path, const std::string& arch, tz::TensorType wt,
-                       tz::TensorType norm_t) {
+void write_micro_model(const std::string& path, const std::string& arch, tzero::TensorType wt,
+                       tzero::TensorType norm_t) {
   const int E = 32, F = 64, V = 16, H = 2, HKV = 1, D = 16;
   const uint32_t alignment = arch == "qwen3" ? 64 : 32;
-  tz::GgufWriter w;
+  tzero::GgufWriter w;
   w.add_string("general.architecture", arch);
   if (alignment != 32) w.add_u32("general.alignment", alignment);
   w.add_string("general.name", "fuzz seed " + arch);
@@ -167,8 +167,8 @@ void write_micro_model(const std::string& path, const std::string& arch, tz::Ten
     w.add_tensor(name, wt, {cols, rows}, ramp(tensor_bytes(wt, {cols, rows}), seed++));
   };
   auto vec = [&](const std::string& name, int n) {  // f32 when n is not whole blocks
-    if (norm_t == tz::TensorType::F32 || n % int(tz::traits(norm_t).block_size) != 0)
-      w.add_tensor(name, tz::TensorType::F32, {n}, ones(size_t(n)));
+    if (norm_t == tzero::TensorType::F32 || n % int(tzero::traits(norm_t).block_size) != 0)
+      w.add_tensor(name, tzero::TensorType::F32, {n}, ones(size_t(n)));
     else
       w.add_tensor(name, norm_t, {n}, ramp(tensor_bytes(norm_t, {n}), seed++));
   };
@@ -199,14 +199,14 @@ void write_micro_model(const std::string& path, const std::string& arch, tz::Ten
 // A copy of `src` that fits a small -max_len: arrays cut to 256 elements, tensors over 4 KiB
 // dropped. Keeps the real keys, value types and tokenizer tables' shape.
 void write_shrunk(const std::string& src_path, const std::string& out_path) {
-  tz::GgufFile src(src_path);
-  tz::GgufWriter w;
+  tzero::GgufFile src(src_path);
+  tzero::GgufWriter w;
   for (const auto& [key, v] : src.metadata()) {
-    if (v.type == tz::GgufValueType::ARRAY && v.elem_type == tz::GgufValueType::ARRAY) continue;
-    tz::GgufValue c = v;
-    if (c.type == tz::GgufValueType::ARRAY && c.count > 256) {
+    if (v.type == tzero::GgufValueType::ARRAY && v.elem_type == tzero::GgufValueType::ARRAY) continue;
+    tzero::GgufValue c = v;
+    if (c.type == tzero::GgufValueType::ARRAY && c.count > 256) {
       c.count = 256;
-      if (c.elem_type == tz::GgufValueType::STRING) c.strings.resize(256);
+      if (c.elem_type == tzero::GgufValueType::STRING) c.strings.resize(256);
     }
     w.add_value(key, c);
   }
@@ -227,11 +227,11 @@ void write_seeds(const std::string& dir) {
     try {
       write_shrunk(p, out);
       std::fprintf(stderr, "seed: %s (%ju bytes)\n", out.c_str(), uintmax_t(fs::file_size(out)));
-    } catch (const tz::Error& e) {
+    } catch (const tzero::Error& e) {
       std::fprintf(stderr, "seed: skipped %s: %s\n", p.c_str(), e.what());
     }
   }
-  using T = tz::TensorType;
+  using T = tzero::TensorType;
   struct Micro {
     const char* name;
     const char* arch;
@@ -247,8 +247,8 @@ void write_seeds(const std::string& dir) {
     const std::string out = dir + "/seed-micro-" + m.name + ".gguf";
     write_micro_model(out, m.arch, m.weights, m.norms);
     // Each seed must be one the consumers accept, or it would not reach them.
-    tz::Model model(std::make_unique<tz::GgufFile>(out));
-    (void)tz::Vocab::from_gguf(model.gguf());
+    tzero::Model model(std::make_unique<tzero::GgufFile>(out));
+    (void)tzero::Vocab::from_gguf(model.gguf());
     std::fprintf(stderr, "seed: %s (%ju bytes)\n", out.c_str(), uintmax_t(fs::file_size(out)));
   }
 }
@@ -269,18 +269,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::unique_ptr<tz::GgufFile> f;
+  std::unique_ptr<tzero::GgufFile> f;
   try {
     // The input buffer is libFuzzer's, exactly `size` bytes; GgufFile only borrows it.
-    f = std::make_unique<tz::GgufFile>(data, size, "fuzz");
-  } catch (const tz::Error&) {
+    f = std::make_unique<tzero::GgufFile>(data, size, "fuzz");
+  } catch (const tzero::Error&) {
     return 0;
   }
   exercise_metadata(*f);
   exercise_tensors(*f);
   exercise_vocab(*f);
   tolerate([&] {
-    const tz::Model m(std::move(f));
+    const tzero::Model m(std::move(f));
     const auto& hp = m.hparams();
     FUZZ_CHECK(hp.n_vocab > 0 && hp.n_embd > 0 && hp.n_layer == int(m.layers().size()));
     FUZZ_CHECK(m.tok_embd().n_rows == hp.n_vocab && m.tok_embd().n_cols == hp.n_embd);

@@ -20,8 +20,8 @@
 namespace {
 
 struct Loaded {
-  std::unique_ptr<tz::GgufFile> file;  // the vocabulary's strings live in its mapping
-  std::unique_ptr<tz::Vocab> vocab;
+  std::unique_ptr<tzero::GgufFile> file;  // the vocabulary's strings live in its mapping
+  std::unique_ptr<tzero::Vocab> vocab;
   std::string name;
 };
 std::vector<Loaded>* vocabs;
@@ -29,8 +29,8 @@ std::vector<Loaded>* vocabs;
 void load(const std::string& path, const std::string& name) {
   if (!std::filesystem::exists(path)) return;
   Loaded l;
-  l.file = std::make_unique<tz::GgufFile>(path);
-  l.vocab = std::make_unique<tz::Vocab>(tz::Vocab::from_gguf(*l.file));
+  l.file = std::make_unique<tzero::GgufFile>(path);
+  l.vocab = std::make_unique<tzero::Vocab>(tzero::Vocab::from_gguf(*l.file));
   l.name = name;
   vocabs->push_back(std::move(l));
 }
@@ -43,9 +43,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   load(shared + "/vocab/ggml-vocab-llama-spm.gguf", "llama-spm");
   load(shared + "/vocab/ggml-vocab-gpt-2.gguf", "gpt-2");
   // The synthetic vocabulary, written once to a temporary file.
-  const tz::SpmVocabData s = tz::make_synthetic_spm_vocab(512);
-  tz::GgufWriter w;
-  tz::write_spm_vocab(w, s);
+  const tzero::SpmVocabData s = tzero::make_synthetic_spm_vocab(512);
+  tzero::GgufWriter w;
+  tzero::write_spm_vocab(w, s);
   const std::string path =
       (std::filesystem::temp_directory_path() / "tz_fuzz_synthetic_vocab.gguf").string();
   w.write(path);
@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::abort();
       }
     const bool spm_mark =
-        l.vocab->kind() == tz::Vocab::Kind::Spm && text.find("\xE2\x96\x81") != std::string::npos;
+        l.vocab->kind() == tzero::Vocab::Kind::Spm && text.find("\xE2\x96\x81") != std::string::npos;
     if (!spm_mark && l.vocab->detokenize(ids) != text) {
       std::fprintf(stderr, "%s: decode(encode(text)) != text\n", l.name.c_str());
       std::abort();

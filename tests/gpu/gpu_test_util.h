@@ -11,12 +11,12 @@
 
 #include "backend/cuda/cuda_kernels.h"
 
-namespace tz::test {
+namespace tzero::test {
 
 // Skips the test, visibly, where there is no usable CUDA device (cudaGetDeviceCount fails or
 // returns 0): these tests prove GPU bits and cannot run without one.
 #define TZ_REQUIRE_GPU()               \
-  if (::tz::cuda::device_count() == 0) \
+  if (::tzero::cuda::device_count() == 0) \
   GTEST_SKIP() << "no CUDA device present: GPU test skipped (run bench/cuda_check.sh on a GPU)"
 
 // A device copy of a host vector (or an empty buffer of n elements).
@@ -62,4 +62,4 @@ inline void expect_same_bits(const std::vector<float>& cpu, const std::vector<fl
     }
 }
 
-}  // namespace tz::test
+}  // namespace tzero::test

@@ -17,7 +17,7 @@
 #include "kernels/quant_k.h"
 #include "support/test_support.h"
 
-namespace tz::test {
+namespace tzero::test {
 namespace {
 
 std::vector<size_t> cols_for(TensorType t) {
@@ -257,4 +257,4 @@ TEST(CudaKernels, AddBiasGatherAreExact) {
 }
 
 }  // namespace
-}  // namespace tz::test
+}  // namespace tzero::test

@@ -14,7 +14,7 @@
 
 using nlohmann::json;
 
-namespace tz::test {
+namespace tzero::test {
 namespace {
 
 const char* kPresets[] = {"tiny", "tiny-qwen2", "tiny-qwen3"};
@@ -115,4 +115,4 @@ TEST(CudaModel, TracesDiffOpByOpAgainstCpu) {
 }
 
 }  // namespace
-}  // namespace tz::test
+}  // namespace tzero::test

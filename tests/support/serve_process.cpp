@@ -11,7 +11,7 @@
 
 extern char** environ;
 
-namespace tz::test {
+namespace tzero::test {
 
 ServeProcess::ServeProcess(const std::vector<std::string>& args, double timeout_s) {
   int fds[2];
@@ -122,4 +122,4 @@ nlohmann::json post_json(httplib::Client& c, const std::string& path, const nloh
   return nlohmann::json::parse(res->body, nullptr, false);
 }
 
-}  // namespace tz::test
+}  // namespace tzero::test

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-namespace tz::test {
+namespace tzero::test {
 
 class ServeProcess {
  public:
@@ -53,4 +53,4 @@ std::vector<std::string> sse_data(const std::string& body);
 nlohmann::json post_json(httplib::Client& c, const std::string& path, const nlohmann::json& body,
                          int* status = nullptr, const httplib::Headers& headers = {});
 
-}  // namespace tz::test
+}  // namespace tzero::test

@@ -15,7 +15,7 @@
 
 extern char** environ;
 
-namespace tz::test {
+namespace tzero::test {
 
 std::string shared_data(const std::string& relative) {
   const std::string p = std::string(TZ_SHARED_DATA) + "/" + relative;
@@ -98,4 +98,4 @@ std::string generated_model(const std::string& preset, const std::string& dtype,
   return path;
 }
 
-}  // namespace tz::test
+}  // namespace tzero::test

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-namespace tz::test {
+namespace tzero::test {
 
 // Path of a file under ../shared/data, or "" when it is absent (tests then GTEST_SKIP).
 std::string shared_data(const std::string& relative);
 
 // Skips the current test with a visible message when the shared file is absent.
 #define TZ_REQUIRE_SHARED(var, rel)                            \
-  const std::string var = ::tz::test::shared_data(rel);        \
+  const std::string var = ::tzero::test::shared_data(rel);        \
   if (var.empty())                                             \
   GTEST_SKIP() << "shared data absent: ../shared/data/" << rel \
                << " (see ../shared/data/PROVENANCE.md)"
@@ -41,4 +41,4 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f);
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);
 
-}  // namespace tz::test
+}  // namespace tzero::test

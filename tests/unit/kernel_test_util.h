@@ -33,7 +33,7 @@
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 constexpr double kU = 0x1p-24;  // unit roundoff of float (round to nearest)
@@ -156,4 +156,4 @@ inline float silu(float x) {
 }  // namespace canon
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

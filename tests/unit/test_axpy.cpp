@@ -13,32 +13,32 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 TEST(Axpy, TurnLockEqualsSequentialSumForAnyThreadCount) {
-  const auto p = tz::make_axpy_problem(37, 1000, 7);
-  const auto seq = tz::axpy_sequential(p);
+  const auto p = tzero::make_axpy_problem(37, 1000, 7);
+  const auto seq = tzero::axpy_sequential(p);
   for (int threads : {1, 2, 3, 4, 7, 16})
     for (int run = 0; run < 10; ++run)
-      ASSERT_TRUE(same_bits(tz::axpy_accumulate(p, tz::AxpyVersion::TurnLock, threads), seq))
+      ASSERT_TRUE(same_bits(tzero::axpy_accumulate(p, tzero::AxpyVersion::TurnLock, threads), seq))
           << threads << " threads, run " << run;
 }
 
 TEST(Axpy, TreeReduceIsStableAcrossRunsAndThreadCounts) {
-  const auto p = tz::make_axpy_problem(37, 1000, 7);
-  const auto first = tz::axpy_accumulate(p, tz::AxpyVersion::TreeReduce, 1);
+  const auto p = tzero::make_axpy_problem(37, 1000, 7);
+  const auto first = tzero::axpy_accumulate(p, tzero::AxpyVersion::TreeReduce, 1);
   for (int threads : {1, 2, 3, 4, 7, 16})
     for (int run = 0; run < 10; ++run)
-      ASSERT_TRUE(same_bits(tz::axpy_accumulate(p, tz::AxpyVersion::TreeReduce, threads), first))
+      ASSERT_TRUE(same_bits(tzero::axpy_accumulate(p, tzero::AxpyVersion::TreeReduce, threads), first))
           << threads << " threads, run " << run;
   // The tree is a different order than the sequential sum: on this data some element differs,
   // which proves the comparison above is about order and not trivially equal values.
-  EXPECT_FALSE(same_bits(first, tz::axpy_sequential(p)));
+  EXPECT_FALSE(same_bits(first, tzero::axpy_sequential(p)));
   // Every version computes the same sum up to rounding.
-  const auto seq = tz::axpy_sequential(p);
+  const auto seq = tzero::axpy_sequential(p);
   for (size_t k = 0; k < seq.size(); ++k) EXPECT_NEAR(first[k], seq[k], 1e-2f);
 }
 
 TEST(Axpy, SpinLockSumIsCorrectUpToRounding) {
-  const auto p = tz::make_axpy_problem(16, 256, 3);
-  const auto seq = tz::axpy_sequential(p);
-  const auto y = tz::axpy_accumulate(p, tz::AxpyVersion::SpinLock, 4);
+  const auto p = tzero::make_axpy_problem(16, 256, 3);
+  const auto seq = tzero::axpy_sequential(p);
+  const auto y = tzero::axpy_accumulate(p, tzero::AxpyVersion::SpinLock, 4);
   for (size_t k = 0; k < seq.size(); ++k) EXPECT_NEAR(y[k], seq[k], 1e-2f);
 }

@@ -4,7 +4,7 @@
 #include "backend/backend.h"
 #include "base/error.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 TEST(Backend, ParseGpuLayers) {
@@ -44,4 +44,4 @@ TEST(Backend, DeviceDescription) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

@@ -4,7 +4,7 @@
 
 #include "batch/block_manager.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 std::vector<int32_t> seq(std::initializer_list<int32_t> t) {
@@ -96,4 +96,4 @@ TEST(BlockManager, CachedBlocksAreSharedAndEvictedLru) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

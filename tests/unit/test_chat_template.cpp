@@ -8,8 +8,8 @@
 
 namespace {
 
-using tz::ChatMessage;
-using tz::ChatTemplate;
+using tzero::ChatMessage;
+using tzero::ChatTemplate;
 using Json = nlohmann::ordered_json;
 
 const std::vector<ChatMessage> kConversation = {
@@ -19,11 +19,11 @@ std::string render(const std::string& tmpl, const Json& vars = Json::object()) {
   return ChatTemplate(tmpl).render(vars);
 }
 
-// The tz::Error message a template gives, or "" when it renders.
+// The tzero::Error message a template gives, or "" when it renders.
 std::string error_of(const std::string& tmpl, const Json& vars = Json::object()) {
   try {
     ChatTemplate(tmpl).render(vars);
-  } catch (const tz::Error& e) {
+  } catch (const tzero::Error& e) {
     return e.what();
   }
   return "";
@@ -178,7 +178,7 @@ TEST(ChatTemplateReal, MistralAlternationAndRaise) {
   try {
     ChatTemplate(kMistral).apply(kConversation, true, "<s>", "</s>");
     FAIL() << "a system message must raise";
-  } catch (const tz::Error& e) {
+  } catch (const tzero::Error& e) {
     EXPECT_NE(std::string(e.what()).find(
                   "Conversation roles must alternate user/assistant/user/assistant/..."),
               std::string::npos)
@@ -200,7 +200,7 @@ TEST(ChatTemplateReal, Gemma) {
 
 std::string named(const std::string& name, const std::string& bos, const std::string& eos,
                   bool gen = true) {
-  return ChatTemplate(tz::named_chat_template(name)).apply(kConversation, gen, bos, eos);
+  return ChatTemplate(tzero::named_chat_template(name)).apply(kConversation, gen, bos, eos);
 }
 
 TEST(ChatTemplateNamed, AllFormats) {
@@ -231,11 +231,11 @@ TEST(ChatTemplateNamed, AllFormats) {
   EXPECT_EQ(named("deepseek", "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
             "<｜begin▁of▁sentence｜>You are terse.\n\nUser: Hi!\n\nAssistant: Hello."
             "<｜end▁of▁sentence｜>User: 2+2?\n\nAssistant:");
-  EXPECT_EQ(tz::chat_template_names().size(), 7u);
+  EXPECT_EQ(tzero::chat_template_names().size(), 7u);
   try {
-    tz::named_chat_template("vicuna");
+    tzero::named_chat_template("vicuna");
     FAIL();
-  } catch (const tz::Error& e) {
+  } catch (const tzero::Error& e) {
     EXPECT_NE(std::string(e.what()).find("llama2, llama3, chatml"), std::string::npos);
   }
 }

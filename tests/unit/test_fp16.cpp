@@ -16,7 +16,7 @@
 #include "base/fp16.h"
 #include "base/rng.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 bool half_is_nan(uint16_t h) {
@@ -261,4 +261,4 @@ TEST(Fp16, Bf16NarrowingRoundsToNearestEven) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

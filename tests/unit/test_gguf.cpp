@@ -16,14 +16,14 @@
 #include "format/gguf_writer.h"
 #include "support/test_support.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 std::string scratch(const std::string& name) {
   return test::scratch_dir() + "/gguf_" + name;
 }
 
-// The message of the tz::Error that `fn` throws, or "<no error>".
+// The message of the tzero::Error that `fn` throws, or "<no error>".
 template <typename Fn>
 std::string error_of(Fn&& fn) {
   try {
@@ -480,4 +480,4 @@ TEST(Gguf, WriterRejectsBadTensors) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

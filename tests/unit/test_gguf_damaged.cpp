@@ -1,5 +1,5 @@
 // Damaged and hostile GGUF files, built in memory from one valid file: every one must throw
-// tz::Error("<name>: <what is wrong>") and never crash, hang, over-allocate or read outside the
+// tzero::Error("<name>: <what is wrong>") and never crash, hang, over-allocate or read outside the
 // buffer. Each buffer is copied into a heap block of exactly its size, so an ASan build
 // (-DTZ_SANITIZE=ON) turns any overread into a failure.
 #include <gtest/gtest.h>
@@ -14,13 +14,13 @@
 #include "format/gguf_writer.h"
 #include "support/test_support.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
 const std::string kName = "damaged.gguf";
 
-// Parses `b` from an exact-size copy. Returns the tz::Error message, or "<no error>". Any other
+// Parses `b` from an exact-size copy. Returns the tzero::Error message, or "<no error>". Any other
 // exception escapes and fails the test.
 std::string parse_error(const Bytes& b) {
   std::unique_ptr<uint8_t[]> copy(b.empty() ? nullptr : new uint8_t[b.size()]);
@@ -33,7 +33,7 @@ std::string parse_error(const Bytes& b) {
   return "<no error>";
 }
 
-// Passes when parsing throws tz::Error with a one-line message "damaged.gguf: ...<part>...".
+// Passes when parsing throws tzero::Error with a one-line message "damaged.gguf: ...<part>...".
 ::testing::AssertionResult fails_with(const Bytes& b, const std::string& part) {
   const std::string msg = parse_error(b);
   if (msg.rfind(kName + ": ", 0) != 0 || msg.find(part) == std::string::npos ||
@@ -505,7 +505,7 @@ TEST(GgufDamaged, ControlBytesInNamesStayOnOneLine) {
 }
 
 // Every single-byte change anywhere in the header, to a few telling values, either parses or
-// throws tz::Error; nothing else (no crash, no std::bad_alloc, no std::length_error).
+// throws tzero::Error; nothing else (no crash, no std::bad_alloc, no std::length_error).
 TEST(GgufDamaged, EveryHeaderByteMutationIsSafe) {
   const Bytes full = base();
   size_t errors = 0, total = 0;
@@ -528,4 +528,4 @@ TEST(GgufDamaged, EveryHeaderByteMutationIsSafe) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

@@ -17,40 +17,40 @@
 
 namespace {
 
-using tz::KernelSet;
-using tz::TensorType;
+using tzero::KernelSet;
+using tzero::TensorType;
 
 bool same_bits(const float* a, const float* b, size_t n) {
   return std::memcmp(a, b, n * sizeof(float)) == 0;
 }
 
 std::vector<const KernelSet*> variants() {
-  auto all = tz::available_kernels();
+  auto all = tzero::available_kernels();
   std::vector<const KernelSet*> v(all.begin() + 1, all.end());  // all but the scalar reference
   return v;
 }
 
 // N rows of K random weights quantized to `type` (w holds the bytes the Matrix points at).
-tz::Matrix random_matrix(TensorType type, size_t N, size_t K, uint32_t seed,
+tzero::Matrix random_matrix(TensorType type, size_t N, size_t K, uint32_t seed,
                          std::vector<uint8_t>& w) {
-  const std::vector<float> wf = tz::test::random_floats(N * K, seed);
-  const size_t rb = tz::row_bytes(type, K);
+  const std::vector<float> wf = tzero::test::random_floats(N * K, seed);
+  const size_t rb = tzero::row_bytes(type, K);
   w.assign(N * rb, 0);
-  for (size_t r = 0; r < N; ++r) tz::quantize_row(type, &wf[r * K], &w[r * rb], K);
-  return tz::Matrix{type, w.data(), int64_t(N), int64_t(K), rb};
+  for (size_t r = 0; r < N; ++r) tzero::quantize_row(type, &wf[r * K], &w[r * rb], K);
+  return tzero::Matrix{type, w.data(), int64_t(N), int64_t(K), rb};
 }
 
 // Every SIMD variant's matmul of m with T random activation rows equals the scalar one's bits.
-void expect_matmul_variants_equal(tz::ThreadPool& pool, const tz::Matrix& m, size_t T,
+void expect_matmul_variants_equal(tzero::ThreadPool& pool, const tzero::Matrix& m, size_t T,
                                   uint32_t seed, const std::string& what) {
   const size_t N = size_t(m.n_rows), K = size_t(m.n_cols);
-  const std::vector<float> x = tz::test::random_floats(T * K, seed);
-  tz::MatmulScratch scratch;
+  const std::vector<float> x = tzero::test::random_floats(T * K, seed);
+  tzero::MatmulScratch scratch;
   std::vector<float> ref(T * N), got(T * N);
-  tz::matmul(pool, tz::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
+  tzero::matmul(pool, tzero::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
   for (const KernelSet* k : variants()) {
     std::fill(got.begin(), got.end(), -1.0f);
-    tz::matmul(pool, *k, m, x.data(), T, got.data(), scratch);
+    tzero::matmul(pool, *k, m, x.data(), T, got.data(), scratch);
     EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size())) << k->name << " " << what;
   }
 }
@@ -58,7 +58,7 @@ void expect_matmul_variants_equal(tz::ThreadPool& pool, const tz::Matrix& m, siz
 void report_variants() {
   static bool once = [] {
     std::string names;
-    for (const KernelSet* k : tz::available_kernels()) names += std::string(" ") + k->name;
+    for (const KernelSet* k : tzero::available_kernels()) names += std::string(" ") + k->name;
     std::printf("kernel variants on this machine:%s\n", names.c_str());
     return true;
   }();
@@ -70,21 +70,21 @@ void report_variants() {
 TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
   report_variants();
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
-  tz::ThreadPool pool(2);
+  tzero::ThreadPool pool(2);
   const TensorType types[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
                               TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
                               TensorType::Q6_K};
   uint32_t seed = 1;
   for (TensorType type : types) {
-    const size_t block = tz::traits(type).block_size;
+    const size_t block = tzero::traits(type).block_size;
     for (size_t n_cols : {32, 64, 96, 160, 256, 288, 1056, 512, 2304, 4352}) {
       if (n_cols % block) continue;
       for (size_t n_cols_f : {n_cols, n_cols + (block == 1 ? 7 : 0)}) {
         const size_t K = n_cols_f;
         std::vector<uint8_t> w;
-        const tz::Matrix m = random_matrix(type, 13, K, seed++, w);
+        const tzero::Matrix m = random_matrix(type, 13, K, seed++, w);
         expect_matmul_variants_equal(
-            pool, m, 5, seed++, std::string(tz::traits(type).name) + " K=" + std::to_string(K));
+            pool, m, 5, seed++, std::string(tzero::traits(type).name) + " K=" + std::to_string(K));
       }
     }
   }
@@ -93,12 +93,12 @@ TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
 TEST(KernelVariants, DotRmsnormSwigluEqualScalarBitsForAllLengths) {
   report_variants();
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
-  const KernelSet& s = tz::scalar_kernels();
+  const KernelSet& s = tzero::scalar_kernels();
   for (size_t n = 1; n <= 300; ++n) {
-    const auto a = tz::test::random_floats(n, uint32_t(n)),
-               b = tz::test::random_floats(n, uint32_t(n + 1000));
-    const auto w = tz::test::random_floats(n, uint32_t(n + 2000));
-    const auto g = tz::test::random_floats(n, uint32_t(n + 3000), 6.0f);  // reaches silu's tails
+    const auto a = tzero::test::random_floats(n, uint32_t(n)),
+               b = tzero::test::random_floats(n, uint32_t(n + 1000));
+    const auto w = tzero::test::random_floats(n, uint32_t(n + 2000));
+    const auto g = tzero::test::random_floats(n, uint32_t(n + 3000), 6.0f);  // reaches silu's tails
     std::vector<float> r1(n), r2(n), s1(n), s2(n);
     s.rmsnorm(a.data(), w.data(), 1e-5f, n, r1.data());
     s.swiglu(g.data(), b.data(), n, s1.data());
@@ -119,7 +119,7 @@ TEST(KernelVariants, SwigluSpecialValuesEqualScalarBits) {
   std::vector<float> g = {0.0f,   -0.0f,  1e-30f,  -1e-30f, 87.0f, -87.0f, 88.7f,  -88.8f, 89.0f,
                           -89.0f, 100.0f, -100.0f, inf,     -inf,  20.5f,  -20.5f, 3.0f};
   std::vector<float> u(g.size(), 1.5f), r1(g.size()), r2(g.size());
-  tz::scalar_kernels().swiglu(g.data(), u.data(), g.size(), r1.data());
+  tzero::scalar_kernels().swiglu(g.data(), u.data(), g.size(), r1.data());
   for (const KernelSet* k : variants()) {
     k->swiglu(g.data(), u.data(), g.size(), r2.data());
     for (size_t i = 0; i < g.size(); ++i)
@@ -133,14 +133,14 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
   for (size_t head_dim : {8, 64, 80, 128}) {
     for (size_t n_kv : {1, 2, 7, 16, 33, 100, 257}) {
       const size_t stride = head_dim * 3;
-      const auto q = tz::test::random_floats(head_dim, seed++, 2.0f);
-      const auto kc = tz::test::random_floats(n_kv * stride, seed++, 2.0f);
-      const auto vc = tz::test::random_floats(n_kv * stride, seed++);
+      const auto q = tzero::test::random_floats(head_dim, seed++, 2.0f);
+      const auto kc = tzero::test::random_floats(n_kv * stride, seed++, 2.0f);
+      const auto vc = tzero::test::random_floats(n_kv * stride, seed++);
       std::vector<float> scratch(n_kv), ref(head_dim), got(head_dim);
       const float scale = 0.125f;
       const float *kp = kc.data(), *vp = vc.data();
-      tz::scalar_kernels().attention_head(q.data(), tz::single_block(&kp, stride),
-                                          tz::single_block(&vp, stride), n_kv, head_dim, scale,
+      tzero::scalar_kernels().attention_head(q.data(), tzero::single_block(&kp, stride),
+                                          tzero::single_block(&vp, stride), n_kv, head_dim, scale,
                                           scratch.data(), ref.data());
       // The same rows cut into blocks of 1, 3 and 16 positions, the blocks scattered in memory
       // in reverse order (a paged cache): the bits must not change.
@@ -158,8 +158,8 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
               vpaged[(slot * block + t % block) * stride + i] = vc[t * stride + i];
             }
         }
-        const tz::KvRows kr{kb.data(), block, stride}, vr{vb.data(), block, stride};
-        for (const KernelSet* k : tz::available_kernels()) {
+        const tzero::KvRows kr{kb.data(), block, stride}, vr{vb.data(), block, stride};
+        for (const KernelSet* k : tzero::available_kernels()) {
           std::fill(got.begin(), got.end(), 0.0f);
           k->attention_head(q.data(), kr, vr, n_kv, head_dim, scale, scratch.data(), got.data());
           EXPECT_TRUE(same_bits(ref.data(), got.data(), head_dim))
@@ -167,7 +167,7 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
         }
       }
       for (const KernelSet* k : variants()) {
-        k->attention_head(q.data(), tz::single_block(&kp, stride), tz::single_block(&vp, stride),
+        k->attention_head(q.data(), tzero::single_block(&kp, stride), tzero::single_block(&vp, stride),
                           n_kv, head_dim, scale, scratch.data(), got.data());
         EXPECT_TRUE(same_bits(ref.data(), got.data(), head_dim))
             << k->name << " head_dim=" << head_dim << " n_kv=" << n_kv;
@@ -179,48 +179,48 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
 TEST(KernelVariants, ActivationQuantizationEqualsScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   for (uint32_t seed = 0; seed < 50; ++seed) {
-    auto x = tz::test::random_floats(32 * 9, seed, seed % 2 ? 0.01f : 30.0f);
+    auto x = tzero::test::random_floats(32 * 9, seed, seed % 2 ? 0.01f : 30.0f);
     if (seed == 3) std::fill(x.begin(), x.begin() + 32, 0.0f);  // an all-zero block
     // A block with amax 127 has d = 1 and id = 1, so x = k + 0.5 are exact ties (to even).
     if (seed == 4) {
       x[0] = 127.0f;
       for (int i = 1; i < 32; ++i) x[i] = (i % 2 ? -1.0f : 1.0f) * (float(i) + 0.5f);
     }
-    std::vector<tz::ActQ8> a(9), b(9);
-    tz::scalar_kernels().quantize_act_q8(x.data(), a.data(), x.size());
-    std::vector<tz::ActQ8K> ak(1), bk(1);
-    tz::scalar_kernels().quantize_act_q8k(x.data(), ak.data(), 256);
+    std::vector<tzero::ActQ8> a(9), b(9);
+    tzero::scalar_kernels().quantize_act_q8(x.data(), a.data(), x.size());
+    std::vector<tzero::ActQ8K> ak(1), bk(1);
+    tzero::scalar_kernels().quantize_act_q8k(x.data(), ak.data(), 256);
     for (const KernelSet* k : variants()) {
       k->quantize_act_q8(x.data(), b.data(), x.size());
-      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(tz::ActQ8)), 0) << k->name;
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(tzero::ActQ8)), 0) << k->name;
       k->quantize_act_q8k(x.data(), bk.data(), 256);
-      EXPECT_EQ(std::memcmp(ak.data(), bk.data(), sizeof(tz::ActQ8K)), 0) << k->name;
+      EXPECT_EQ(std::memcmp(ak.data(), bk.data(), sizeof(tzero::ActQ8K)), 0) << k->name;
     }
   }
 }
 
 TEST(KernelVariants, SelectionHonoursChoiceAndRejectsUnknown) {
-  EXPECT_STREQ(tz::select_kernels("scalar").name, "scalar");
-  EXPECT_STREQ(tz::select_kernels("auto").name, tz::available_kernels().back()->name);
-  EXPECT_THROW(tz::select_kernels("neon"), tz::Error);
+  EXPECT_STREQ(tzero::select_kernels("scalar").name, "scalar");
+  EXPECT_STREQ(tzero::select_kernels("auto").name, tzero::available_kernels().back()->name);
+  EXPECT_THROW(tzero::select_kernels("neon"), tzero::Error);
 }
 
 // The batched kernels tile rows and tokens (and pad block groups of 8): every tile shape and
 // tail, decode-sized and prefill-sized batches, and block counts that are not multiples of 8.
 TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
-  tz::ThreadPool pool(2);
+  tzero::ThreadPool pool(2);
   uint32_t seed = 100;
   for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
-    const size_t block = tz::traits(type).block_size;
+    const size_t block = tzero::traits(type).block_size;
     for (size_t K : {32, 96, 256, 288, 1056, 2304, 4352}) {
       if (K % block) continue;
       for (size_t N : {1, 2, 3, 5, 7, 13}) {
         std::vector<uint8_t> w;
-        const tz::Matrix m = random_matrix(type, N, K, seed++, w);
+        const tzero::Matrix m = random_matrix(type, N, K, seed++, w);
         for (size_t T : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 17, 33})
           expect_matmul_variants_equal(pool, m, T, seed++,
-                                       std::string(tz::traits(type).name) +
+                                       std::string(tzero::traits(type).name) +
                                            " K=" + std::to_string(K) + " N=" + std::to_string(N) +
                                            " T=" + std::to_string(T));
       }
@@ -243,8 +243,8 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
     const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
     for (size_t K : {256, 2304, 4352}) {
       for (int extreme = 0; extreme < 4; ++extreme) {
-        const size_t N = 7, T = extreme % 2 ? 9 : 1, rb = tz::row_bytes(type, K);
-        const size_t nb = K / tz::traits(type).block_size;
+        const size_t N = 7, T = extreme % 2 ? 9 : 1, rb = tzero::row_bytes(type, K);
+        const size_t nb = K / tzero::traits(type).block_size;
         std::vector<uint8_t> w(N * rb);
         bytes(w.data(), w.size());
         for (size_t r = 0; r < N; ++r)
@@ -269,8 +269,8 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
           }
         std::vector<float> ref(T * N), got(T * N);
         const void* xp;
-        std::vector<tz::ActQ8> xq(T * nb);
-        std::vector<tz::ActQ8K> xk(T * nb);
+        std::vector<tzero::ActQ8> xq(T * nb);
+        std::vector<tzero::ActQ8K> xk(T * nb);
         for (size_t i = 0; i < T * nb; ++i) {
           int8_t* qs = k_quant ? xk[i].qs : xq[i].qs;
           const size_t n = k_quant ? 256 : 32;
@@ -291,12 +291,12 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
           }
         }
         xp = k_quant ? static_cast<const void*>(xk.data()) : xq.data();
-        tz::scalar_kernels().gemm_for(type)(w.data(), rb, xp, K, N, T, ref.data(), N);
+        tzero::scalar_kernels().gemm_for(type)(w.data(), rb, xp, K, N, T, ref.data(), N);
         for (const KernelSet* k : variants()) {
           std::fill(got.begin(), got.end(), -1.0f);
           k->gemm_for(type)(w.data(), rb, xp, K, N, T, got.data(), N);
           EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
-              << k->name << " " << tz::traits(type).name << " K=" << K << " T=" << T
+              << k->name << " " << tzero::traits(type).name << " K=" << K << " T=" << T
               << " extreme=" << extreme / 2;
         }
       }

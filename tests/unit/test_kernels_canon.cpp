@@ -1,7 +1,7 @@
 // KernelCanon.*: bit tests of the canonical orders (see kernel_test_util.h).
 #include "unit/kernel_test_util.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 // ---- Canonical orders: bit tests -----------------------------------------------------------
 
@@ -305,4 +305,4 @@ TEST(KernelCanon, NonCanonicalOrdersAreDetected) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

@@ -1,7 +1,7 @@
 // KernelRef.*: the scalar reference kernels against float64 (see kernel_test_util.h).
 #include "unit/kernel_test_util.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 // ---- Tolerance tests against float64 --------------------------------------------------------
@@ -426,4 +426,4 @@ TEST(KernelRef, Q4_0RoundTripErrorBound) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

@@ -8,7 +8,7 @@
 #include "probe/client.h"
 #include "probe/probe.h"
 
-using namespace tz::probe;
+using namespace tzero::probe;
 
 TEST(ProbeClient, ExactNumbersKeepTheirText) {
   const ojson j = parse_exact(R"({"a": -0.10000000000000001, "b": 1e-3, "c": 7, "d": "x"})", "t");

@@ -7,7 +7,7 @@
 #include "probe/compare.h"
 
 namespace {
-using namespace tz::probe;
+using namespace tzero::probe;
 
 ExactNumber num(double v) {
   char b[64];

@@ -22,14 +22,14 @@ TEST(QuantK, Q4KScalePackingRoundTrips) {
     for (int j = 0; j < 8; ++j)
       for (int l = 0; l < 32; ++l)
         x[32 * j + l] = float(rng() % 1000) / 1000.0f * float(j + 1 + trial % 5) - float(j % 3);
-    tz::BlockQ4_K b;
-    tz::quantize_row_q4_k(x.data(), &b, 256);
+    tzero::BlockQ4_K b;
+    tzero::quantize_row_q4_k(x.data(), &b, 256);
     std::vector<float> y(256);
-    tz::dequantize_row_q4_k(&b, y.data(), 256);
-    const float d = tz::fp16_to_float(b.d), dmin = tz::fp16_to_float(b.dmin);
+    tzero::dequantize_row_q4_k(&b, y.data(), 256);
+    const float d = tzero::fp16_to_float(b.d), dmin = tzero::fp16_to_float(b.dmin);
     for (int j = 0; j < 8; ++j) {
       int sc, m;
-      tz::q4_k_scale_min(b.scales, j, &sc, &m);
+      tzero::q4_k_scale_min(b.scales, j, &sc, &m);
       ASSERT_GE(sc, 0);
       ASSERT_LE(sc, 63);
       // Each value is within one quantization step (plus the scale rounding) of the input.
@@ -42,14 +42,14 @@ TEST(QuantK, Q4KScalePackingRoundTrips) {
 }
 
 TEST(QuantK, DequantizationErrorIsBoundedForBothTypes) {
-  const auto x = tz::test::random_floats(256 * 16, 5);
-  std::vector<tz::BlockQ4_K> q4(16);
-  std::vector<tz::BlockQ6_K> q6(16);
-  tz::quantize_row(tz::TensorType::Q4_K, x.data(), q4.data(), x.size());
-  tz::quantize_row(tz::TensorType::Q6_K, x.data(), q6.data(), x.size());
+  const auto x = tzero::test::random_floats(256 * 16, 5);
+  std::vector<tzero::BlockQ4_K> q4(16);
+  std::vector<tzero::BlockQ6_K> q6(16);
+  tzero::quantize_row(tzero::TensorType::Q4_K, x.data(), q4.data(), x.size());
+  tzero::quantize_row(tzero::TensorType::Q6_K, x.data(), q6.data(), x.size());
   std::vector<float> y4(x.size()), y6(x.size());
-  tz::dequantize_row(tz::TensorType::Q4_K, q4.data(), y4.data(), x.size());
-  tz::dequantize_row(tz::TensorType::Q6_K, q6.data(), y6.data(), x.size());
+  tzero::dequantize_row(tzero::TensorType::Q4_K, q4.data(), y4.data(), x.size());
+  tzero::dequantize_row(tzero::TensorType::Q6_K, q6.data(), y6.data(), x.size());
   double e4 = 0, e6 = 0, ref = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     e4 += std::pow(y4[i] - x[i], 2);
@@ -67,17 +67,17 @@ TEST(QuantK, DequantizationErrorIsBoundedForBothTypes) {
 TEST(QuantK, DotRefsAgreeWithFloat64) {
   for (size_t nb : {1, 3, 8, 9, 22}) {
     const size_t n = nb * 256;
-    const auto w = tz::test::random_floats(n, uint32_t(nb)),
-               x = tz::test::random_floats(n, uint32_t(nb + 100));
-    std::vector<tz::BlockQ4_K> q4(nb);
-    std::vector<tz::BlockQ6_K> q6(nb);
-    std::vector<tz::ActQ8K> xq(nb);
-    tz::quantize_row_q4_k(w.data(), q4.data(), n);
-    tz::quantize_row_q6_k(w.data(), q6.data(), n);
-    tz::quantize_act_q8k(x.data(), xq.data(), n);
+    const auto w = tzero::test::random_floats(n, uint32_t(nb)),
+               x = tzero::test::random_floats(n, uint32_t(nb + 100));
+    std::vector<tzero::BlockQ4_K> q4(nb);
+    std::vector<tzero::BlockQ6_K> q6(nb);
+    std::vector<tzero::ActQ8K> xq(nb);
+    tzero::quantize_row_q4_k(w.data(), q4.data(), n);
+    tzero::quantize_row_q6_k(w.data(), q6.data(), n);
+    tzero::quantize_act_q8k(x.data(), xq.data(), n);
     std::vector<float> w4(n), w6(n);
-    tz::dequantize_row_q4_k(q4.data(), w4.data(), n);
-    tz::dequantize_row_q6_k(q6.data(), w6.data(), n);
+    tzero::dequantize_row_q4_k(q4.data(), w4.data(), n);
+    tzero::dequantize_row_q6_k(q6.data(), w6.data(), n);
     double r4 = 0, r6 = 0, mag = 0;
     for (size_t i = 0; i < n; ++i) {
       const double xv = double(xq[i / 256].d) * xq[i / 256].qs[i % 256];
@@ -87,15 +87,15 @@ TEST(QuantK, DotRefsAgreeWithFloat64) {
     }
     // Float rounding of p, of A (|A| may exceed 2^24) and of the lane sums: a few ulp of the
     // magnitude sum.
-    EXPECT_NEAR(tz::dot_q4_k_ref(q4.data(), xq.data(), n), r4, 1e-5 * mag + 1e-6) << nb;
-    EXPECT_NEAR(tz::dot_q6_k_ref(q6.data(), xq.data(), n), r6, 1e-5 * mag + 1e-6) << nb;
+    EXPECT_NEAR(tzero::dot_q4_k_ref(q4.data(), xq.data(), n), r4, 1e-5 * mag + 1e-6) << nb;
+    EXPECT_NEAR(tzero::dot_q6_k_ref(q6.data(), xq.data(), n), r6, 1e-5 * mag + 1e-6) << nb;
   }
 }
 
 TEST(QuantK, ActivationBlockSumsAreExact) {
-  const auto x = tz::test::random_floats(512, 9, 3.0f);
-  std::vector<tz::ActQ8K> q(2);
-  tz::quantize_act_q8k(x.data(), q.data(), x.size());
+  const auto x = tzero::test::random_floats(512, 9, 3.0f);
+  std::vector<tzero::ActQ8K> q(2);
+  tzero::quantize_act_q8k(x.data(), q.data(), x.size());
   for (const auto& b : q)
     for (int g = 0; g < 16; ++g) {
       int s = 0;
@@ -103,7 +103,7 @@ TEST(QuantK, ActivationBlockSumsAreExact) {
       EXPECT_EQ(b.bsums[g], s);
     }
   std::vector<float> zeros(256, 0.0f);
-  tz::quantize_act_q8k(zeros.data(), q.data(), 256);
+  tzero::quantize_act_q8k(zeros.data(), q.data(), 256);
   EXPECT_EQ(q[0].d, 0.0f);
   for (int i = 0; i < 256; ++i) EXPECT_EQ(q[0].qs[i], 0);
 }

@@ -12,7 +12,7 @@
 #include "kernels/math.h"
 #include "runtime/sampler.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -213,4 +213,4 @@ TEST(Sampler, LogprobsAreNormalizedAndSorted) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

@@ -3,7 +3,7 @@
 
 #include "runtime/stop_matcher.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 std::string feed(StopMatcher& m, const std::vector<std::string>& pieces) {
@@ -39,4 +39,4 @@ TEST(StopMatcher, EarliestStopWins) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

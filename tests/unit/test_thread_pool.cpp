@@ -24,7 +24,7 @@
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
 
-namespace tz {
+namespace tzero {
 namespace {
 
 struct Slice {
@@ -104,7 +104,7 @@ TEST(ThreadPool, PoolOfOneRunsInline) {
   EXPECT_EQ(s[0].thread, std::this_thread::get_id());
 }
 
-// Proves: thread counts outside 1..1024 are rejected with tz::Error.
+// Proves: thread counts outside 1..1024 are rejected with tzero::Error.
 TEST(ThreadPool, RejectsBadThreadCounts) {
   EXPECT_THROW(ThreadPool(0), Error);
   EXPECT_THROW(ThreadPool(-3), Error);
@@ -261,4 +261,4 @@ TEST(ThreadPoolMatmul, WholeOutputIdenticalForPoolSizes1To9) {
 }
 
 }  // namespace
-}  // namespace tz
+}  // namespace tzero

@@ -17,26 +17,26 @@
 
 namespace {
 
-using tz::test::run_suite;
+using tzero::test::run_suite;
 using Ids = std::vector<int32_t>;
 
 // The Qwen2 vocabulary imported once per process from ../shared/data/vocab/qwen2-hf.
 std::string qwen2_gguf() {
   static const std::string path = [] {
-    const std::string dir = tz::test::shared_data("vocab/qwen2-hf");
+    const std::string dir = tzero::test::shared_data("vocab/qwen2-hf");
     if (dir.empty()) return std::string();
-    const std::string p = tz::test::scratch_dir() + "/qwen2-unit.gguf";
-    tz::import_hf_tokenizer(dir, p, {"qwen2"});
+    const std::string p = tzero::test::scratch_dir() + "/qwen2-unit.gguf";
+    tzero::import_hf_tokenizer(dir, p, {"qwen2"});
     return p;
   }();
   return path;
 }
 
 std::string scratch(const std::string& name) {
-  return tz::test::scratch_dir() + "/" + name;
+  return tzero::test::scratch_dir() + "/" + name;
 }
 
-Ids ids_of(const tz::Vocab& v, const std::string& text) {
+Ids ids_of(const tzero::Vocab& v, const std::string& text) {
   return v.tokenize(text, false, false);
 }
 
@@ -46,9 +46,9 @@ TEST(TokenizerBpe, Gpt2SuiteCaseByCase) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-gpt-2.gguf");
   TZ_REQUIRE_SHARED(inp, "vocab/ggml-vocab-gpt-2.gguf.inp");
   TZ_REQUIRE_SHARED(out, "vocab/ggml-vocab-gpt-2.gguf.out");
-  tz::GgufFile f(vocab_path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
-  EXPECT_EQ(vocab.kind(), tz::Vocab::Kind::Bpe);
+  tzero::GgufFile f(vocab_path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
+  EXPECT_EQ(vocab.kind(), tzero::Vocab::Kind::Bpe);
   EXPECT_EQ(vocab.pre(), "gpt-2");
   EXPECT_TRUE(vocab.warnings().empty());
   EXPECT_EQ(run_suite(vocab, inp, out, "gpt-2"), 46);
@@ -58,8 +58,8 @@ TEST(TokenizerBpe, Qwen2SuiteCaseByCase) {
   TZ_REQUIRE_SHARED(dir, "vocab/qwen2-hf/vocab.json");
   TZ_REQUIRE_SHARED(inp, "vocab/ggml-vocab-qwen2.gguf.inp");
   TZ_REQUIRE_SHARED(out, "vocab/ggml-vocab-qwen2.gguf.out");
-  tz::GgufFile f(qwen2_gguf());
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+  tzero::GgufFile f(qwen2_gguf());
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
   EXPECT_EQ(vocab.pre(), "qwen2");
   EXPECT_EQ(vocab.n_tokens(), 151643);
   EXPECT_EQ(run_suite(vocab, inp, out, "qwen2"), 46);
@@ -67,15 +67,15 @@ TEST(TokenizerBpe, Qwen2SuiteCaseByCase) {
 
 TEST(TokenizerBpe, Gpt2SpecialsAndFlags) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-gpt-2.gguf");
-  tz::GgufFile f(vocab_path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+  tzero::GgufFile f(vocab_path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
   EXPECT_EQ(vocab.bos(), 50256);
   EXPECT_EQ(vocab.eos(), 50256);
   EXPECT_FALSE(vocab.add_bos()) << "GPT-2 adds no BOS unless the metadata says so";
   EXPECT_FALSE(vocab.add_space_prefix());
   EXPECT_EQ(vocab.tokenize("Hello", true, false), (Ids{15496}));
   // <|endoftext|> is a control token: matched only with parse_special.
-  EXPECT_EQ(vocab.type(50256), tz::TokenType::Control);
+  EXPECT_EQ(vocab.type(50256), tzero::TokenType::Control);
   const Ids special = vocab.tokenize("Hi<|endoftext|>Hi", false, true);
   EXPECT_EQ(special, (Ids{17250, 50256, 17250}));
   const Ids plain = vocab.tokenize("Hi<|endoftext|>Hi", false, false);
@@ -87,34 +87,34 @@ TEST(TokenizerBpe, Gpt2SpecialsAndFlags) {
 
 TEST(TokenizerBpe, AddBosAndEosFromMetadata) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-gpt-2.gguf");
-  tz::GgufFile src(vocab_path);
-  tz::GgufWriter w;
+  tzero::GgufFile src(vocab_path);
+  tzero::GgufWriter w;
   for (const auto& [key, value] : src.metadata())
     if (key.rfind("tokenizer.", 0) == 0) w.add_value(key, value);
   w.add_bool("tokenizer.ggml.add_bos_token", true);
   w.add_bool("tokenizer.ggml.add_eos_token", true);
   const std::string path = scratch("gpt2-bos-eos.gguf");
   w.write(path);
-  tz::GgufFile f(path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+  tzero::GgufFile f(path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
   EXPECT_EQ(vocab.tokenize("Hello", true, false), (Ids{50256, 15496, 50256}));
   EXPECT_EQ(vocab.tokenize("Hello", false, false), (Ids{15496}));
 }
 
 TEST(TokenizerBpe, UnknownPreWarnsAndUsesTheDefault) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-gpt-2.gguf");
-  tz::GgufFile src(vocab_path);
-  const tz::Vocab reference = tz::Vocab::from_gguf(src);
+  tzero::GgufFile src(vocab_path);
+  const tzero::Vocab reference = tzero::Vocab::from_gguf(src);
   for (const std::string pre : {"no-such-pre", ""}) {
-    tz::GgufWriter w;
+    tzero::GgufWriter w;
     for (const auto& [key, value] : src.metadata())
       if (key.rfind("tokenizer.", 0) == 0 && key != "tokenizer.ggml.pre") w.add_value(key, value);
     if (!pre.empty()) w.add_string("tokenizer.ggml.pre", pre);
     const std::string path = scratch("gpt2-pre-" + pre + ".gguf");
     w.write(path);
-    tz::GgufFile f(path);
+    tzero::GgufFile f(path);
     testing::internal::CaptureStderr();
-    const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+    const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
     const std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(vocab.pre(), "gpt-2");
     ASSERT_EQ(vocab.warnings().size(), 1u);
@@ -129,17 +129,17 @@ TEST(TokenizerBpe, UnknownPreWarnsAndUsesTheDefault) {
 }
 
 TEST(TokenizerBpe, MissingMergesIsAnError) {
-  tz::GgufWriter w;
+  tzero::GgufWriter w;
   w.add_string("tokenizer.ggml.model", "gpt2");
   w.add_string("tokenizer.ggml.pre", "gpt-2");
   w.add_string_array("tokenizer.ggml.tokens", {"a", "b"});
   const std::string path = scratch("no-merges.gguf");
   w.write(path);
-  tz::GgufFile f(path);
+  tzero::GgufFile f(path);
   try {
-    tz::Vocab::from_gguf(f);
+    tzero::Vocab::from_gguf(f);
     FAIL() << "expected an error";
-  } catch (const tz::Error& e) {
+  } catch (const tzero::Error& e) {
     EXPECT_NE(std::string(e.what()).find("no merges"), std::string::npos) << e.what();
   }
 }
@@ -148,17 +148,17 @@ TEST(TokenizerBpe, MissingMergesIsAnError) {
 TEST(TokenizerBpe, MergesApplyInRankOrder) {
   const int ab = 256, bc = 257, aa = 258;
   {
-    tz::GgufFile f(tz::test::write_byte_level_vocab(scratch("rank1.gguf"), {"ab", "bc", "aa"},
+    tzero::GgufFile f(tzero::test::write_byte_level_vocab(scratch("rank1.gguf"), {"ab", "bc", "aa"},
                                                     {{"b", "c"}, {"a", "b"}, {"a", "a"}}, "gpt-2"));
-    const tz::Vocab v = tz::Vocab::from_gguf(f);
+    const tzero::Vocab v = tzero::Vocab::from_gguf(f);
     EXPECT_EQ(ids_of(v, "abc"), (Ids{'a', bc}));
     EXPECT_EQ(ids_of(v, "aaa"), (Ids{aa, 'a'})) << "ties: the leftmost pair first";
     EXPECT_EQ(ids_of(v, "aaaa"), (Ids{aa, aa}));
   }
   {
-    tz::GgufFile f(tz::test::write_byte_level_vocab(scratch("rank2.gguf"), {"ab", "bc", "aa"},
+    tzero::GgufFile f(tzero::test::write_byte_level_vocab(scratch("rank2.gguf"), {"ab", "bc", "aa"},
                                                     {{"a", "b"}, {"b", "c"}}, "gpt-2"));
-    const tz::Vocab v = tz::Vocab::from_gguf(f);
+    const tzero::Vocab v = tzero::Vocab::from_gguf(f);
     EXPECT_EQ(ids_of(v, "abc"), (Ids{ab, 'c'}));
     EXPECT_EQ(ids_of(v, "aaa"), (Ids{'a', 'a', 'a'})) << "a token without a merge is not used";
   }
@@ -168,10 +168,10 @@ TEST(TokenizerBpe, MergesApplyInRankOrder) {
 TEST(TokenizerBpe, LlamaBpeTakesWholeWordTokens) {
   const std::vector<std::string> extra = {"ab", "abc"};
   const std::vector<std::pair<std::string, std::string>> merges = {{"a", "b"}};
-  tz::GgufFile f1(tz::test::write_byte_level_vocab(scratch("im1.gguf"), extra, merges, "gpt-2"));
-  tz::GgufFile f2(
-      tz::test::write_byte_level_vocab(scratch("im2.gguf"), extra, merges, "llama-bpe"));
-  const tz::Vocab gpt2 = tz::Vocab::from_gguf(f1), llama3 = tz::Vocab::from_gguf(f2);
+  tzero::GgufFile f1(tzero::test::write_byte_level_vocab(scratch("im1.gguf"), extra, merges, "gpt-2"));
+  tzero::GgufFile f2(
+      tzero::test::write_byte_level_vocab(scratch("im2.gguf"), extra, merges, "llama-bpe"));
+  const tzero::Vocab gpt2 = tzero::Vocab::from_gguf(f1), llama3 = tzero::Vocab::from_gguf(f2);
   EXPECT_EQ(ids_of(gpt2, "abc"), (Ids{256, 'c'}));
   EXPECT_EQ(ids_of(llama3, "abc"), (Ids{257}));
   EXPECT_EQ(ids_of(llama3, "abcd"), (Ids{256, 'c', 'd'}));
@@ -181,18 +181,18 @@ TEST(TokenizerBpe, LlamaBpeTakesWholeWordTokens) {
 TEST(TokenizerBpe, UserDefinedTokensMatchBeforeBpe) {
   const std::string path = scratch("added.gguf");
   const std::vector<std::pair<std::string, std::string>> merges = {{"x", "y"}};  // id 256
-  tz::test::write_byte_level_vocab(path, {"xy"}, merges, "gpt-2", {"<tool>", "   "}, /*User*/ 4);
-  tz::GgufFile f(path);
-  const tz::Vocab v = tz::Vocab::from_gguf(f);
+  tzero::test::write_byte_level_vocab(path, {"xy"}, merges, "gpt-2", {"<tool>", "   "}, /*User*/ 4);
+  tzero::GgufFile f(path);
+  const tzero::Vocab v = tzero::Vocab::from_gguf(f);
   const int tool = 257, spaces = 258;
   EXPECT_EQ(ids_of(v, "x<tool>y"), (Ids{'x', tool, 'y'}));
   EXPECT_EQ(ids_of(v, "a    b"), (Ids{'a', spaces, ' ', 'b'})) << "longest first, at the left";
   EXPECT_EQ(v.detokenize(ids_of(v, "x<tool>y  <tool>")), "x<tool>y  <tool>");
 
   const std::string path2 = scratch("control.gguf");
-  tz::test::write_byte_level_vocab(path2, {"xy"}, merges, "gpt-2", {"<ctl>", "<ctl>x"}, 3);
-  tz::GgufFile f2(path2);
-  const tz::Vocab v2 = tz::Vocab::from_gguf(f2);
+  tzero::test::write_byte_level_vocab(path2, {"xy"}, merges, "gpt-2", {"<ctl>", "<ctl>x"}, 3);
+  tzero::GgufFile f2(path2);
+  const tzero::Vocab v2 = tzero::Vocab::from_gguf(f2);
   EXPECT_EQ(v2.tokenize("a<ctl>xb<ctl>", false, true), (Ids{'a', 258, 'b', 257}));
   EXPECT_EQ(v2.tokenize("xy<ctl>xy", false, true), (Ids{256, 258, 'y'})) << "leftmost, longest";
   EXPECT_EQ(v2.tokenize("xy<ctl> xy", false, true), (Ids{256, 257, ' ', 256}));
@@ -203,8 +203,8 @@ TEST(TokenizerBpe, UserDefinedTokensMatchBeforeBpe) {
 TEST(TokenizerBpe, Qwen2NormalizesToNfc) {
   TZ_REQUIRE_SHARED(gpt2_path, "vocab/ggml-vocab-gpt-2.gguf");
   TZ_REQUIRE_SHARED(dir, "vocab/qwen2-hf/vocab.json");
-  tz::GgufFile fq(qwen2_gguf()), fg(gpt2_path);
-  const tz::Vocab qwen2 = tz::Vocab::from_gguf(fq), gpt2 = tz::Vocab::from_gguf(fg);
+  tzero::GgufFile fq(qwen2_gguf()), fg(gpt2_path);
+  const tzero::Vocab qwen2 = tzero::Vocab::from_gguf(fq), gpt2 = tzero::Vocab::from_gguf(fg);
   const std::string composed = "caf\xC3\xA9", decomposed = "cafe\xCC\x81";  // é, e + U+0301
   EXPECT_EQ(ids_of(qwen2, decomposed), ids_of(qwen2, composed));
   EXPECT_NE(ids_of(gpt2, decomposed), ids_of(gpt2, composed));
@@ -214,8 +214,8 @@ TEST(TokenizerBpe, Qwen2NormalizesToNfc) {
 // Decoding gives back every byte, ill-formed UTF-8 included (each such byte is a word).
 TEST(TokenizerBpe, DetokenizeRoundTripsAnyBytes) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-gpt-2.gguf");
-  tz::GgufFile f(vocab_path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+  tzero::GgufFile f(vocab_path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
   std::string all_bytes;
   for (int b = 0; b < 256; ++b) all_bytes += char(b);
   for (const std::string& text :
@@ -233,7 +233,7 @@ TEST(TokenizerBpe, DetokenizeRoundTripsAnyBytes) {
 // decode to themselves (to their NFC form where the pre-tokenizer normalizes).
 TEST(TokenizerBpe, RandomTextRoundTripsUnderEveryPreTokenizer) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-gpt-2.gguf");
-  tz::GgufFile src(vocab_path);
+  tzero::GgufFile src(vocab_path);
   const char* const pieces[] = {"a",
                                 "Zq",
                                 " ",
@@ -268,19 +268,19 @@ TEST(TokenizerBpe, RandomTextRoundTripsUnderEveryPreTokenizer) {
     for (uint32_t k = 0; k < n; ++k) t += pieces[next() % std::size(pieces)];
     texts.push_back(t);
   }
-  for (const auto& spec : tz::pre_tokenizer_specs()) {
-    tz::GgufWriter w;
+  for (const auto& spec : tzero::pre_tokenizer_specs()) {
+    tzero::GgufWriter w;
     for (const auto& [key, value] : src.metadata())
       if (key.rfind("tokenizer.", 0) == 0 && key != "tokenizer.ggml.pre") w.add_value(key, value);
     w.add_string("tokenizer.ggml.pre", spec.name);
     const std::string path = scratch("gpt2-as-" + spec.name + ".gguf");
     w.write(path);
-    tz::GgufFile f(path);
-    const tz::Vocab v = tz::Vocab::from_gguf(f);
+    tzero::GgufFile f(path);
+    const tzero::Vocab v = tzero::Vocab::from_gguf(f);
     for (const std::string& t : texts) {
       std::string expected;
       if (spec.nfc)
-        tz::unicode::append_nfc(t, expected);
+        tzero::unicode::append_nfc(t, expected);
       else
         expected = t;
       EXPECT_EQ(v.detokenize(v.tokenize(t, false, false)), expected) << spec.name;
@@ -292,7 +292,7 @@ TEST(TokenizerBpe, RandomTextRoundTripsUnderEveryPreTokenizer) {
 // Converters write 0xFFFFFFFF (or -1) for "no such token"; other ids outside the vocabulary are
 // ignored with a warning (llama.cpp does the same), not an error.
 TEST(TokenizerBpe, SpecialIdsOutsideTheVocabularyAreIgnored) {
-  tz::GgufWriter w;
+  tzero::GgufWriter w;
   w.add_string("tokenizer.ggml.model", "gpt2");
   w.add_string("tokenizer.ggml.pre", "gpt-2");
   w.add_string_array("tokenizer.ggml.tokens", {"a", "b", "ab"});
@@ -303,9 +303,9 @@ TEST(TokenizerBpe, SpecialIdsOutsideTheVocabularyAreIgnored) {
   w.add_u32("tokenizer.ggml.eot_token_id", 3);
   const std::string path = scratch("odd-ids.gguf");
   w.write(path);
-  tz::GgufFile f(path);
+  tzero::GgufFile f(path);
   testing::internal::CaptureStderr();
-  const tz::Vocab v = tz::Vocab::from_gguf(f);
+  const tzero::Vocab v = tzero::Vocab::from_gguf(f);
   testing::internal::GetCapturedStderr();
   EXPECT_EQ(v.bos(), 2);
   EXPECT_EQ(v.pad(), -1);

@@ -36,7 +36,7 @@ json byte_level(bool use_regex) {
 
 std::string enc(const std::string& raw) {
   std::string s;
-  tz::byte_level::encode(raw, s);
+  tzero::byte_level::encode(raw, s);
   return s;
 }
 
@@ -44,13 +44,13 @@ std::string enc(const std::string& raw) {
 // unless null, tokenizer.json made of `pre`, `normalizer` and `ignore_merges`.
 std::string make_dir(const std::string& name, const json& pre, const json& normalizer,
                      bool ignore_merges = false, const json& config = json()) {
-  const std::string dir = tz::test::scratch_dir() + "/" + name;
+  const std::string dir = tzero::test::scratch_dir() + "/" + name;
   std::filesystem::create_directories(dir);
   json vocab = json::object();
   for (int b = 0; b < 256; ++b) vocab[enc(std::string(1, char(b)))] = b;
   vocab["ab"] = 256;
-  tz::test::write_file(dir + "/vocab.json", vocab.dump());
-  tz::test::write_file(dir + "/merges.txt", "#version: 0.2\na b\n");
+  tzero::test::write_file(dir + "/vocab.json", vocab.dump());
+  tzero::test::write_file(dir + "/merges.txt", "#version: 0.2\na b\n");
   if (!pre.is_null() || !normalizer.is_null()) {
     json tj = {{"version", "1.0"},
                {"normalizer", normalizer},
@@ -59,29 +59,29 @@ std::string make_dir(const std::string& name, const json& pre, const json& norma
                {"added_tokens",
                 {{{"id", 257}, {"content", "<|endoftext|>"}, {"special", true}},
                  {{"id", 258}, {"content", "<tool>"}, {"special", false}}}}};
-    tz::test::write_file(dir + "/tokenizer.json", tj.dump());
+    tzero::test::write_file(dir + "/tokenizer.json", tj.dump());
   }
-  if (!config.is_null()) tz::test::write_file(dir + "/tokenizer_config.json", config.dump());
+  if (!config.is_null()) tzero::test::write_file(dir + "/tokenizer_config.json", config.dump());
   return dir;
 }
 
 std::string import(const std::string& dir, const std::string& pre = "") {
   const std::string out = dir + ".gguf";
-  tz::import_hf_tokenizer(dir, out, {pre});
+  tzero::import_hf_tokenizer(dir, out, {pre});
   return out;
 }
 
 std::string error_of(const std::string& dir, const std::string& pre = "") {
   try {
     import(dir, pre);
-  } catch (const tz::Error& e) {
+  } catch (const tzero::Error& e) {
     return e.what();
   }
   return "(no error)";
 }
 
 std::string pre_of(const std::string& gguf) {
-  tz::GgufFile f(gguf);
+  tzero::GgufFile f(gguf);
   return f.get_string("tokenizer.ggml.pre");
 }
 
@@ -136,14 +136,14 @@ TEST(HfImport, RefusesWhatIsNotByteLevelBpe) {
   const json metaspace = {{"type", "Metaspace"}, {"replacement", "\u2581"}};
   EXPECT_NE(error_of(make_dir("metaspace", metaspace, json()), "gpt-2").find("no ByteLevel"),
             std::string::npos);
-  EXPECT_NE(error_of(tz::test::scratch_dir() + "/no-such-dir").find("not a directory"),
+  EXPECT_NE(error_of(tzero::test::scratch_dir() + "/no-such-dir").find("not a directory"),
             std::string::npos);
   const std::string dir = make_dir("no-merges", byte_level(true), json());
   std::filesystem::remove(dir + "/merges.txt");
   EXPECT_NE(error_of(dir).find("merges.txt: missing"), std::string::npos);
-  tz::test::write_file(dir + "/merges.txt", "");
+  tzero::test::write_file(dir + "/merges.txt", "");
   EXPECT_NE(error_of(dir).find("no merges"), std::string::npos);
-  tz::test::write_file(dir + "/tokenizer.json", "{not json");
+  tzero::test::write_file(dir + "/tokenizer.json", "{not json");
   EXPECT_NE(error_of(dir).find("not valid JSON"), std::string::npos);
 }
 
@@ -156,23 +156,23 @@ TEST(HfImport, AddedTokensSpecialIdsAndConfig) {
   json seq = {{"type", "Sequence"}};
   seq["pretokenizers"] = {split(kQwen2), byte_level(false)};
   const std::string gguf = import(make_dir("added", seq, kNfc, false, config));
-  tz::GgufFile f(gguf);
+  tzero::GgufFile f(gguf);
   EXPECT_EQ(f.get_string("tokenizer.chat_template"), "{{ messages }}");
-  const tz::Vocab v = tz::Vocab::from_gguf(f);
+  const tzero::Vocab v = tzero::Vocab::from_gguf(f);
   EXPECT_TRUE(v.warnings().empty());
   EXPECT_EQ(v.n_tokens(), 260);
   EXPECT_EQ(v.eos(), 257);
   EXPECT_EQ(v.pad(), 257);
   EXPECT_EQ(v.bos(), -1);
-  EXPECT_EQ(v.type(257), tz::TokenType::Control);
-  EXPECT_EQ(v.type(258), tz::TokenType::UserDefined);
-  EXPECT_EQ(v.type(259), tz::TokenType::Control);
+  EXPECT_EQ(v.type(257), tzero::TokenType::Control);
+  EXPECT_EQ(v.type(258), tzero::TokenType::UserDefined);
+  EXPECT_EQ(v.type(259), tzero::TokenType::Control);
   EXPECT_EQ(v.tokenize("ab<tool>a", false, false), (Ids{256, 258, 'a'}));
   EXPECT_EQ(v.tokenize("<|im_start|>ab<|endoftext|>", false, true), (Ids{259, 256, 257}));
 }
 
 TEST(HfImport, VocabularyFromTokenizerJsonAlone) {
-  const std::string dir = tz::test::scratch_dir() + "/tj-only";
+  const std::string dir = tzero::test::scratch_dir() + "/tj-only";
   std::filesystem::create_directories(dir);
   json vocab = json::object();
   for (int b = 0; b < 256; ++b) vocab[enc(std::string(1, char(b)))] = b;
@@ -182,22 +182,22 @@ TEST(HfImport, VocabularyFromTokenizerJsonAlone) {
       {"pre_tokenizer", byte_level(true)},
       {"model",
        {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"a b", json::array({enc(" "), "ab"})}}}}};
-  tz::test::write_file(dir + "/tokenizer.json", tj.dump());
-  tz::GgufFile f(import(dir));
-  const tz::Vocab v = tz::Vocab::from_gguf(f);
+  tzero::test::write_file(dir + "/tokenizer.json", tj.dump());
+  tzero::GgufFile f(import(dir));
+  const tzero::Vocab v = tzero::Vocab::from_gguf(f);
   EXPECT_EQ(v.tokenize("ab ab", false, false), (Ids{256, 257}));
 }
 
 TEST(HfImport, Qwen2Directory) {
   TZ_REQUIRE_SHARED(dir, "vocab/qwen2-hf");
-  const std::string out = tz::test::scratch_dir() + "/qwen2-import.gguf";
-  const tz::HfImportSummary s = tz::import_hf_tokenizer(dir, out, {"qwen2"});
+  const std::string out = tzero::test::scratch_dir() + "/qwen2-import.gguf";
+  const tzero::HfImportSummary s = tzero::import_hf_tokenizer(dir, out, {"qwen2"});
   EXPECT_EQ(s.n_tokens, 151643);
   EXPECT_EQ(s.n_merges, 151387);
   EXPECT_EQ(s.pre, "qwen2");
-  tz::GgufFile f(out);
+  tzero::GgufFile f(out);
   EXPECT_EQ(f.get_string("tokenizer.ggml.model"), "gpt2");
-  const tz::Vocab v = tz::Vocab::from_gguf(f);
+  const tzero::Vocab v = tzero::Vocab::from_gguf(f);
   EXPECT_TRUE(v.warnings().empty()) << "every merge names tokens of the vocabulary";
   EXPECT_FALSE(v.add_bos());
 }

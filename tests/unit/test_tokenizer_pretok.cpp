@@ -11,10 +11,10 @@ namespace {
 using Words = std::vector<std::string>;
 
 Words split(const char* pre, const std::string& text) {
-  const tz::PreTokenizerSpec* spec = tz::find_pre_tokenizer(pre);
+  const tzero::PreTokenizerSpec* spec = tzero::find_pre_tokenizer(pre);
   EXPECT_NE(spec, nullptr) << pre;
   if (!spec) return {};
-  const tz::PreTokenizer p(*spec);
+  const tzero::PreTokenizer p(*spec);
   return p.words(text);
 }
 
@@ -23,24 +23,24 @@ Words split(const char* pre, const std::string& text) {
 TEST(PreTokenizer, KnownNamesAndAliases) {
   for (const char* name : {"gpt-2", "default", "phi-2", "mpt", "llama-bpe", "llama3", "qwen2",
                            "deepseek-llm", "deepseek-coder", "falcon", "starcoder", "refact"})
-    EXPECT_NE(tz::find_pre_tokenizer(name), nullptr) << name;
-  EXPECT_EQ(tz::find_pre_tokenizer("phi-2")->name, "gpt-2");
-  EXPECT_EQ(tz::find_pre_tokenizer("refact")->name, "starcoder");
-  EXPECT_EQ(tz::find_pre_tokenizer("no-such"), nullptr);
-  EXPECT_TRUE(tz::find_pre_tokenizer("qwen2")->nfc);
-  EXPECT_TRUE(tz::find_pre_tokenizer("mpt")->nfc);
-  EXPECT_FALSE(tz::find_pre_tokenizer("gpt-2")->nfc);
-  EXPECT_TRUE(tz::find_pre_tokenizer("llama-bpe")->ignore_merges);
+    EXPECT_NE(tzero::find_pre_tokenizer(name), nullptr) << name;
+  EXPECT_EQ(tzero::find_pre_tokenizer("phi-2")->name, "gpt-2");
+  EXPECT_EQ(tzero::find_pre_tokenizer("refact")->name, "starcoder");
+  EXPECT_EQ(tzero::find_pre_tokenizer("no-such"), nullptr);
+  EXPECT_TRUE(tzero::find_pre_tokenizer("qwen2")->nfc);
+  EXPECT_TRUE(tzero::find_pre_tokenizer("mpt")->nfc);
+  EXPECT_FALSE(tzero::find_pre_tokenizer("gpt-2")->nfc);
+  EXPECT_TRUE(tzero::find_pre_tokenizer("llama-bpe")->ignore_merges);
   // Every expression compiles.
-  for (const auto& spec : tz::pre_tokenizer_specs()) EXPECT_NO_THROW(tz::PreTokenizer p(spec));
+  for (const auto& spec : tzero::pre_tokenizer_specs()) EXPECT_NO_THROW(tzero::PreTokenizer p(spec));
 }
 
 TEST(PreTokenizer, WhitespaceEscapesAreUnicodeWhiteSpace) {
-  EXPECT_EQ(tz::widen_whitespace_escapes(R"(\s+(?!\S)|[^\s\p{L}])"),
+  EXPECT_EQ(tzero::widen_whitespace_escapes(R"(\s+(?!\S)|[^\s\p{L}])"),
             R"([\x{09}-\x{0D}\x{85}\p{Z}]+(?![^\x{09}-\x{0D}\x{85}\p{Z}])|)"
             R"([^\x{09}-\x{0D}\x{85}\p{Z}\p{L}])");
-  EXPECT_EQ(tz::widen_whitespace_escapes(R"(\\s[\]s]\p{N})"), R"(\\s[\]s]\p{N})");
-  EXPECT_THROW(tz::widen_whitespace_escapes(R"([\S])"), tz::Error);
+  EXPECT_EQ(tzero::widen_whitespace_escapes(R"(\\s[\]s]\p{N})"), R"(\\s[\]s]\p{N})");
+  EXPECT_THROW(tzero::widen_whitespace_escapes(R"([\S])"), tzero::Error);
 }
 
 TEST(PreTokenizer, Gpt2) {

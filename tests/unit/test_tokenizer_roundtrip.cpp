@@ -30,16 +30,16 @@ std::string first_difference(const std::string& a, const std::string& b) {
 }
 
 void round_trip(const std::string& vocab_path, const char* vocab_name) {
-  tz::GgufFile f(vocab_path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+  tzero::GgufFile f(vocab_path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
   for (const Corpus& c : kCorpora) {
-    const std::string path = tz::test::shared_data(c.path);
+    const std::string path = tzero::test::shared_data(c.path);
     if (path.empty()) {
       std::printf("shared data absent: ../shared/data/%s (skipped)\n", c.path);
       continue;
     }
-    const std::string text = tz::test::read_file(path);
-    ASSERT_TRUE(tz::unicode::is_valid(text));
+    const std::string text = tzero::test::read_file(path);
+    ASSERT_TRUE(tzero::unicode::is_valid(text));
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<int32_t> ids = vocab.tokenize(text, /*add_special=*/true, false);
     const auto t1 = std::chrono::steady_clock::now();
@@ -70,7 +70,7 @@ TEST(TokenizerRoundTrip, Gpt2) {
 
 TEST(TokenizerRoundTrip, Qwen2) {
   TZ_REQUIRE_SHARED(dir, "vocab/qwen2-hf");
-  const std::string path = tz::test::scratch_dir() + "/qwen2-roundtrip.gguf";
-  tz::import_hf_tokenizer(dir, path, {"qwen2"});
+  const std::string path = tzero::test::scratch_dir() + "/qwen2-roundtrip.gguf";
+  tzero::import_hf_tokenizer(dir, path, {"qwen2"});
   round_trip(path, "qwen2");
 }

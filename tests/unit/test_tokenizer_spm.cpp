@@ -14,15 +14,15 @@ TEST(TokenizerSpm, LlamaSpmSuiteCaseByCase) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-llama-spm.gguf");
   TZ_REQUIRE_SHARED(inp, "vocab/ggml-vocab-llama-spm.gguf.inp");
   TZ_REQUIRE_SHARED(out, "vocab/ggml-vocab-llama-spm.gguf.out");
-  tz::GgufFile f(vocab_path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
-  EXPECT_EQ(tz::test::run_suite(vocab, inp, out, "llama-spm"), 46);
+  tzero::GgufFile f(vocab_path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
+  EXPECT_EQ(tzero::test::run_suite(vocab, inp, out, "llama-spm"), 46);
 }
 
 TEST(TokenizerSpm, AddsBosAndParsesSpecialOnlyWhenAsked) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-llama-spm.gguf");
-  tz::GgufFile f(vocab_path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+  tzero::GgufFile f(vocab_path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
   EXPECT_EQ(vocab.bos(), 1);
   EXPECT_EQ(vocab.eos(), 2);
   EXPECT_EQ(vocab.tokenize("Hello", true, false), (std::vector<int32_t>{1, 15043}));
@@ -37,8 +37,8 @@ TEST(TokenizerSpm, AddsBosAndParsesSpecialOnlyWhenAsked) {
 
 TEST(TokenizerSpm, DetokenizeRoundTripsText) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-llama-spm.gguf");
-  tz::GgufFile f(vocab_path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+  tzero::GgufFile f(vocab_path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
   for (std::string text : {"Hello world", "ied 4 ½ months", "  two leading", "tabs\tand\nnewlines",
                            "emoji 🦙 and 中文"}) {
     std::string back;
@@ -50,8 +50,8 @@ TEST(TokenizerSpm, DetokenizeRoundTripsText) {
 
 TEST(TokenizerSpm, DetokenizeRemovesOnlyThePrefixSpace) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-llama-spm.gguf");
-  tz::GgufFile f(vocab_path);
-  const tz::Vocab vocab = tz::Vocab::from_gguf(f);
+  tzero::GgufFile f(vocab_path);
+  const tzero::Vocab vocab = tzero::Vocab::from_gguf(f);
   for (std::string text : {"Hello world", " Hello", "  two leading", "\nnewline first", "",
                            "emoji 🦙 and 中文 \xff\xfe bytes"}) {
     EXPECT_EQ(vocab.detokenize(vocab.tokenize(text, true, false)), text);
@@ -70,7 +70,7 @@ TEST(TokenizerSpm, WordCuttingChangesNothing) {
   TZ_REQUIRE_SHARED(vocab_path, "vocab/ggml-vocab-llama-spm.gguf");
   TZ_REQUIRE_SHARED(shakespeare, "text/tinyshakespeare.txt");
   TZ_REQUIRE_SHARED(wikitext, "text/wikitext-2-raw-test.hf-nonempty-crlf.txt");
-  tz::GgufFile src(vocab_path);
+  tzero::GgufFile src(vocab_path);
   std::vector<std::string> tokens;
   for (auto t : src.get_string_array("tokenizer.ggml.tokens")) tokens.emplace_back(t);
   std::vector<float> scores = src.get_f32_array("tokenizer.ggml.scores");
@@ -79,7 +79,7 @@ TEST(TokenizerSpm, WordCuttingChangesNothing) {
   tokens.push_back("\x01\xE2\x96\x81");
   scores.push_back(0.0f);
   types.push_back(1);
-  tz::GgufWriter w;
+  tzero::GgufWriter w;
   for (const auto& [key, value] : src.metadata())
     if (key.rfind("tokenizer.", 0) == 0 && key != "tokenizer.ggml.tokens" &&
         key != "tokenizer.ggml.scores" && key != "tokenizer.ggml.token_type")
@@ -87,12 +87,12 @@ TEST(TokenizerSpm, WordCuttingChangesNothing) {
   w.add_string_array("tokenizer.ggml.tokens", tokens);
   w.add_f32_array("tokenizer.ggml.scores", scores);
   w.add_i32_array("tokenizer.ggml.token_type", types);
-  const std::string path = tz::test::scratch_dir() + "/llama-spm-uncut.gguf";
+  const std::string path = tzero::test::scratch_dir() + "/llama-spm-uncut.gguf";
   w.write(path);
-  tz::GgufFile f(path);
-  const tz::Vocab cut = tz::Vocab::from_gguf(src), whole = tz::Vocab::from_gguf(f);
+  tzero::GgufFile f(path);
+  const tzero::Vocab cut = tzero::Vocab::from_gguf(src), whole = tzero::Vocab::from_gguf(f);
   for (const std::string& file : {shakespeare, wikitext}) {
-    const std::string text = tz::test::read_file(file).substr(0, 300000);
+    const std::string text = tzero::test::read_file(file).substr(0, 300000);
     ASSERT_EQ(text.find('\x01'), std::string::npos);
     EXPECT_EQ(cut.tokenize(text, true, false), whole.tokenize(text, true, false)) << file;
   }

@@ -13,7 +13,7 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/vocab.h"
 
-namespace tz::test {
+namespace tzero::test {
 
 struct SuiteCase {
   std::string text;
@@ -100,4 +100,4 @@ inline int run_suite(const Vocab& vocab, const std::string& inp, const std::stri
   return passed;
 }
 
-}  // namespace tz::test
+}  // namespace tzero::test

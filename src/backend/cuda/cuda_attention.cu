@@ -8,7 +8,7 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 
-namespace tz::cuda {
+namespace tzero::cuda {
 
 namespace {
 
@@ -162,4 +162,4 @@ void attention(const KvGeom& g, int layer, const float* d_q, const int32_t* d_po
   TZ_CUDA_LAUNCHED("attention");
 }
 
-}  // namespace tz::cuda
+}  // namespace tzero::cuda

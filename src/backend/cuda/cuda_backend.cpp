@@ -14,7 +14,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
 
-namespace tz {
+namespace tzero {
 
 bool cuda_built() {
   return true;
@@ -327,4 +327,4 @@ std::unique_ptr<DeviceLayers> make_cuda_layers(const Model& model, const RopeTab
   return std::make_unique<CudaLayers>(model, rope, gpu_layers, n_batch, n_ctx);
 }
 
-}  // namespace tz
+}  // namespace tzero

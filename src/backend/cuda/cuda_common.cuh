@@ -13,14 +13,14 @@
 
 #include "base/error.h"
 
-namespace tz::cuda {
+namespace tzero::cuda {
 
 inline void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
 }
-#define TZ_CUDA(call) ::tz::cuda::cuda_check((call), #call)
+#define TZ_CUDA(call) ::tzero::cuda::cuda_check((call), #call)
 // After a launch: reports a bad configuration at once (execution errors surface at sync()).
-#define TZ_CUDA_LAUNCHED(name) ::tz::cuda::cuda_check(cudaGetLastError(), name)
+#define TZ_CUDA_LAUNCHED(name) ::tzero::cuda::cuda_check(cudaGetLastError(), name)
 
 inline unsigned blocks_for(size_t n, unsigned threads) {
   return unsigned((n + threads - 1) / threads);
@@ -90,4 +90,4 @@ __device__ __forceinline__ float tree8(float acc) {
   return acc;
 }
 
-}  // namespace tz::cuda
+}  // namespace tzero::cuda

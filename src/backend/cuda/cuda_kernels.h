@@ -1,7 +1,7 @@
 // Host entry points of the CUDA kernels (compiled by nvcc in backend/cuda/*.cu; this header has
 // no CUDA types, so plain C++ callers and the GPU tests use it). Every pointer named d_* is
 // device memory; every call is ordered on one stream and returns once the work is enqueued;
-// errors throw tz::Error with the CUDA message.
+// errors throw tzero::Error with the CUDA message.
 //
 // PORTABLE ORDERS: each kernel computes, for each output element, the canonical order of the
 // CPU scalar reference named beside it (docs/DETERMINISM.md), operation for operation, with
@@ -17,7 +17,7 @@
 
 #include "format/tensor_type.h"
 
-namespace tz::cuda {
+namespace tzero::cuda {
 
 // ---- device and memory (cuda_runtime.cu) ----
 int device_count();  // 0 when the driver or device is absent (never throws)
@@ -83,4 +83,4 @@ void attention(const KvGeom& g, int layer, const float* d_q, const int32_t* d_po
                size_t n_tok, int n_head, int n_head_kv, int head_dim, float scale, float* d_scratch,
                size_t max_kv, float* d_out);
 
-}  // namespace tz::cuda
+}  // namespace tzero::cuda

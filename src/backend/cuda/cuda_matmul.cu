@@ -13,7 +13,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
 
-namespace tz::cuda {
+namespace tzero::cuda {
 
 namespace {
 
@@ -249,4 +249,4 @@ void gemm(TensorType type, const void* d_w, size_t w_row_bytes, const void* d_x,
   TZ_CUDA_LAUNCHED("gemm");
 }
 
-}  // namespace tz::cuda
+}  // namespace tzero::cuda

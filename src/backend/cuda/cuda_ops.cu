@@ -5,7 +5,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
 
-namespace tz::cuda {
+namespace tzero::cuda {
 
 namespace {
 
@@ -233,4 +233,4 @@ void gather_rows(const float* d_x, const int32_t* d_rows, size_t n, size_t len, 
   TZ_CUDA_LAUNCHED("gather_rows");
 }
 
-}  // namespace tz::cuda
+}  // namespace tzero::cuda

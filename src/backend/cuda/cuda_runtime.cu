@@ -5,7 +5,7 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 
-namespace tz::cuda {
+namespace tzero::cuda {
 
 int device_count() {
   int n = 0;
@@ -107,4 +107,4 @@ double copy_bandwidth(size_t bytes, int reps) {
   return best;
 }
 
-}  // namespace tz::cuda
+}  // namespace tzero::cuda

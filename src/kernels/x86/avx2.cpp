@@ -2,7 +2,7 @@
 #include "kernels/kernel_set.h"
 #include "kernels/x86/kernels_impl.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 struct Avx2 {
@@ -23,4 +23,4 @@ const KernelSet& avx2_kernels() {
   return set;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -12,7 +12,7 @@
 
 #include "kernels/quant.h"
 
-namespace tz::x86 {
+namespace tzero::x86 {
 
 // The 16-lane tree of dot.h: acc[l] += acc[l+8], then +4, +2, +1. lo = lanes 0-7, hi = 8-15.
 static inline float reduce16(__m256 lo, __m256 hi) {
@@ -153,4 +153,4 @@ static inline __m256 swiglu8(__m256 g, __m256 u) {
   return _mm256_mul_ps(s, u);
 }
 
-}  // namespace tz::x86
+}  // namespace tzero::x86

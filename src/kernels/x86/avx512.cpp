@@ -4,7 +4,7 @@
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
 
-namespace tz {
+namespace tzero {
 
 namespace {
 
@@ -96,4 +96,4 @@ const KernelSet& avx512_kernels() {
   return set;
 }
 
-}  // namespace tz
+}  // namespace tzero

@@ -31,7 +31,7 @@
 #include "kernels/quant_k.h"
 #include "kernels/x86/avx2_common.h"
 
-namespace tz::x86 {
+namespace tzero::x86 {
 namespace {
 
 // Batches below these many tokens use the unpacked kernels of kernels_impl.h (decode: the
@@ -585,4 +585,4 @@ void gemm_q6_k_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t 
 }
 
 }  // namespace
-}  // namespace tz::x86
+}  // namespace tzero::x86

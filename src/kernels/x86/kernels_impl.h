@@ -8,7 +8,7 @@
 #include "kernels/quant_k.h"
 #include "kernels/x86/avx2_common.h"
 
-namespace tz::x86 {
+namespace tzero::x86 {
 namespace {
 
 // Four tokens at once against one weight row: each 16-element chunk of weights is widened once
@@ -467,4 +467,4 @@ KernelSet make_kernel_set(const char* name) {
 }
 
 }  // namespace
-}  // namespace tz::x86
+}  // namespace tzero::x86
