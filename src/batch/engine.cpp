@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "backend/backend.h"
+#include "backend/backends.h"
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "batch/block_manager.h"
@@ -26,7 +27,6 @@
 
 namespace tzero {
 
-
 namespace {
 
 int default_ctx(const tzero::HParams& hp, int n_ctx) {
@@ -39,8 +39,8 @@ int pool_tokens(const EngineOptions& o, const tzero::HParams& hp, int n_ctx) {
   if (o.kv_bytes > 0) {
     const size_t n = o.kv_bytes / per_token;
     tzero::check(n >= 1, "a KV cache of " + std::to_string(o.kv_bytes) +
-                          " bytes holds no position (one takes " + std::to_string(per_token) +
-                          " bytes)");
+                             " bytes holds no position (one takes " + std::to_string(per_token) +
+                             " bytes)");
     return int(std::min<size_t>(n, size_t(1) << 30));
   }
   // Default: room for every slot at full context, capped at 1 GiB of cache (never below one
@@ -76,10 +76,11 @@ struct Engine::Impl {
         kernels(tzero::select_kernels(o.kernels)) {
     tzero::check(o.n_threads >= 1, "the thread count must be >= 1");
     tzero::check(o.mode == "deterministic" || o.mode == "fast" || o.mode == "portable",
-              "mode must be deterministic, fast or portable, not '" + o.mode + "'");
+                 "mode must be deterministic, fast or portable, not '" + o.mode + "'");
     const int gpu_layers = tzero::parse_gpu_layers(o.gpu_layers, hp.n_layer);
     tzero::check_gpu_mode(gpu_layers, o.mode);
-    tzero::check(o.block_size >= 1 && o.block_size <= 4096, "the KV block size must be in [1, 4096]");
+    tzero::check(o.block_size >= 1 && o.block_size <= 4096,
+                 "the KV block size must be in [1, 4096]");
     tzero::check(o.max_batch_tokens >= 1, "the batch token budget must be >= 1");
     tzero::check(o.max_seqs >= 1, "the number of sequences must be >= 1");
     tzero::check(o.max_queue >= 0, "the queue bound must be >= 0");
@@ -90,11 +91,10 @@ struct Engine::Impl {
     const int n_blocks = tzero::BlockManager::blocks_for(pool_tokens(o, hp, n_ctx), o.block_size);
     kv = std::make_unique<tzero::KvStore>(hp, n_blocks, o.block_size, kv_type);
     blocks = std::make_unique<tzero::BlockManager>(n_blocks, o.block_size, o.prefix_cache);
-    sched =
-        std::make_unique<tzero::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs, o.prefill_chunk);
-    fwd = std::make_unique<tzero::Forward>(*model, pool, n_ctx, o.max_batch_tokens, kernels,
-                                        o.mode == "fast");
-    fwd->offload(gpu_layers);
+    sched = std::make_unique<tzero::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs,
+                                               o.prefill_chunk);
+    fwd = tzero::make_forward(*model, pool,
+                              {n_ctx, o.max_batch_tokens, kernels, o.mode == "fast", gpu_layers});
     logits.resize(size_t(o.max_seqs) * size_t(hp.n_vocab));
 
     info.path = o.model_path;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "backend/backends.h"
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "cli/commands.h"
@@ -97,7 +98,9 @@ int chat(const ChatOpts& o) {
   const std::string bos = special_text(vocab, vocab.bos()), eos = special_text(vocab, vocab.eos());
 
   ThreadPool pool(o.n_threads);
-  Forward fwd(*model, pool, n_ctx, std::min(64, n_ctx), select_kernels("auto"));
+  const auto fwd_ptr =
+      make_forward(*model, pool, {n_ctx, std::min(64, n_ctx), select_kernels("auto"), false, 0});
+  Forward& fwd = *fwd_ptr;
   KvCache kv(hp, n_ctx);
   Sampler sampler(o.temperature, o.seed);
   std::vector<float> logits(size_t(hp.n_vocab));

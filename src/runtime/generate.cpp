@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "backend/backend.h"
+#include "backend/backends.h"
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/thread_pool.h"
@@ -73,9 +74,10 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
         "--mode must be deterministic, fast or portable, not '" + opt.mode + "'");
   const int gpu_layers = parse_gpu_layers(opt.gpu_layers, hp.n_layer);
   check_gpu_mode(gpu_layers, opt.mode);
-  Forward fwd(model, pool, res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels,
-              opt.mode == "fast");
-  fwd.offload(gpu_layers);
+  const auto fwd_ptr = make_forward(
+      model, pool,
+      {res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels, opt.mode == "fast", gpu_layers});
+  Forward& fwd = *fwd_ptr;
   if (fwd.device()) res.device = fwd.device()->describe();
   std::unique_ptr<TraceRecorder> recorder;
   if (!opt.trace_path.empty()) {

@@ -1,0 +1,20 @@
+#include "backend/backends.h"
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_backend.h"
+
+namespace tzero {
+
+std::unique_ptr<Forward> make_forward(const Model& model, ThreadPool& pool,
+                                      const ForwardConfig& c) {
+  std::unique_ptr<Architecture> arch = make_architecture(model);
+  auto host = std::make_unique<CpuBackend>(model.hparams(), arch->layout(), pool, c.kernels, c.fast,
+                                           c.n_ctx);
+  std::unique_ptr<BackendOps> device;
+  if (c.gpu_layers > 0)
+    device = make_cuda_backend(model.hparams(), arch->layout(), c.n_ctx, c.n_batch);
+  return std::make_unique<Forward>(model, std::move(arch), c.n_ctx, c.n_batch, std::move(host),
+                                   std::move(device), c.gpu_layers);
+}
+
+}  // namespace tzero

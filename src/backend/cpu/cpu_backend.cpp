@@ -1,0 +1,118 @@
+#include "backend/cpu/cpu_backend.h"
+
+#include <cstring>
+
+#include "base/error.h"
+
+namespace tzero {
+
+CpuBackend::CpuBackend(const HParams& hp, const ActLayout& layout, ThreadPool& pool,
+                       const KernelSet& kernels, bool fast, int n_ctx)
+    : pool_(pool), kern_(kernels), fast_(fast), rope_(hp.n_rot, n_ctx, hp.rope_base) {
+  bufs_.resize(layout.lens().size());
+}
+
+void CpuBackend::begin(const ForwardBatch& batch, KvStore& kv) {
+  batch_ = &batch;
+  kv_ = &kv;
+}
+
+void CpuBackend::upload(Act dst, const float* host, size_t rows) {
+  float* d = out(dst, rows);
+  if (d != host) std::memcpy(d, host, rows * dst.len * sizeof(float));
+}
+
+void CpuBackend::download(Act src, size_t rows, float* host) {
+  const float* s = in(src);
+  if (s != host) std::memcpy(host, s, rows * src.len * sizeof(float));
+}
+
+void CpuBackend::embed(const Matrix& table, Act o) {
+  const size_t n = batch_->size();
+  float* y = out(o, n);
+  for (size_t t = 0; t < n; ++t)
+    matrix_row_to_float(table, size_t(batch_->tokens[t]), &y[t * o.len]);
+}
+
+void CpuBackend::rmsnorm(Act x, const float* w, float eps, Act o, size_t rows) {
+  const float* a = in(x);
+  float* y = out(o, rows);
+  for (size_t t = 0; t < rows; ++t) kern_.rmsnorm(&a[t * x.len], w, eps, x.len, &y[t * o.len]);
+}
+
+void CpuBackend::rmsnorm_heads(Act x, const float* w, float eps, size_t head_dim, size_t rows) {
+  float* a = in(x);
+  for (size_t r = 0; r < rows * (x.len / head_dim); ++r)
+    kern_.rmsnorm(&a[r * head_dim], w, eps, head_dim, &a[r * head_dim]);
+}
+
+void CpuBackend::matmul(const Matrix& w, Act x, Act y, size_t rows) {
+  // Fast mode schedules matmul rows dynamically but keeps whole rows: splitting a reduction
+  // across threads costs memory locality on a CPU (measured: half the decode speed). Its
+  // nondeterminism comes from the split attention.
+  if (fast_)
+    matmul_fast(pool_, kern_, w, in(x), rows, out(y, rows), mm_, 1);
+  else
+    tzero::matmul(pool_, kern_, w, in(x), rows, out(y, rows), mm_);  // x is never y
+}
+
+void CpuBackend::add_bias(Act y, const float* b, size_t rows) {
+  float* a = in(y);
+  for (size_t t = 0; t < rows; ++t)
+    for (size_t i = 0; i < y.len; ++i) a[t * y.len + i] += b[i];
+}
+
+void CpuBackend::rope(Act x, int n_heads, int head_dim, RopeLayout layout) {
+  float* a = in(x);
+  for (size_t t = 0; t < batch_->size(); ++t)
+    for (int h = 0; h < n_heads; ++h)
+      rope_ref(&a[t * x.len + size_t(h) * size_t(head_dim)], batch_->pos[t], rope_,
+               layout == RopeLayout::Neox);
+}
+
+void CpuBackend::kv_write(int layer, Act k, Act v) {
+  const float* kk = in(k);
+  const float* vv = in(v);
+  const int bs = kv_->block_size();
+  for (size_t t = 0; t < batch_->size(); ++t) {
+    const int p = batch_->pos[t];
+    kv_->write(layer, batch_->tables[size_t(batch_->seq[t])][p / bs], p % bs, &kk[t * k.len],
+               &vv[t * v.len]);
+  }
+}
+
+void CpuBackend::attention(int layer, Act q, Act o, const AttentionSpec& spec) {
+  check(spec.window == 0, "internal: sliding-window attention is not implemented");
+  gather_kv_rows(layer, size_t(spec.n_head_kv), size_t(spec.head_dim));
+  float* att = out(o, batch_->size());
+  if (fast_)
+    attention_fast(in(q), att, spec);
+  else
+    attention_canonical(in(q), att, spec);
+}
+
+void CpuBackend::add(Act x, Act y, size_t rows) {
+  float* a = in(x);
+  const float* b = in(y);
+  for (size_t i = 0; i < rows * x.len; ++i) a[i] += b[i];
+}
+
+void CpuBackend::glu(Activation act, Act gate, Act up, Act o, size_t rows) {
+  switch (act) {
+    case Activation::SiLU: {
+      float* y = out(o, rows);
+      kern_.swiglu(in(gate), in(up), rows * gate.len, y);
+      return;
+    }
+  }
+}
+
+void CpuBackend::gather_logits_rows(Act x, Act o) {
+  const size_t n = batch_->logits_rows.size();
+  const float* a = in(x);
+  float* y = out(o, n);
+  for (size_t r = 0; r < n; ++r)
+    std::memcpy(&y[r * o.len], &a[size_t(batch_->logits_rows[r]) * x.len], x.len * sizeof(float));
+}
+
+}  // namespace tzero

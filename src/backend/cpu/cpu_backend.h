@@ -1,0 +1,85 @@
+// The CPU backend: the ops of model/backend_ops.h on host memory with a KernelSet (the scalar
+// reference or a SIMD variant, same bits) and a thread pool (each output element computed by
+// one thread, in its canonical order, so the thread count never changes bits).
+//
+// `fast` (--mode fast) gives up the contract to show what it costs: matmul rows scheduled
+// dynamically, and attention split over the key range with partial results merged in arrival
+// order (cpu_attention.cpp).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/kernel_set.h"
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+#include "model/backend_ops.h"
+#include "model/hparams.h"
+
+namespace tzero {
+
+class CpuBackend final : public BackendOps {
+ public:
+  // n_ctx: positions the rope table covers. The pool must outlive the backend.
+  CpuBackend(const HParams& hp, const ActLayout& layout, ThreadPool& pool, const KernelSet& kernels,
+             bool fast, int n_ctx);
+
+  std::string describe() const override { return "cpu (" + std::string(kern_.name) + ")"; }
+  void begin(const ForwardBatch& batch, KvStore& kv) override;
+  void upload(Act dst, const float* host, size_t rows) override;
+  void download(Act src, size_t rows, float* host) override;
+  float* host_rows(Act a) override { return bufs_[size_t(a.id)].data(); }
+
+  void embed(const Matrix& table, Act out) override;
+  void rmsnorm(Act x, const float* w, float eps, Act out, size_t rows) override;
+  void rmsnorm_heads(Act x, const float* w, float eps, size_t head_dim, size_t rows) override;
+  void matmul(const Matrix& w, Act x, Act y, size_t rows) override;
+  void add_bias(Act y, const float* b, size_t rows) override;
+  void rope(Act x, int n_heads, int head_dim, RopeLayout layout) override;
+  void kv_write(int layer, Act k, Act v) override;
+  void attention(int layer, Act q, Act out, const AttentionSpec& spec) override;
+  void add(Act x, Act y, size_t rows) override;
+  void glu(Activation act, Act gate, Act up, Act out, size_t rows) override;
+  void gather_logits_rows(Act x, Act out) override;
+
+ private:
+  float* in(Act a) { return bufs_[size_t(a.id)].data(); }
+  // The buffer, grown to hold `rows` rows: each buffer takes the rows its use needs (the
+  // (n_out, n_vocab) logits never take n_batch rows).
+  float* out(Act a, size_t rows) {
+    std::vector<float>& b = bufs_[size_t(a.id)];
+    if (b.size() < rows * a.len) b.resize(rows * a.len);
+    return b.data();
+  }
+
+  // cpu_attention.cpp: the key and value rows of each (sequence, kv head) of the batch for one
+  // layer, then attention in the canonical order or fast mode's split.
+  void gather_kv_rows(int layer, size_t n_head_kv, size_t head_dim);
+  const KvRows& k_rows(int seq, int kv_head) const {
+    return seq_rows_[(size_t(seq) * n_kvh_ + size_t(kv_head)) * 2];
+  }
+  const KvRows& v_rows(int seq, int kv_head) const {
+    return seq_rows_[(size_t(seq) * n_kvh_ + size_t(kv_head)) * 2 + 1];
+  }
+  void attention_canonical(const float* q, float* att, const AttentionSpec& s);
+  void attention_fast(const float* q, float* att, const AttentionSpec& s);
+
+  ThreadPool& pool_;
+  const KernelSet kern_;  // a copy: function pointers and a name
+  bool fast_;
+  RopeTable rope_;
+  MatmulScratch mm_;
+  std::vector<std::vector<float>> bufs_;  // one per Act of the layout
+  // The pass.
+  const ForwardBatch* batch_ = nullptr;
+  KvStore* kv_ = nullptr;
+  // Attention inputs of the current layer.
+  size_t n_kvh_ = 0;
+  std::vector<int32_t> seq_len_;          // (n_seqs) positions each sequence attends to
+  std::vector<std::vector<float>> wide_;  // (n_seqs) F16 store: K then V rows widened to f32
+  std::vector<const float*> row_ptrs_;    // (n_seqs, n_head_kv, 2, blocks) KvRows::blocks
+  std::vector<KvRows> seq_rows_;          // (n_seqs, n_head_kv, 2) K and V rows
+};
+
+}  // namespace tzero

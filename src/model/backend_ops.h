@@ -1,0 +1,111 @@
+// The operations an architecture is written in, and that a backend (backend/cpu, backend/cuda)
+// implements. An architecture (model/arch/) says WHAT a layer computes and in which order; a
+// backend says HOW one op runs on its device, and never the order of a layer.
+//
+// Contract: every op computes each output element in the canonical order of its scalar
+// reference (docs/DETERMINISM.md: dot-v1, ops-v1, attn-v1, silu-v1), whatever else shares the
+// batch, so a backend that implements the ops gives the CPU reference's bits ("portable"). A
+// backend with other orders must say so in its fingerprint (none exists yet).
+//
+// Buffers: an op reads and writes activations named by Act handles: (rows, len) float rows that
+// live on the backend (host memory for the CPU, device memory for CUDA). The architecture
+// declares them once (ActLayout); each backend allocates them for its batch size. Weights are
+// passed as the model's host views (Matrix, const float*): a device backend keeps a device copy
+// of each, uploaded once, found by the host address.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/matrix.h"
+#include "model/forward_batch.h"
+#include "model/kv_cache.h"
+
+namespace tzero {
+
+// One activation buffer: rows of `len` floats (row-major, row stride len).
+struct Act {
+  int id = -1;
+  size_t len = 0;
+};
+
+// The activation buffers of an architecture, in declaration order.
+class ActLayout {
+ public:
+  Act add(size_t len) {
+    lens_.push_back(len);
+    return Act{int(lens_.size()) - 1, len};
+  }
+  const std::vector<size_t>& lens() const { return lens_; }
+
+ private:
+  std::vector<size_t> lens_;
+};
+
+enum class RopeLayout {
+  Interleaved,  // pairs (2i, 2i+1): llama, mistral
+  Neox,         // pairs (i, i + n_rot/2): qwen2, qwen3
+};
+
+// Attention of one layer over the paged KV cache. Query head h reads kv head h / (n_head /
+// n_head_kv). window = 0: every position 0..pos (full causal); window > 0 is sliding-window
+// attention over the last `window` positions, for the architectures that need it (not
+// implemented yet: backends refuse it).
+struct AttentionSpec {
+  int n_head = 0, n_head_kv = 0, head_dim = 0;
+  float scale = 0;  // applied to q.k (usually 1/sqrt(head_dim))
+  int window = 0;
+};
+
+// The gated feed-forward activation: out = act(gate) * up. SiLU (SwiGLU, silu-v1) is the only
+// one implemented; GELU-tanh (Gemma) joins here.
+enum class Activation { SiLU };
+
+class BackendOps {
+ public:
+  virtual ~BackendOps() = default;
+  virtual std::string describe() const = 0;  // for --json and logs
+
+  // Starts a forward pass over `batch` (at most the n_batch the backend was made for). `kv` is
+  // the host store the pass writes: a host backend uses it, a device backend mirrors its
+  // geometry (block table, block size, type) for the layers it runs.
+  virtual void begin(const ForwardBatch& batch, KvStore& kv) = 0;
+  // Ends the pass (waits for queued device work).
+  virtual void finish() {}
+
+  // Moving rows between the host and the backend's buffers.
+  virtual void upload(Act dst, const float* host, size_t rows) = 0;
+  virtual void download(Act src, size_t rows, float* host) = 0;
+  // The buffer's rows in host memory when the backend keeps them there (no copy), else null.
+  virtual float* host_rows(Act a) { return nullptr; }
+
+  // ---- the ops. `rows` is how many rows of the buffers take part (the batch's tokens, or
+  // its logits rows); ops without it act on every token of the batch.
+  // out row t = the table row of token t (dequantized).
+  virtual void embed(const Matrix& table, Act out) = 0;
+  // out row = rmsnorm(x row) * w (ops-v1); out may be x.
+  virtual void rmsnorm(Act x, const float* w, float eps, Act out, size_t rows) = 0;
+  // The same on every head_dim slice of each row, in place (per-head Q/K norm).
+  virtual void rmsnorm_heads(Act x, const float* w, float eps, size_t head_dim, size_t rows) = 0;
+  // y row t = W x row t (dot-v1 of W's type); y.len = W rows, x.len = W columns.
+  virtual void matmul(const Matrix& w, Act x, Act y, size_t rows) = 0;
+  // y row += b.
+  virtual void add_bias(Act y, const float* b, size_t rows) = 0;
+  // RoPE (ops-v1) of every head of each token's row at the token's position.
+  virtual void rope(Act x, int n_heads, int head_dim, RopeLayout layout) = 0;
+  // Stores each token's key and value rows in the KV cache of `layer` at its position.
+  virtual void kv_write(int layer, Act k, Act v) = 0;
+  // out row t = attention (attn-v1) of token t's query heads over its sequence's cached keys
+  // and values of `layer`.
+  virtual void attention(int layer, Act q, Act out, const AttentionSpec& spec) = 0;
+  // x += y, element by element.
+  virtual void add(Act x, Act y, size_t rows) = 0;
+  // out = act(gate) * up, element by element; out may be gate.
+  virtual void glu(Activation act, Act gate, Act up, Act out, size_t rows) = 0;
+  // out row r = x row batch.logits_rows[r].
+  virtual void gather_logits_rows(Act x, Act out) = 0;
+};
+
+}  // namespace tzero

@@ -1,0 +1,28 @@
+// The unit of work of one forward pass: tokens of one or more sequences (continuous batching),
+// each with its position and the block table of its sequence's keys and values.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tzero {
+
+// Each token attends to the positions 0..pos of its own sequence, whose keys and values live in
+// the store at the blocks of that sequence's table. Tokens of one sequence appear in increasing
+// position order, and the store already holds their earlier positions.
+struct ForwardBatch {
+  std::vector<int32_t> tokens;         // (n)
+  std::vector<int32_t> pos;            // (n) position of each token in its sequence
+  std::vector<int32_t> seq;            // (n) index into tables
+  std::vector<const int32_t*> tables;  // (n_seqs) block table of each sequence
+  std::vector<int32_t> logits_rows;    // token indices whose logits are wanted, in output order
+
+  size_t size() const { return tokens.size(); }
+  void clear() { tokens.clear(), pos.clear(), seq.clear(), tables.clear(), logits_rows.clear(); }
+  void add(int32_t token, int32_t position, int32_t seq_index, bool want_logits) {
+    if (want_logits) logits_rows.push_back(int32_t(tokens.size()));
+    tokens.push_back(token), pos.push_back(position), seq.push_back(seq_index);
+  }
+};
+
+}  // namespace tzero
