@@ -50,14 +50,15 @@ int parse_gpu_layers(const std::string& text, int n_layer);
 void check_gpu_mode(int gpu_layers, const std::string& mode);
 
 // The CUDA backend (backend/cuda/): the ops of model/backend_ops.h on device 0 for a model
-// whose architecture declares `layout`; n_ctx and n_batch as the Forward's. Weights are
-// uploaded once, on first use. Throws tzero::Error "not built with CUDA" in a build without it,
-// and a tzero::Error naming the cause when no usable device is present.
-std::unique_ptr<BackendOps> make_cuda_backend(const HParams& hp, const ActLayout& layout, int n_ctx,
-                                              int n_batch);
+// whose architecture declares `layout`; n_ctx and n_batch as the Forward's; it runs layers
+// first_layer .. n_layer - 1 (their keys and values live on the device). Weights are uploaded
+// once, on first use. Throws tzero::Error "not built with CUDA" in a build without it, and a
+// tzero::Error naming the cause when no usable device is present.
+std::unique_ptr<BackendOps> make_cuda_backend(const HParams& hp, const ActLayout& layout,
+                                              int first_layer, int n_ctx, int n_batch);
 
 // Device memory bandwidth in GB/s measured with a copy kernel over `bytes` (read + write
-// counted), best of `reps`. Throws like make_cuda_layers.
+// counted), best of `reps`. Throws like make_cuda_backend.
 double measure_device_bandwidth(size_t bytes, int reps);
 
 }  // namespace tzero

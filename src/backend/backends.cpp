@@ -12,7 +12,8 @@ std::unique_ptr<Forward> make_forward(const Model& model, ThreadPool& pool,
                                            c.n_ctx);
   std::unique_ptr<BackendOps> device;
   if (c.gpu_layers > 0)
-    device = make_cuda_backend(model.hparams(), arch->layout(), c.n_ctx, c.n_batch);
+    device = make_cuda_backend(model.hparams(), arch->layout(),
+                               model.hparams().n_layer - c.gpu_layers, c.n_ctx, c.n_batch);
   return std::make_unique<Forward>(model, std::move(arch), c.n_ctx, c.n_batch, std::move(host),
                                    std::move(device), c.gpu_layers);
 }

@@ -20,7 +20,7 @@ DeviceInfo cuda_device_info() {
   return d;
 }
 
-std::unique_ptr<BackendOps> make_cuda_backend(const HParams&, const ActLayout&, int, int) {
+std::unique_ptr<BackendOps> make_cuda_backend(const HParams&, const ActLayout&, int, int, int) {
   throw Error(kNotBuilt);
 }
 

@@ -53,7 +53,7 @@ void rope(float* d_x, const int32_t* d_pos, size_t n_tok, int n_heads, int head_
           const float* d_table, int n_rot, bool neox);
 // swiglu_ref over n elements; d_out may alias.
 void swiglu(const float* d_gate, const float* d_up, size_t n, float* d_out);
-// d_x[i] += d_y[i]; and add_bias of model/forward.cpp: d_y[t * len + i] += d_b[i].
+// d_x[i] += d_y[i]; and add_bias of backend/cpu/cpu_backend.cpp: d_y[t * len + i] += d_b[i].
 void add(float* d_x, const float* d_y, size_t n);
 void add_bias(float* d_y, const float* d_b, size_t n_tok, size_t len);
 // Embedding lookup: dequantize_row (kernels/quant.h) of row d_tokens[t] into d_out rows.
