@@ -11,9 +11,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 namespace tzero::probe {
@@ -163,14 +167,21 @@ bool apply_chunk(const std::string& json_text, bool chat, Completion& c) {
 }
 
 void SseAccumulator::feed(const char* data, size_t n) {
+  auto too_long = [] {
+    return ProbeError("the streamed response has a line longer than " +
+                      std::to_string(kMaxLineBytes >> 20) + " MiB");
+  };
+  size_t from = buf_.size();  // buf_ holds no '\n' before this feed: scan only the new bytes
   buf_.append(data, n);
   size_t start = 0;
-  for (size_t nl; (nl = buf_.find('\n', start)) != std::string::npos; start = nl + 1) {
+  for (size_t nl; (nl = buf_.find('\n', from)) != std::string::npos; start = from = nl + 1) {
+    if (nl - start > kMaxLineBytes) throw too_long();
     std::string l = buf_.substr(start, nl - start);
     if (!l.empty() && l.back() == '\r') l.pop_back();
     line(l);
   }
   buf_.erase(0, start);
+  if (buf_.size() > kMaxLineBytes) throw too_long();
 }
 
 void SseAccumulator::line(const std::string& l) {
@@ -212,6 +223,8 @@ Completion SseAccumulator::finish() {
   }
   if (!done_) dispatch();
   if (events_ == 0) throw ProbeError("the streamed response has no events");
+  if (!done_ && c_.finish_reason.empty())
+    throw ProbeError("the streamed response was cut off (no finish_reason and no data: [DONE])");
   c_.has_logprobs = any_logprobs_;
   if (!any_logprobs_) c_.tokens.clear();
   return c_;
@@ -245,7 +258,7 @@ double retry_delay_s(const std::string& retry_after, int attempt) {
   if (!retry_after.empty()) {
     char* end = nullptr;
     const double v = std::strtod(retry_after.c_str(), &end);
-    if (end && *end == '\0' && std::isfinite(v) && v >= 0) return std::min(v, 60.0);
+    if (end && *end == '\0' && std::isfinite(v) && v >= 0) return std::min(v, kMaxRetryAfterS);
   }
   return std::min(0.5 * std::pow(2.0, attempt), 8.0);
 }
@@ -277,6 +290,12 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
   const std::string body = request_body(r);
   const std::string path = path_ + (r.chat ? "/chat/completions" : "/completions");
   const auto secs = std::chrono::duration<double>(timeout_s_);
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(secs);
+  auto timed_out = [&] {
+    std::ostringstream t;
+    t << timeout_s_;
+    return ProbeError(endpoint(r.chat) + ": no answer within " + t.str() + " s (--timeout)");
+  };
   for (int attempt = 0;; ++attempt) {
     httplib::Client cli(origin_);
     cli.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(secs));
@@ -293,6 +312,8 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
     bool sse = false;
     std::string retry_after, raw;
     SseAccumulator acc(r.chat);
+    std::optional<ProbeError> failed;  // why the receiver stopped reading
+    size_t received = 0;
     req.response_handler = [&](const httplib::Response& res) {
       status = res.status;
       retry_after = res.get_header_value("Retry-After");
@@ -302,19 +323,52 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
     };
     req.content_receiver = [&](const char* d, size_t n, uint64_t, uint64_t) {
       if (first_byte) first_byte->store(true);
-      if (sse)
-        acc.feed(d, n);
-      else
+      received += n;
+      if (received > kMaxResponseBytes) {
+        failed = ProbeError(endpoint(r.chat) + ": the response is larger than " +
+                            std::to_string(kMaxResponseBytes >> 20) + " MiB");
+        return false;
+      }
+      if (sse) {
+        try {
+          acc.feed(d, n);
+        } catch (const ProbeError& e) {
+          failed = ProbeError(endpoint(r.chat) + ": " + e.what());
+          return false;
+        }
+      } else {
         raw.append(d, n);
-      return !(abort && abort->load()) && !(sse && acc.done());
+      }
+      return !(abort && abort->load()) && !(sse && acc.done()) && Clock::now() < deadline;
     };
+    // The deadline holds whatever the server sends (a header dripped byte by byte resets every
+    // read timeout): a watchdog shuts the connection down when it passes.
+    std::mutex mu;
+    std::condition_variable cv;
+    bool sent = false, expired = false;
+    std::thread watchdog([&] {
+      std::unique_lock<std::mutex> lock(mu);
+      if (!cv.wait_until(lock, deadline, [&] { return sent; })) {
+        expired = true;
+        cli.stop();
+      }
+    });
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;
     const auto t0 = Clock::now();
     const bool ok = cli.send(req, res, err);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      sent = true;
+    }
+    cv.notify_all();
+    watchdog.join();
+    if (failed) throw *failed;
     if (!ok && err == httplib::Error::Canceled && (acc.done() || (abort && abort->load()))) {
       // We stopped reading: after [DONE], or because the caller no longer needs the answer.
+    } else if (expired || Clock::now() >= deadline) {
+      throw timed_out();
     } else if (!ok) {
       if (err == httplib::Error::Connection || err == httplib::Error::ConnectionTimeout) {
         std::string why = connect_failure(host_, port_, std::min(timeout_s_, 5.0));
@@ -322,16 +376,22 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
           why = err == httplib::Error::ConnectionTimeout ? "timed out" : "connection failed";
         throw ProbeError("cannot reach " + origin_ + path_ + ": " + why);
       }
-      if (err == httplib::Error::Read && ms >= 900 * timeout_s_)
-        throw ProbeError(endpoint(r.chat) + ": no answer within " + std::to_string(timeout_s_) +
-                         " s (--timeout)");
       if (err == httplib::Error::Read)
         throw ProbeError(endpoint(r.chat) + ": the server closed the connection without answering");
       throw ProbeError(endpoint(r.chat) + ": " + lower_first(httplib::to_string(err)));
     }
     if (status == 429 && attempt < max_retries_) {
-      std::this_thread::sleep_for(
-          std::chrono::duration<double>(retry_delay_s(retry_after, attempt)));
+      const double wait_s = retry_delay_s(retry_after, attempt);
+      const auto wait = std::chrono::duration<double>(wait_s);
+      if (Clock::now() + wait >= deadline) {
+        std::ostringstream m;
+        m << endpoint(r.chat) << ": HTTP 429: " << error_message(raw) << " (a retry after "
+          << wait_s << " s would pass the " << timeout_s_ << " s --timeout)";
+        ProbeError e(m.str());
+        e.http_status = status;
+        throw e;
+      }
+      std::this_thread::sleep_for(wait);
       continue;
     }
     if (status != 200) {

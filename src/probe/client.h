@@ -15,7 +15,11 @@
 //  - Errors throw ProbeError (a tzero::Error: exit status 2) with one line that says what: the
 //    server cannot be reached ("cannot reach URL: connection refused"), it timed out, or it
 //    answered an HTTP error (its own error message is quoted). 429 is retried with backoff,
-//    honoring Retry-After, up to max_retries times.
+//    honoring Retry-After (at most kMaxRetryAfterS), up to max_retries times.
+//  - A hostile or broken server cannot hold the probe: one request, its retries included, ends
+//    by its deadline (timeout_s) however the bytes arrive (a drip, an endless stream, keep-alive
+//    comments); a response over kMaxResponseBytes or a line over kMaxLineBytes is an error, and
+//    so is a stream that ends with neither `data: [DONE]` nor a finish_reason (cut off).
 #pragma once
 
 #include <atomic>
@@ -29,6 +33,10 @@
 #include "probe/exact_json.h"
 
 namespace tzero::probe {
+
+constexpr size_t kMaxResponseBytes = size_t(64) << 20;  // one response body
+constexpr size_t kMaxLineBytes = size_t(4) << 20;       // one line of a streamed response
+constexpr double kMaxRetryAfterS = 10.0;                // the longest Retry-After honoured
 
 struct ProbeError : Error {
   using Error::Error;
@@ -77,7 +85,9 @@ Completion parse_completion(const std::string& body, bool chat);
 
 // Incremental server-sent events parser: feed bytes as they arrive; each complete `data:` event
 // is appended to the completion. Lines other than data (comments, event:, id:) are ignored; a
-// multi-line event joins its data lines with '\n'; `data: [DONE]` ends the stream.
+// multi-line event joins its data lines with '\n'; `data: [DONE]` ends the stream. feed()
+// throws ProbeError for a line longer than kMaxLineBytes; finish() for a stream with no event,
+// or one that ended with neither [DONE] nor a finish_reason.
 class SseAccumulator {
  public:
   explicit SseAccumulator(bool chat) : chat_(chat) {}
@@ -107,7 +117,7 @@ bool apply_chunk(const std::string& json_text, bool chat, Completion& c);
 std::string error_message(const std::string& body);
 
 // Seconds to wait before retrying after 429 (attempt counts from 0): Retry-After when it is a
-// number of seconds (capped at 60), else 0.5 s doubling up to 8 s.
+// number of seconds (capped at kMaxRetryAfterS), else 0.5 s doubling up to 8 s.
 double retry_delay_s(const std::string& retry_after, int attempt);
 
 class Client {
@@ -117,8 +127,9 @@ class Client {
   // is not http or https.
   Client(const std::string& base_url, std::string api_key, double timeout_s, int max_retries = 5);
 
-  // Sends one request and waits for the whole answer. `abort`, when given and set while a
-  // streamed answer arrives, stops reading (the result is then partial).
+  // Sends one request and waits for the whole answer, at most timeout_s in all (429 retries
+  // included). `abort`, when given and set while a streamed answer arrives, stops reading (the
+  // result is then partial).
   Completion complete(const CompletionRequest& r, const std::atomic<bool>* abort = nullptr,
                       std::atomic<bool>* first_byte = nullptr) const;
 

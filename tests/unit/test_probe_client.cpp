@@ -135,7 +135,8 @@ TEST(ProbeClient, ErrorMessages) {
 TEST(ProbeClient, RetryDelays) {
   EXPECT_EQ(retry_delay_s("3", 0), 3.0);
   EXPECT_EQ(retry_delay_s("0", 4), 0.0);
-  EXPECT_EQ(retry_delay_s("1000", 0), 60.0);
+  EXPECT_EQ(retry_delay_s("1000", 0), kMaxRetryAfterS);
+  EXPECT_EQ(retry_delay_s("1e308", 0), kMaxRetryAfterS);
   EXPECT_EQ(retry_delay_s("", 0), 0.5);
   EXPECT_EQ(retry_delay_s("", 2), 2.0);
   EXPECT_EQ(retry_delay_s("Wed, 21 Oct 2015 07:28:00 GMT", 10), 8.0);
