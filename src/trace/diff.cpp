@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 namespace tzero {
@@ -18,6 +19,38 @@ uint64_t ulp_distance(float a, float b) {
   return uint64_t(d < 0 ? -d : d);
 }
 
+std::string terminal_safe(std::string_view text) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+namespace {
+// The metadata fields whose values differ (a field missing on one side differs too; metadata
+// that is not a JSON object has no fields).
+std::vector<std::string> metadata_differences(const std::string& a, const std::string& b) {
+  const auto ja = nlohmann::json::parse(a, nullptr, false);
+  const auto jb = nlohmann::json::parse(b, nullptr, false);
+  std::vector<std::string> out;
+  if (!ja.is_object() || !jb.is_object()) return out;
+  for (const char* key : {"model", "fingerprint", "prompt"}) {
+    const bool ha = ja.contains(key), hb = jb.contains(key);
+    if (ha != hb || (ha && ja[key] != jb[key])) out.push_back(key);
+  }
+  return out;
+}
+}  // namespace
+
 TraceDiff diff_traces(const TraceFile& a, const TraceFile& b) {
   using Key = std::tuple<uint32_t, int32_t, std::string>;
   // Forward order of ops: the order of first appearance in trace A (then B).
@@ -28,6 +61,9 @@ TraceDiff diff_traces(const TraceFile& a, const TraceFile& b) {
   for (const auto& r : b.records) in_b[{r.pos, r.layer, r.name}] = &r;
 
   TraceDiff d;
+  d.truncated_a = a.truncated;
+  d.truncated_b = b.truncated;
+  d.metadata_differs = metadata_differences(a.metadata, b.metadata);
   std::map<Key, bool> seen_a;
   struct Hit {
     uint32_t pos;
@@ -86,6 +122,10 @@ TraceDiff diff_traces(const TraceFile& a, const TraceFile& b) {
     v.pos = h.pos;
     for (size_t i = 0; i < h.ra->values.size(); ++i) {
       const double x = h.ra->values[i], y = h.rb->values[i];
+      if (std::isnan(x) || std::isnan(y)) {
+        if (ulp_distance(h.ra->values[i], h.rb->values[i]) != 0) ++v.nan;
+        continue;
+      }
       const double abs = std::fabs(x - y);
       v.max_abs = std::max(v.max_abs, abs);
       if (std::fabs(x) > 0) v.max_rel = std::max(v.max_rel, abs / std::fabs(x));

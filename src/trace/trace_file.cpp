@@ -99,7 +99,7 @@ TraceFile read_trace(const std::string& path) {
       const size_t bytes = size_t(r.n) * sizeof(float);
       if (left - size < bytes) break;
       r.values.resize(r.n);
-      std::memcpy(r.values.data(), p + size, bytes);
+      if (bytes > 0) std::memcpy(r.values.data(), p + size, bytes);
       size += bytes;
     }
     t.records.push_back(std::move(r));

@@ -68,7 +68,10 @@ TEST(Trace, TruncatedTraceKeepsItsPrefixAndBadFilesAreErrors) {
   const auto r = run_tzero({"diff", a, cut, "--json"});
   const json j = json::parse(r.out);
   EXPECT_TRUE(j["truncated_b"].get<bool>());
-  EXPECT_TRUE(j["identical"].get<bool>()) << "the shared prefix is identical";
+  // The shared prefix agrees, but a trace that covers less is not identical (exit 1).
+  EXPECT_TRUE(j["shared_identical"].get<bool>()) << "the shared prefix is identical";
+  EXPECT_FALSE(j["identical"].get<bool>());
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_GT(j["only_a"].get<int>(), 0);
   const std::string junk = tzero::test::scratch_dir() + "/junk.trace";
   tzero::test::write_file(junk, "not a trace at all");
