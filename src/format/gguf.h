@@ -72,8 +72,8 @@ struct GgufTensorInfo {
 
 class GgufFile {
  public:
-  // Maps and parses the file. Throws tzero::Error naming the file.
-  explicit GgufFile(const std::string& path);
+  // Maps (or reads: base/mapped_file.h) and parses the file. Throws tzero::Error naming it.
+  explicit GgufFile(const std::string& path, MappedFile::Load load = MappedFile::Load::Map);
   // Parses a buffer owned by the caller (fuzzing, tests). `name` prefixes error messages.
   GgufFile(const uint8_t* data, size_t size, const std::string& name);
 

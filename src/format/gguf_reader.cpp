@@ -193,7 +193,8 @@ int64_t GgufTensorInfo::n_elements() const {
   return n;
 }
 
-GgufFile::GgufFile(const std::string& path) : map_(std::make_unique<MappedFile>(path)) {
+GgufFile::GgufFile(const std::string& path, MappedFile::Load load)
+    : map_(std::make_unique<MappedFile>(path, load)) {
   name_ = path;
   data_ = map_->data();
   size_ = map_->size();

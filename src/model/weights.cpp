@@ -13,8 +13,9 @@ std::string shape_str(const std::vector<int64_t>& ne) {
 }
 }  // namespace
 
-std::unique_ptr<Model> Model::load(const std::string& path) {
-  return std::make_unique<Model>(std::make_unique<GgufFile>(path));
+std::unique_ptr<Model> Model::load(const std::string& path, bool mmap) {
+  return std::make_unique<Model>(
+      std::make_unique<GgufFile>(path, mmap ? MappedFile::Load::Map : MappedFile::Load::Read));
 }
 
 Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required) {

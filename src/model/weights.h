@@ -28,8 +28,9 @@ struct LayerWeights {
 
 class Model {
  public:
-  // Loads and validates a model. Throws tzero::Error naming the file and the tensor or key.
-  static std::unique_ptr<Model> load(const std::string& path);
+  // Loads and validates a model, memory-mapped unless mmap is false (then read into memory:
+  // base/mapped_file.h). Throws tzero::Error naming the file and the tensor or key.
+  static std::unique_ptr<Model> load(const std::string& path, bool mmap = true);
   explicit Model(std::unique_ptr<GgufFile> file);
 
   const GgufFile& gguf() const { return *file_; }
