@@ -49,7 +49,7 @@ ConcurrencyResult bench_concurrency(const std::string& model, int c, int p, int 
   tzero::EngineOptions eo;
   eo.model_path = model;
   eo.n_threads = threads;
-  eo.mode = mode;
+  eo.mode = mode_arg(mode);
   eo.kernels = kernels;
   eo.gpu_layers = gpu_layers;
   eo.n_ctx = p + n + 1;
