@@ -39,7 +39,10 @@ struct RequestParams {
   SamplingParams sampling;
 };
 
-// One event per generated token, then one final event (finished = true, token = -1).
+// One event per generated token, then one final event (finished = true, token = -1). The token
+// that ends a request (EOS, EOT, a stop token, the one completing a stop string) has its event
+// too. The decode step (src/runtime/decode_step.h) is the same one `tzero run` and `tzero chat`
+// use, so they agree on the tokens, the text and where a request stops.
 struct TokenEvent {
   uint64_t request = 0;
   int32_t token = -1;
