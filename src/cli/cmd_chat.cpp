@@ -158,7 +158,7 @@ int chat(const ChatOpts& o) {
     if (o.verbose) {
       const std::vector<int32_t> generated(decode.tokens().begin() + decode.n_prompt(),
                                            decode.tokens().end());
-      const nlohmann::json j = {{"prompt_tokens", decode.n_prompt()},
+      const nlohmann::json j = {{"prompt_tokens", tokens},
                                 {"tokens", generated},
                                 {"stop_reason", to_string(decode.stop_reason())},
                                 {"logits_digest", decode.digest()}};
@@ -198,8 +198,8 @@ Command add_chat(CLI::App& app) {
       ->check(CLI::Range(0.0, 100.0));
   sub->add_option("--seed", o->seed, "Sampling seed (used when --temp > 0)")->capture_default_str();
   sub->add_flag("--verbose", o->verbose,
-                "After each reply, print one JSON line on stderr: prompt_tokens (count), the "
-                "generated token ids, stop_reason (as tzero run --json) and logits_digest");
+                "After each reply, print one JSON line on stderr: prompt_tokens, tokens (the "
+                "generated ids), stop_reason and logits_digest, as tzero run --json names them");
   sub->add_flag("--render", o->render,
                 "Print the prompt the template renders for a conversation read as JSON from "
                 "stdin (an array of {role, content} or an object with messages), then exit");

@@ -92,7 +92,7 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   sampling.temperature = opt.temperature;
   sampling.seed = opt.seed;
   StopRules rules;
-  rules.max_tokens = std::max(opt.n_predict, 1);
+  rules.max_tokens = std::max(opt.n_predict, 1);  // -n 0 runs no step at all
   rules.n_ctx = res.n_ctx;
   DecodeStep decode(vocab, sampling, rules, res.prompt_tokens);
   std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from

@@ -85,7 +85,7 @@ TEST(StopRules, RunChatEngineServerAndAuditAgreeOnEot) {
     ASSERT_EQ(c.exit_code, 0) << c.err;
     EXPECT_EQ(c.out, ref.text + "\n");
     const json j = json::parse(c.err.substr(0, c.err.find('\n')));
-    EXPECT_EQ(j["prompt_tokens"], ref.prompt_tokens.size());
+    EXPECT_EQ(j["prompt_tokens"].get<std::vector<int32_t>>(), ref.prompt_tokens);
     EXPECT_EQ(j["tokens"].get<std::vector<int32_t>>(), ref.tokens);
     EXPECT_EQ(j["stop_reason"], "eot");
     EXPECT_EQ(j["logits_digest"], ref.digest);
