@@ -1,6 +1,7 @@
 // tzero::Engine (include/tzero/engine.h): requests in, one batched forward pass per step,
 // tokens out. The scheduler (batch/scheduler.h) decides what a step computes; this file turns
-// the plan into a ForwardBatch and the logits into tokens, text and events.
+// the plan into a ForwardBatch and hands each logits row to its sequence's DecodeStep
+// (runtime/decode_step.h: sampling, digest, stop rules, text), whose result becomes events.
 #include "tzero/engine.h"
 
 #include <algorithm>
