@@ -19,55 +19,30 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "tzero/sampling.h"
+#include "tzero/types.h"
 
 namespace tzero {
 
-// Per-request sampling. Every random draw comes from the request's own generator, seeded by
-// (seed, step), so a seeded request is batch-invariant too. The chain, in order:
-//   1. penalties on a copy of the logits: repetition (divide a positive logit, multiply a
-//      negative one) over the last penalty_last_n tokens of prompt and output; frequency
-//      (count x value) and presence (value once) over the output tokens;
-//   2. temperature 0: the argmax, ties to the lowest token id (nothing else applies);
-//   3. p[i] = exp((l[i] - max) / temperature); top_k keeps the k largest (ties: lower id first);
-//      min_p keeps p[i] >= min_p (p of the top token is 1); top_p keeps the smallest prefix, by
-//      decreasing p, whose sum reaches top_p of the kept total;
-//   4. u in [0, 1) from the generator; the token is the first kept id, in id order, whose
-//      running sum of p exceeds u times the kept total.
-struct SamplingParams {
-  float temperature = 0.0f;  // [0, 2]; 0 is greedy
-  uint64_t seed = 0;
-  int top_k = 0;                    // 0: off
-  float top_p = 1.0f;               // (0, 1]; 1: off
-  float min_p = 0.0f;               // [0, 1]; 0: off
-  float repetition_penalty = 1.0f;  // > 0; 1: off
-  int penalty_last_n = 64;
-  float frequency_penalty = 0.0f;  // [-2, 2]
-  float presence_penalty = 0.0f;   // [-2, 2]
-  bool logprobs = false;           // report the chosen token's log probability
-  int top_logprobs = 0;            // and this many alternatives (0..20)
-};
-
 struct RequestParams {
   std::vector<int32_t> prompt_tokens;  // used as is when not empty, otherwise:
-  std::string prompt;                  // tokenized (BOS as the vocabulary asks)
+  std::string prompt;                  // tokenized: BOS as the vocabulary asks (add_bos_token),
+                                       // none when parse_special and it starts with the BOS text
   bool parse_special = false;          // special-token texts in prompt become those tokens
-  int max_tokens = 128;                // stops earlier at EOS, a stop or a full context
+  int max_tokens = 128;                // stops earlier at EOS, EOT, a stop or a full context
   std::vector<std::string> stop;       // stop strings (not part of the returned text)
-  std::vector<int32_t> stop_tokens;    // besides EOS (and end of turn)
-  bool ignore_eos = false;
+  std::vector<int32_t> stop_tokens;    // besides EOS and EOT (end of turn)
+  bool ignore_eos = false;             // do not stop at EOS or EOT (stop tokens still apply)
   SamplingParams sampling;
 };
 
-// Log probabilities are those of the model's distribution (softmax of the raw logits, before
-// penalties and temperature), computed in a fixed order.
-struct TokenLogprob {
-  int32_t token = 0;
-  std::string text;  // the token's text piece
-  float logprob = 0;
-};
-
-// One event per generated token, then one final event (finished = true, token = -1).
+// One event per generated token, then one final event (finished = true, token = -1). The token
+// that ends a request (EOS, EOT, a stop token, the one completing a stop string) has its event
+// too. The decode step (src/runtime/decode_step.h) is the same one `tzero run` and `tzero chat`
+// use, so they agree on the tokens, the text and where a request stops.
 struct TokenEvent {
   uint64_t request = 0;
   int32_t token = -1;
@@ -76,8 +51,10 @@ struct TokenEvent {
   float logprob = 0;  // when SamplingParams::logprobs
   std::vector<TokenLogprob> top;  // SamplingParams::top_logprobs alternatives
   bool finished = false;
-  std::string finish_reason;  // final event: "stop" (EOS, stop token or string), "length"
-                              // (max_tokens or the context), "cancelled"
+  // Final event: stop (EOS, EOT, a stop token or string), length (max_tokens or the context)
+  // or cancelled; stop_reason says which exactly.
+  FinishReason finish_reason = FinishReason::none;
+  StopReason stop_reason = StopReason::none;
   // Final event only: the request's summary.
   int n_prompt = 0;           // prompt tokens
   int n_generated = 0;        // generated tokens
@@ -90,12 +67,12 @@ using TokenCallback = std::function<void(const TokenEvent&)>;
 struct EngineOptions {
   std::string model_path;
   int n_threads = 1;
-  std::string kernels = "auto";        // scalar, avx2, avx512, auto: same bits
-  std::string mode = "deterministic";  // or "fast" (no reproducibility contract), or
-                                       // "portable" (with gpu_layers: the CPU's bits on a GPU)
-  std::string gpu_layers = "0";        // "all" or N: the last N layers on the CUDA device
-  int n_ctx = 0;                       // most positions per sequence; 0: min(trained, 4096)
-  int block_size = 16;                 // KV cache block, in positions
+  std::string kernels = "auto";     // scalar, avx2, avx512, auto: same bits
+  Mode mode = Mode::deterministic;  // or fast (no reproducibility contract), or portable
+                                    // (with gpu_layers: the CPU's bits on a GPU)
+  std::string gpu_layers = "0";     // "all" or N: the last N layers on the CUDA device
+  int n_ctx = 0;                    // most positions per sequence; 0: min(trained, 4096)
+  int block_size = 16;              // KV cache block, in positions
   // KV pool capacity in positions, or else in bytes; both 0: max_seqs x n_ctx positions, at
   // most 1 GiB and at least one context.
   int kv_tokens = 0;
@@ -127,10 +104,14 @@ struct ModelInfo {
   std::string chat_template;  // tokenizer.chat_template ("" when the file has none)
 };
 
-// Invalid input (a prompt longer than the context, a parameter out of range): the message
-// says which and why.
+// Invalid input (a prompt longer than the context, a parameter out of range): the kind says
+// what, param names the request field ("" when none does: "prompt" for the context), the
+// message says which and why.
 struct RequestError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  RequestError(RequestErrorKind kind_, std::string param_, const std::string& message)
+      : std::runtime_error(message), kind(kind_), param(std::move(param_)) {}
+  RequestErrorKind kind;
+  std::string param;
 };
 // The waiting queue is full: try again later.
 struct QueueFull : std::runtime_error {
@@ -168,6 +149,13 @@ class Engine {
   const EngineOptions& options() const;  // as given to the constructor
 
   std::vector<int32_t> tokenize(const std::string& text, bool add_bos, bool parse_special) const;
+  // A prompt's tokens as submit() makes them from RequestParams::prompt: BOS by the one rule
+  // (runtime/prompt.h: the vocabulary's add_bos_token, none when parse_special and the text
+  // starts with the BOS text), at least one token when the vocabulary has a BOS.
+  std::vector<int32_t> tokenize_prompt(const std::string& text, bool parse_special) const;
+  // The tokens of a rendered chat prompt (apply_chat_template): special texts parsed, BOS by
+  // the same rule, never an EOS.
+  std::vector<int32_t> tokenize_chat(const std::string& rendered) const;
   std::string detokenize(const std::vector<int32_t>& tokens) const;
   // One token's own text piece (as TokenLogprob::text spells it: a leading space kept, control
   // tokens by name, a byte-fallback token as its raw byte, so possibly not valid UTF-8).

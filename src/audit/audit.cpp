@@ -40,7 +40,7 @@ std::vector<AuditConfig> audit_matrix(int max_threads) {
   m.push_back(batch("batch: 7 mates, tiny KV pool (preemption)", 7, 0, -1, 4, false));
   for (int run = 1; run <= 3; ++run) {
     AuditConfig c{"fast mode #" + std::to_string(run), "fast", false, std::max(cores, 2)};
-    c.mode = "fast";
+    c.mode = Mode::fast;
     m.push_back(c);
   }
   for (int run = 1; run <= 2; ++run) {
@@ -48,7 +48,7 @@ std::vector<AuditConfig> audit_matrix(int max_threads) {
     c.group = "fast";
     c.deterministic = false;
     c.threads = std::max(cores, 2);
-    c.mode = "fast";
+    c.mode = Mode::fast;
     m.push_back(c);
   }
   return m;
@@ -95,6 +95,8 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     o.tg_tokens_per_s =
         r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
     o.logits_digest = r.logits_digest;
+    o.tokens = r.tokens;
+    o.stop = r.stop_reason;
     TraceFile t = read_trace(g.trace_path);
     if (c == 0) {
       for (size_t s = 0; s < r.top2_gaps.size(); ++s)
@@ -107,7 +109,8 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
       return;
     }
     const TraceDiff d = diff_traces(base_traces[p], t);
-    o.identical = d.identical() && r.logits_digest == base[p].logits_digest;
+    o.identical = d.identical() && r.logits_digest == base[p].logits_digest &&
+                  r.stop_reason == base[p].stop_reason;
     o.has_first = d.has_first;
     o.first_pos = d.first_pos;
     o.first_layer = d.first_layer;
@@ -128,10 +131,11 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
       o.config = cfg.name;
       o.prompt = p;
       if (cfg.group == "batch" || cfg.mates > 0) {
-        std::vector<int32_t> tokens;
-        run_batch_config(model_path, cfg, opt.prompts, p, opt.n_predict, o, tokens);
+        run_batch_config(model_path, cfg, opt.prompts, p, opt.n_predict, o);
+        const std::vector<int32_t>& tokens = o.tokens;
         o.tokens_equal = tokens == base[p].tokens;
-        o.identical = o.tokens_equal && o.logits_digest == base[p].logits_digest;
+        o.identical = o.tokens_equal && o.logits_digest == base[p].logits_digest &&
+                      o.stop == base[p].stop_reason;
         if (!o.tokens_equal) {  // name the first differing generated token
           size_t k = 0;
           while (k < tokens.size() && k < base[p].tokens.size() && tokens[k] == base[p].tokens[k])
@@ -193,7 +197,7 @@ nlohmann::json audit_json(const AuditReport& r) {
                             {"threads", c.threads},
                             {"kernels", c.kernels},
                             {"batch", c.batch},
-                            {"mode", c.mode},
+                            {"mode", to_string(c.mode)},
                             {"mates", c.mates},
                             {"prefill_chunk", c.prefill_chunk},
                             {"kv_tokens", c.kv_tokens},
@@ -203,6 +207,8 @@ nlohmann::json audit_json(const AuditReport& r) {
                         {"prompt", o.prompt},
                         {"identical", o.identical},
                         {"tokens_equal", o.tokens_equal},
+                        {"tokens", o.tokens},
+                        {"stop_reason", to_string(o.stop)},
                         {"max_logit_deviation", o.max_logit_deviation},
                         {"pp_tokens_per_s", o.pp_tokens_per_s},
                         {"tg_tokens_per_s", o.tg_tokens_per_s}};

@@ -15,6 +15,7 @@
 #include "model/weights.h"
 #include "runtime/generate.h"
 #include "tokenizer/vocab.h"
+#include "tzero/types.h"
 
 namespace tzero {
 
@@ -25,7 +26,7 @@ struct AuditConfig {
   int threads = 1;
   std::string kernels = "auto";
   int batch = 64;
-  std::string mode = "deterministic";
+  Mode mode = Mode::deterministic;
   // Batched-engine configurations (group "batch"): the prompt runs through tzero::Engine.
   int mates = 0;          // other requests in flight beside it
   int prefill_chunk = 0;  // EngineOptions::prefill_chunk
@@ -46,6 +47,8 @@ struct AuditOutcome {
   double max_logit_deviation = 0;  // max |logit - baseline logit| over every step
   double pp_tokens_per_s = 0, tg_tokens_per_s = 0;
   std::string logits_digest;
+  std::vector<int32_t> tokens;         // generated (the stop token included)
+  StopReason stop = StopReason::none;  // why generation ended (the decode step's stop rules)
   // Batched configurations: prompt tokens from the prefix cache, times preempted.
   int cached_tokens = 0, preempted = 0;
 };
@@ -77,10 +80,10 @@ struct AuditReport {
 std::vector<AuditConfig> audit_matrix(int max_threads);
 
 // Runs prompt p of the audit through the batched engine as cfg says (audit/audit_batch.cpp):
-// fills tokens, logits digest, cached_tokens and preempted of the outcome.
+// fills tokens, stop, logits digest, cached_tokens and preempted of the outcome.
 void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
                       const std::vector<std::string>& prompts, size_t p, int n_predict,
-                      AuditOutcome& out, std::vector<int32_t>& tokens);
+                      AuditOutcome& out);
 
 // progress(done, total, line) is called after every run.
 AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string& model_path,

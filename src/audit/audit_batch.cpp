@@ -23,7 +23,7 @@ const char* kFillers[] = {
 
 void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
                       const std::vector<std::string>& prompts, size_t p, int n_predict,
-                      AuditOutcome& out, std::vector<int32_t>& tokens) {
+                      AuditOutcome& out) {
   tzero::EngineOptions eo;
   eo.model_path = model_path;
   eo.n_threads = cfg.threads;
@@ -51,8 +51,8 @@ void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
     small.max_batch_tokens = 16;
     const tzero::Engine e(small);
     for (const std::string& t : mates)
-      longest = std::max(longest, int(e.tokenize(t, true, false).size()));
-    longest = std::max(longest, int(e.tokenize(prompts[p], true, false).size()));
+      longest = std::max(longest, int(e.tokenize_prompt(t, false).size()));
+    longest = std::max(longest, int(e.tokenize_prompt(prompts[p], false).size()));
   }
   eo.n_ctx = longest + n_predict + 1;
   // kv_tokens < 0: a pool that fits the longest request alone and little more, so the others
@@ -67,12 +67,13 @@ void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
   // in the tiny pool it comes last, the youngest, which the scheduler preempts first.
   const size_t half = cfg.kv_tokens < 0 ? mates.size() : mates.size() / 2;
   for (size_t i = 0; i < half; ++i) engine.submit(request(mates[i]), nullptr);
-  tokens.clear();
+  out.tokens.clear();
   engine.submit(request(prompts[p]), [&](const tzero::TokenEvent& e) {
     if (!e.finished) {
-      tokens.push_back(e.token);
+      out.tokens.push_back(e.token);
       return;
     }
+    out.stop = e.stop_reason;
     out.logits_digest = e.logits_digest;
     out.cached_tokens = e.n_cached;
     out.preempted = e.n_preempted;

@@ -18,16 +18,16 @@ int parse_gpu_layers(const std::string& text, int n_layer) {
   return n;
 }
 
-void check_gpu_mode(int gpu_layers, const std::string& mode) {
+void check_gpu_mode(int gpu_layers, Mode mode) {
   if (gpu_layers >= 1 && !cuda_built())
     throw Error("--gpu-layers: not built with CUDA: rebuild with -DTZERO_CUDA=ON (make cuda)");
-  if (mode == "portable")
+  if (mode == Mode::portable)
     check(gpu_layers >= 1, "--mode portable is the GPU mode: it needs --gpu-layers N (N >= 1)");
   else if (gpu_layers >= 1)
     check(false,
           "--gpu-layers needs --mode portable (the only GPU mode implemented: the CPU's "
           "canonical orders, the CPU's bits), not --mode " +
-              mode);
+              std::string(to_string(mode)));
 }
 
 std::string describe_device(const DeviceInfo& d) {

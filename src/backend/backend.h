@@ -25,6 +25,7 @@
 
 #include "model/backend_ops.h"
 #include "model/hparams.h"
+#include "tzero/types.h"
 
 namespace tzero {
 
@@ -47,7 +48,7 @@ std::string describe_device(const DeviceInfo& d);
 int parse_gpu_layers(const std::string& text, int n_layer);
 // The checks of --gpu-layers against --mode (tzero::Error on a bad pair): portable needs
 // gpu_layers >= 1, and gpu_layers >= 1 needs portable (no other GPU mode is implemented).
-void check_gpu_mode(int gpu_layers, const std::string& mode);
+void check_gpu_mode(int gpu_layers, Mode mode);
 
 // The CUDA backend (backend/cuda/): the ops of model/backend_ops.h on device 0 for a model
 // whose architecture declares `layout`; n_ctx and n_batch as the Forward's; it runs layers

@@ -1,6 +1,7 @@
 // tzero::Engine (include/tzero/engine.h): requests in, one batched forward pass per step,
 // tokens out. The scheduler (batch/scheduler.h) decides what a step computes; this file turns
-// the plan into a ForwardBatch and the logits into tokens, text and events.
+// the plan into a ForwardBatch and hands each logits row to its sequence's DecodeStep
+// (runtime/decode_step.h: sampling, digest, stop rules, text), whose result becomes events.
 #include "tzero/engine.h"
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "model/kv_cache.h"
 #include "model/weights.h"
 #include "runtime/fingerprint.h"
+#include "runtime/prompt.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/vocab.h"
 
@@ -49,18 +51,24 @@ int pool_tokens(const EngineOptions& o, const tzero::HParams& hp, int n_ctx) {
   return int(std::min(size_t(o.max_seqs) * size_t(n_ctx), cap));
 }
 
+// The ranges documented in include/tzero/sampling.h.
 void validate(const SamplingParams& s) {
-  auto bad = [](const std::string& m) { throw RequestError(m); };
+  auto bad = [](const char* param, const std::string& m) {
+    throw RequestError(RequestErrorKind::invalid_value, param, m);
+  };
   if (!(s.temperature >= 0.0f && std::isfinite(s.temperature)))
-    bad("temperature must be a finite number >= 0");
-  if (s.top_k < 0) bad("top_k must be >= 0");
-  if (!(s.top_p > 0.0f && s.top_p <= 1.0f)) bad("top_p must be in (0, 1]");
-  if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) bad("min_p must be in [0, 1]");
+    bad("temperature", "temperature must be a finite number >= 0");
+  if (s.top_k < 0) bad("top_k", "top_k must be >= 0");
+  if (!(s.top_p > 0.0f && s.top_p <= 1.0f)) bad("top_p", "top_p must be in (0, 1]");
+  if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) bad("min_p", "min_p must be in [0, 1]");
   if (!(s.repetition_penalty > 0.0f && std::isfinite(s.repetition_penalty)))
-    bad("repetition_penalty must be > 0");
-  if (!std::isfinite(s.frequency_penalty) || !std::isfinite(s.presence_penalty))
-    bad("frequency_penalty and presence_penalty must be finite");
-  if (s.top_logprobs < 0 || s.top_logprobs > 20) bad("top_logprobs must be in [0, 20]");
+    bad("repetition_penalty", "repetition_penalty must be > 0");
+  if (!std::isfinite(s.frequency_penalty))
+    bad("frequency_penalty", "frequency_penalty and presence_penalty must be finite");
+  if (!std::isfinite(s.presence_penalty))
+    bad("presence_penalty", "frequency_penalty and presence_penalty must be finite");
+  if (s.top_logprobs < 0 || s.top_logprobs > 20)
+    bad("top_logprobs", "top_logprobs must be in [0, 20]");
 }
 
 }  // namespace
@@ -75,8 +83,6 @@ struct Engine::Impl {
         pool(o.n_threads),
         kernels(tzero::select_kernels(o.kernels)) {
     tzero::check(o.n_threads >= 1, "the thread count must be >= 1");
-    tzero::check(o.mode == "deterministic" || o.mode == "fast" || o.mode == "portable",
-                 "mode must be deterministic, fast or portable, not '" + o.mode + "'");
     const int gpu_layers = tzero::parse_gpu_layers(o.gpu_layers, hp.n_layer);
     tzero::check_gpu_mode(gpu_layers, o.mode);
     tzero::check(o.block_size >= 1 && o.block_size <= 4096,
@@ -93,8 +99,8 @@ struct Engine::Impl {
     blocks = std::make_unique<tzero::BlockManager>(n_blocks, o.block_size, o.prefix_cache);
     sched = std::make_unique<tzero::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs,
                                                o.prefill_chunk);
-    fwd = tzero::make_forward(*model, pool,
-                              {n_ctx, o.max_batch_tokens, kernels, o.mode == "fast", gpu_layers});
+    fwd = tzero::make_forward(
+        *model, pool, {n_ctx, o.max_batch_tokens, kernels, o.mode == Mode::fast, gpu_layers});
     logits.resize(size_t(o.max_seqs) * size_t(hp.n_vocab));
 
     info.path = o.model_path;
@@ -122,58 +128,39 @@ struct Engine::Impl {
     }
   }
 
-  void finish(Sequence& s, const std::string& reason, std::string text) {
+  void finish(Sequence& s, StopReason reason, std::string text) {
     TokenEvent e;
     e.finished = true;
-    e.finish_reason = reason;
+    e.stop_reason = reason;
+    e.finish_reason = finish_reason_of(reason);
     e.text = std::move(text);
     e.n_prompt = s.n_prompt;
     e.n_generated = s.n_generated();
     e.n_cached = std::max(0, s.n_cached);
     e.n_preempted = s.n_preempted;
-    e.logits_digest = s.digest.hex();
+    e.logits_digest = s.decode.digest();
     sched->remove(&s);
     emit(s, e);
-    if (reason == "cancelled")
+    if (reason == StopReason::cancelled)
       ++counters.requests_cancelled;
     else
       ++counters.requests_finished;
     live.erase(s.id);  // destroys s
   }
 
-  // Samples the next token of s from its logits row; returns the finish reason or "".
-  std::string on_logits(Sequence& s, const float* row, std::string& tail) {
-    const int n_vocab = hp.n_vocab;
-    s.digest.update(row, size_t(n_vocab) * sizeof(float));
-    const int32_t tok =
-        s.sampler.sample(row, n_vocab, s.n_generated(), s.tokens, size_t(s.n_prompt));
-    TokenEvent e;
-    e.token = tok;
-    const SamplingParams& sp = s.params.sampling;
-    if (sp.logprobs || sp.top_logprobs > 0) {
-      const tzero::Logprobs lp(row, n_vocab);
-      e.logprob = lp.of(tok);
-      for (const auto& [id, v] : lp.top(sp.top_logprobs))
-        e.top.push_back({id, vocab.token_to_piece(id, true), v});
-    }
-    s.tokens.push_back(tok);
+  // The decode step of s on its logits row (runtime/decode_step.h): emits the token's event;
+  // returns why s stops (none: it goes on) and the text it releases at the end in `tail`.
+  StopReason on_logits(Sequence& s, const float* row, std::string& tail) {
+    StepResult r = s.decode.step(row, hp.n_vocab);
     ++counters.generated_tokens;
-    std::string reason;
-    const auto& stops = s.params.stop_tokens;
-    if ((!s.params.ignore_eos && tok >= 0 && (tok == vocab.eos() || tok == vocab.eot())) ||
-        std::find(stops.begin(), stops.end(), tok) != stops.end()) {
-      reason = "stop";
-    } else {
-      e.text = s.stop.push(s.stream.push(tok, s.prev));
-      s.prev = tok;
-      if (s.stop.stopped()) reason = "stop";
-    }
-    if (reason.empty() && (s.n_generated() >= s.params.max_tokens || int(s.tokens.size()) > n_ctx))
-      reason = "length";
-    if (!reason.empty() && !s.stop.stopped())
-      tail = s.stop.push(s.stream.finish()) + s.stop.finish();
+    TokenEvent e;
+    e.token = r.token;
+    e.text = std::move(r.text);
+    e.logprob = r.logprob;
+    e.top = std::move(r.top);
+    tail = std::move(r.tail);
     emit(s, e);
-    return reason;
+    return r.stop;
   }
 
   bool step() {
@@ -191,7 +178,7 @@ struct Engine::Impl {
     }
     for (uint64_t id : cancelled) {
       auto it = live.find(id);
-      if (it != live.end()) finish(*it->second, "cancelled", "");
+      if (it != live.end()) finish(*it->second, StopReason::cancelled, "");
     }
 
     const std::vector<tzero::ScheduledSlice> plan = sched->schedule();
@@ -213,7 +200,7 @@ struct Engine::Impl {
     ++counters.steps;
 
     size_t row = 0;
-    std::vector<std::pair<Sequence*, std::string>> done;
+    std::vector<std::pair<Sequence*, StopReason>> done;
     std::vector<std::string> tails;
     for (const tzero::ScheduledSlice& sl : plan) {
       Sequence& s = *sl.seq;
@@ -221,8 +208,8 @@ struct Engine::Impl {
       blocks->seal(s.table, s.tokens, s.n_computed);
       if (s.n_computed != int(s.tokens.size())) continue;
       std::string tail;
-      std::string reason = on_logits(s, &logits[row++ * size_t(hp.n_vocab)], tail);
-      if (!reason.empty()) done.emplace_back(&s, reason), tails.push_back(tail);
+      const StopReason reason = on_logits(s, &logits[row++ * size_t(hp.n_vocab)], tail);
+      if (reason != StopReason::none) done.emplace_back(&s, reason), tails.push_back(tail);
     }
     for (size_t i = 0; i < done.size(); ++i) finish(*done[i].first, done[i].second, tails[i]);
     publish_stats();
@@ -287,29 +274,31 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
   Impl& m = *impl_;
   RequestParams r = request;
   if (r.prompt_tokens.empty()) {
-    r.prompt_tokens = m.vocab.tokenize(r.prompt, true, r.parse_special);
-    if (r.prompt_tokens.empty()) {
-      if (m.vocab.bos() < 0) throw RequestError("the prompt is empty");
-      r.prompt_tokens.push_back(m.vocab.bos());
-    }
+    r.prompt_tokens = tzero::tokenize_prompt(m.vocab, r.prompt, r.parse_special);
+    if (r.prompt_tokens.empty())
+      throw RequestError(RequestErrorKind::empty_prompt, "prompt", "the prompt is empty");
   }
   for (int32_t t : r.prompt_tokens)
     if (t < 0 || t >= m.hp.n_vocab)
-      throw RequestError("token id " + std::to_string(t) + " is outside the vocabulary of " +
-                         std::to_string(m.hp.n_vocab));
+      throw RequestError(RequestErrorKind::invalid_token, "prompt",
+                         "token id " + std::to_string(t) + " is outside the vocabulary of " +
+                             std::to_string(m.hp.n_vocab));
   const int n_prompt = int(r.prompt_tokens.size());
   if (n_prompt > m.n_ctx)
-    throw RequestError("the prompt is " + std::to_string(n_prompt) +
-                       " tokens, longer than the context of " + std::to_string(m.n_ctx) +
-                       " tokens");
-  if (r.max_tokens < 1) throw RequestError("max_tokens must be >= 1");
+    throw RequestError(RequestErrorKind::context_length_exceeded, "prompt",
+                       "the prompt is " + std::to_string(n_prompt) +
+                           " tokens, longer than the context of " + std::to_string(m.n_ctx) +
+                           " tokens");
+  if (r.max_tokens < 1)
+    throw RequestError(RequestErrorKind::invalid_value, "max_tokens", "max_tokens must be >= 1");
   validate(r.sampling);
   // Positions it may feed: the prompt and every generated token but the last.
   const int64_t need = std::min<int64_t>(int64_t(n_prompt) + r.max_tokens - 1, m.n_ctx);
   const int64_t capacity = int64_t(m.blocks->n_blocks()) * m.blocks->block_size();
   if (need > capacity)
-    throw RequestError("the request needs " + std::to_string(need) +
-                       " KV positions but the whole cache holds " + std::to_string(capacity));
+    throw RequestError(RequestErrorKind::context_length_exceeded, "prompt",
+                       "the request needs " + std::to_string(need) +
+                           " KV positions but the whole cache holds " + std::to_string(capacity));
   std::lock_guard<std::mutex> lock(m.mu);
   // Requests that will find a free slot at the next step do not wait: the bound is on the
   // ones that will.
@@ -317,7 +306,8 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
   if (m.n_queued + int(m.inbox.size()) >= m.opt.max_queue + free_slots)
     throw QueueFull("the queue is full (" + std::to_string(m.opt.max_queue) + " waiting requests)");
   const uint64_t id = m.next_id++;
-  m.inbox.push_back(std::make_unique<Sequence>(id, std::move(r), std::move(on_event), m.vocab));
+  m.inbox.push_back(
+      std::make_unique<Sequence>(id, std::move(r), std::move(on_event), m.vocab, m.n_ctx));
   m.idle = false;
   m.cv.notify_all();
   return id;
@@ -377,7 +367,7 @@ void Engine::stop() {
     }
     m.inbox.clear();
   }
-  while (!m.live.empty()) m.finish(*m.live.begin()->second, "cancelled", "");
+  while (!m.live.empty()) m.finish(*m.live.begin()->second, StopReason::cancelled, "");
   m.publish_stats();
 }
 
@@ -399,6 +389,14 @@ std::vector<int32_t> Engine::tokenize(const std::string& text, bool add_bos,
   return impl_->vocab.tokenize(text, add_bos, parse_special);
 }
 
+std::vector<int32_t> Engine::tokenize_prompt(const std::string& text, bool parse_special) const {
+  return tzero::tokenize_prompt(impl_->vocab, text, parse_special);
+}
+
+std::vector<int32_t> Engine::tokenize_chat(const std::string& rendered) const {
+  return tzero::tokenize_chat_prompt(impl_->vocab, rendered);
+}
+
 std::string Engine::detokenize(const std::vector<int32_t>& tokens) const {
   return impl_->vocab.detokenize(tokens);
 }
@@ -415,14 +413,16 @@ std::string Engine::apply_chat_template(const std::vector<ChatTurn>& messages,
   try {
     if (!template_name.empty()) source = tzero::named_chat_template(template_name);
     if (source.empty())
-      throw RequestError("the model has no chat template (tokenizer.chat_template)");
+      throw RequestError(RequestErrorKind::chat_template, "messages",
+                         "the model has no chat template (tokenizer.chat_template)");
     const tzero::ChatTemplate tmpl(source);
     std::vector<tzero::ChatMessage> msgs;
     for (const ChatTurn& t : messages) msgs.push_back({t.role, t.content});
     auto special = [&](int id) { return id >= 0 ? std::string(m.vocab.text(id)) : std::string(); };
     return tmpl.apply(msgs, true, special(m.vocab.bos()), special(m.vocab.eos()));
   } catch (const tzero::Error& e) {
-    throw RequestError(std::string("chat template: ") + e.what());
+    throw RequestError(RequestErrorKind::chat_template, "messages",
+                       std::string("chat template: ") + e.what());
   }
 }
 

@@ -50,7 +50,7 @@ ConcurrencyResult bench_concurrency(const std::string& model, int c, int p, int 
   tzero::EngineOptions eo;
   eo.model_path = model;
   eo.n_threads = threads;
-  eo.mode = mode;
+  eo.mode = mode_arg(mode);
   eo.kernels = kernels;
   eo.gpu_layers = gpu_layers;
   eo.n_ctx = p + n + 1;
@@ -123,110 +123,111 @@ Command add_bench(CLI::App& app) {
                   "The last N layers (or 'all') on the CUDA device (needs --mode portable)")
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON object");
-  return {
-      sub, [o] {
-        if (!o->concurrency.empty()) {
-          check(o->n_gen > 0, "--concurrency needs -n > 0");
-          auto m = Model::load(o->model);
-          const int n_vocab = m->hparams().n_vocab;
-          m.reset();
-          nlohmann::json rows = nlohmann::json::array();
-          if (!o->json)
-            std::printf("model %s, threads %d, mode %s, prompt %d, generate %d per request\n",
-                        o->model.c_str(), o->threads, o->mode.c_str(), o->n_prompt, o->n_gen);
-          for (int c : o->concurrency) {
-            std::vector<double> total, decode;
-            for (int rep = 0; rep < o->reps; ++rep) {
-              const ConcurrencyResult r =
-                  bench_concurrency(o->model, c, std::max(o->n_prompt, 1), o->n_gen, o->threads,
-                                    o->mode, o->kernels, o->gpu_layers, n_vocab);
-              total.push_back(r.total_tokens_per_s);
-              decode.push_back(r.decode_tokens_per_s);
-              if (!o->json && isatty(2))
-                std::fprintf(stderr, "\rC=%d rep %d/%d", c, rep + 1, o->reps);
+  return {sub, [o] {
+            if (!o->concurrency.empty()) {
+              check(o->n_gen > 0, "--concurrency needs -n > 0");
+              auto m = Model::load(o->model);
+              const int n_vocab = m->hparams().n_vocab;
+              m.reset();
+              nlohmann::json rows = nlohmann::json::array();
+              if (!o->json)
+                std::printf("model %s, threads %d, mode %s, prompt %d, generate %d per request\n",
+                            o->model.c_str(), o->threads, o->mode.c_str(), o->n_prompt, o->n_gen);
+              for (int c : o->concurrency) {
+                std::vector<double> total, decode;
+                for (int rep = 0; rep < o->reps; ++rep) {
+                  const ConcurrencyResult r =
+                      bench_concurrency(o->model, c, std::max(o->n_prompt, 1), o->n_gen, o->threads,
+                                        o->mode, o->kernels, o->gpu_layers, n_vocab);
+                  total.push_back(r.total_tokens_per_s);
+                  decode.push_back(r.decode_tokens_per_s);
+                  if (!o->json && isatty(2))
+                    std::fprintf(stderr, "\rC=%d rep %d/%d", c, rep + 1, o->reps);
+                }
+                const Stats t = stats(total), d = stats(decode);
+                if (o->json) {
+                  rows.push_back({{"concurrency", c},
+                                  {"tg_tokens_per_s", d.mean},
+                                  {"tg_sd", d.sd},
+                                  {"total_tokens_per_s", t.mean},
+                                  {"total_sd", t.sd}});
+                } else {
+                  if (isatty(2)) std::fprintf(stderr, "\r");
+                  std::printf(
+                      "C=%-4d generation %8.2f ± %.2f tokens/s aggregate (%.2f ± %.2f "
+                      "with prefill)\n",
+                      c, d.mean, d.sd, t.mean, t.sd);
+                }
+              }
+              if (o->json)
+                std::printf("%s\n", nlohmann::json({{"model", o->model},
+                                                    {"threads", o->threads},
+                                                    {"mode", o->mode},
+                                                    {"n_prompt", o->n_prompt},
+                                                    {"n_gen", o->n_gen},
+                                                    {"reps", o->reps},
+                                                    {"concurrency", rows}})
+                                        .dump()
+                                        .c_str());
+              return 0;
             }
-            const Stats t = stats(total), d = stats(decode);
+            auto model = Model::load(o->model);
+            const HParams& hp = model->hparams();
+            const KernelSet& kernels = select_kernels(o->kernels);
+            const int n_ctx = std::max(o->n_prompt, o->n_gen) + 1;
+            ThreadPool pool(o->threads);
+            const int gpu_layers = parse_gpu_layers(o->gpu_layers, hp.n_layer);
+            check_gpu_mode(gpu_layers, mode_arg(o->mode));
+            const auto fwd_ptr = make_forward(*model, pool,
+                                              {n_ctx, std::max(o->n_prompt, 1), kernels,
+                                               mode_arg(o->mode) == Mode::fast, gpu_layers});
+            Forward& fwd = *fwd_ptr;
+            KvCache kv(hp, n_ctx);
+            std::vector<float> logits(size_t(hp.n_vocab));
+            std::vector<int32_t> tokens(size_t(std::max(o->n_prompt, o->n_gen)));
+            for (size_t i = 0; i < tokens.size(); ++i)
+              tokens[i] = int32_t((i * 7919 + 13) % size_t(hp.n_vocab));
+            std::vector<double> pp, tg;
+            for (int rep = 0; rep < o->reps; ++rep) {
+              if (o->n_prompt > 0) {
+                const double t0 = now();
+                fwd.eval(tokens.data(), o->n_prompt, 0, kv, logits.data());
+                pp.push_back(o->n_prompt / (now() - t0));
+              }
+              if (o->n_gen > 0) {
+                const double t0 = now();
+                for (int i = 0; i < o->n_gen; ++i)
+                  fwd.eval(&tokens[size_t(i)], 1, i, kv, logits.data());
+                tg.push_back(o->n_gen / (now() - t0));
+              }
+              if (!o->json && isatty(2)) std::fprintf(stderr, "\rrep %d/%d", rep + 1, o->reps);
+            }
+            const Stats p = stats(pp), g = stats(tg);
+            const double file_gb = double(model->gguf().file_size()) / 1e9;
             if (o->json) {
-              rows.push_back({{"concurrency", c},
-                              {"tg_tokens_per_s", d.mean},
-                              {"tg_sd", d.sd},
-                              {"total_tokens_per_s", t.mean},
-                              {"total_sd", t.sd}});
+              nlohmann::json j = {
+                  {"model", o->model},       {"model_bytes", model->gguf().file_size()},
+                  {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
+                  {"threads", o->threads},   {"mode", o->mode},
+                  {"kernels", kernels.name}, {"reps", o->reps}};
+              j["gpu_layers"] = o->gpu_layers;
+              if (fwd.device()) j["device"] = fwd.device()->describe();
+              j["pp_tokens_per_s"] = o->n_prompt > 0 ? nlohmann::json(p.mean) : nlohmann::json();
+              j["pp_sd"] = p.sd;
+              j["tg_tokens_per_s"] = o->n_gen > 0 ? nlohmann::json(g.mean) : nlohmann::json();
+              j["tg_sd"] = g.sd;
+              std::printf("%s\n", j.dump().c_str());
             } else {
               if (isatty(2)) std::fprintf(stderr, "\r");
-              std::printf(
-                  "C=%-4d generation %8.2f ± %.2f tokens/s aggregate (%.2f ± %.2f "
-                  "with prefill)\n",
-                  c, d.mean, d.sd, t.mean, t.sd);
+              std::printf("model %s (%.2f GB), threads %d, kernels %s, mode %s\n", o->model.c_str(),
+                          file_gb, o->threads, kernels.name, o->mode.c_str());
+              if (o->n_prompt > 0)
+                std::printf("pp%-5d %8.2f ± %.2f tokens/s\n", o->n_prompt, p.mean, p.sd);
+              if (o->n_gen > 0)
+                std::printf("tg%-5d %8.2f ± %.2f tokens/s\n", o->n_gen, g.mean, g.sd);
             }
-          }
-          if (o->json)
-            std::printf("%s\n", nlohmann::json({{"model", o->model},
-                                                {"threads", o->threads},
-                                                {"mode", o->mode},
-                                                {"n_prompt", o->n_prompt},
-                                                {"n_gen", o->n_gen},
-                                                {"reps", o->reps},
-                                                {"concurrency", rows}})
-                                    .dump()
-                                    .c_str());
-          return 0;
-        }
-        auto model = Model::load(o->model);
-        const HParams& hp = model->hparams();
-        const KernelSet& kernels = select_kernels(o->kernels);
-        const int n_ctx = std::max(o->n_prompt, o->n_gen) + 1;
-        ThreadPool pool(o->threads);
-        const int gpu_layers = parse_gpu_layers(o->gpu_layers, hp.n_layer);
-        check_gpu_mode(gpu_layers, o->mode);
-        const auto fwd_ptr =
-            make_forward(*model, pool,
-                         {n_ctx, std::max(o->n_prompt, 1), kernels, o->mode == "fast", gpu_layers});
-        Forward& fwd = *fwd_ptr;
-        KvCache kv(hp, n_ctx);
-        std::vector<float> logits(size_t(hp.n_vocab));
-        std::vector<int32_t> tokens(size_t(std::max(o->n_prompt, o->n_gen)));
-        for (size_t i = 0; i < tokens.size(); ++i)
-          tokens[i] = int32_t((i * 7919 + 13) % size_t(hp.n_vocab));
-        std::vector<double> pp, tg;
-        for (int rep = 0; rep < o->reps; ++rep) {
-          if (o->n_prompt > 0) {
-            const double t0 = now();
-            fwd.eval(tokens.data(), o->n_prompt, 0, kv, logits.data());
-            pp.push_back(o->n_prompt / (now() - t0));
-          }
-          if (o->n_gen > 0) {
-            const double t0 = now();
-            for (int i = 0; i < o->n_gen; ++i)
-              fwd.eval(&tokens[size_t(i)], 1, i, kv, logits.data());
-            tg.push_back(o->n_gen / (now() - t0));
-          }
-          if (!o->json && isatty(2)) std::fprintf(stderr, "\rrep %d/%d", rep + 1, o->reps);
-        }
-        const Stats p = stats(pp), g = stats(tg);
-        const double file_gb = double(model->gguf().file_size()) / 1e9;
-        if (o->json) {
-          nlohmann::json j = {{"model", o->model},       {"model_bytes", model->gguf().file_size()},
-                              {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
-                              {"threads", o->threads},   {"mode", o->mode},
-                              {"kernels", kernels.name}, {"reps", o->reps}};
-          j["gpu_layers"] = o->gpu_layers;
-          if (fwd.device()) j["device"] = fwd.device()->describe();
-          j["pp_tokens_per_s"] = o->n_prompt > 0 ? nlohmann::json(p.mean) : nlohmann::json();
-          j["pp_sd"] = p.sd;
-          j["tg_tokens_per_s"] = o->n_gen > 0 ? nlohmann::json(g.mean) : nlohmann::json();
-          j["tg_sd"] = g.sd;
-          std::printf("%s\n", j.dump().c_str());
-        } else {
-          if (isatty(2)) std::fprintf(stderr, "\r");
-          std::printf("model %s (%.2f GB), threads %d, kernels %s, mode %s\n", o->model.c_str(),
-                      file_gb, o->threads, kernels.name, o->mode.c_str());
-          if (o->n_prompt > 0)
-            std::printf("pp%-5d %8.2f ± %.2f tokens/s\n", o->n_prompt, p.mean, p.sd);
-          if (o->n_gen > 0) std::printf("tg%-5d %8.2f ± %.2f tokens/s\n", o->n_gen, g.mean, g.sd);
-        }
-        return 0;
-      }};
+            return 0;
+          }};
 }
 
 }  // namespace tzero::cli

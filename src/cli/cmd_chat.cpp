@@ -1,7 +1,8 @@
 // tzero chat: an interactive chat in the terminal. Each line read from stdin is a user message;
 // the conversation so far is rendered with the chat template (tokenizer/chat_template.h) with
 // add_generation_prompt, tokenized with special-token parsing, and the reply is generated and
-// streamed until EOS, EOT, -n tokens or a full context. EOF or "/exit" ends it.
+// streamed until EOS, EOT, -n tokens or a full context (the decode step's stop rules,
+// runtime/decode_step.h). EOF or "/exit" ends it.
 //
 // Every turn renders and tokenizes the whole conversation again; the key/value cache is kept
 // for the longest prefix that is unchanged, so only the new tokens are evaluated.
@@ -27,8 +28,8 @@
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
-#include "runtime/sampler.h"
-#include "runtime/text_stream.h"
+#include "runtime/decode_step.h"
+#include "runtime/prompt.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/vocab.h"
 
@@ -41,7 +42,7 @@ struct ChatOpts {
   int n_predict = 256, n_threads = 1, n_ctx = 0;
   float temperature = 0.0f;
   uint64_t seed = 0;
-  bool render = false;
+  bool render = false, verbose = false;
 };
 
 std::string template_source(const GgufFile& f, const std::string& name) {
@@ -102,10 +103,12 @@ int chat(const ChatOpts& o) {
       make_forward(*model, pool, {n_ctx, std::min(64, n_ctx), select_kernels("auto"), false, 0});
   Forward& fwd = *fwd_ptr;
   KvCache kv(hp, n_ctx);
-  Sampler sampler(o.temperature, o.seed);
-  std::vector<float> logits(size_t(hp.n_vocab));
+  SamplingParams sampling;
+  sampling.temperature = o.temperature;
+  sampling.seed = o.seed;
+  std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from
   std::vector<int32_t> cached;  // the tokens whose keys and values are in kv, in order
-  int step = 0;                 // sampler steps over the whole chat
+  int step = 0;                 // sampler steps over the whole chat (the next turn's first)
 
   std::vector<ChatMessage> messages;
   if (!o.system.empty()) messages.push_back({"system", o.system});
@@ -120,13 +123,9 @@ int chat(const ChatOpts& o) {
     messages.push_back({"user", line});
 
     const std::string prompt = tmpl.apply(messages, true, bos, eos);
-    // A template that writes the BOS text itself gets no second BOS.
-    const bool add_bos = vocab.add_bos() && !(!bos.empty() && prompt.rfind(bos, 0) == 0);
-    std::vector<int32_t> tokens = vocab.tokenize(prompt, add_bos, true);
-    if (tokens.empty()) {
-      check(vocab.bos() >= 0, "the prompt is empty and the vocabulary has no BOS token");
-      tokens.push_back(vocab.bos());
-    }
+    // BOS by the one rule (runtime/prompt.h): none when the template wrote it.
+    const std::vector<int32_t> tokens = tokenize_chat_prompt(vocab, prompt);
+    check(!tokens.empty(), "the prompt is empty and the vocabulary has no BOS token");
     check(int(tokens.size()) < n_ctx, "the conversation is " + std::to_string(tokens.size()) +
                                           " tokens, more than the context of " +
                                           std::to_string(n_ctx) + " tokens (raise it with -c)");
@@ -138,26 +137,36 @@ int chat(const ChatOpts& o) {
     }
     cached = tokens;
 
-    TextStream stream(vocab);
+    StopRules rules;
+    rules.max_tokens = o.n_predict;
+    rules.n_ctx = n_ctx;
+    DecodeStep decode(vocab, sampling, rules, tokens, step);
     std::string reply;
-    int32_t prev = tokens.back();
     auto put = [&](const std::string& s) {
       reply += s;
       std::fwrite(s.data(), 1, s.size(), stdout);
       std::fflush(stdout);
     };
-    for (int k = 0; k < o.n_predict; ++k) {
-      const int32_t tok = sampler.sample(logits.data(), hp.n_vocab, step++);
-      if (tok == vocab.eos() || (vocab.eot() >= 0 && tok == vocab.eot())) break;
-      put(stream.push(tok, prev));
-      prev = tok;
-      if (k + 1 == o.n_predict || int(cached.size()) >= n_ctx) break;
-      fwd.eval(&tok, 1, int(cached.size()), kv, logits.data());
-      cached.push_back(tok);
+    while (true) {
+      const StepResult r = decode.step(logits.data(), hp.n_vocab);
+      put(r.text);
+      put(r.tail);
+      if (r.stop != StopReason::none) break;
+      fwd.eval(&r.token, 1, int(cached.size()), kv, logits.data());
+      cached.push_back(r.token);
     }
-    put(stream.finish());
+    step += decode.n_generated();
     std::printf("\n");
     std::fflush(stdout);
+    if (o.verbose) {
+      const std::vector<int32_t> generated(decode.tokens().begin() + decode.n_prompt(),
+                                           decode.tokens().end());
+      const nlohmann::json j = {{"prompt_tokens", tokens},
+                                {"tokens", generated},
+                                {"stop_reason", to_string(decode.stop_reason())},
+                                {"logits_digest", decode.digest()}};
+      std::fprintf(stderr, "%s\n", j.dump().c_str());
+    }
     messages.push_back({"assistant", reply});
   }
   return 0;
@@ -191,6 +200,9 @@ Command add_chat(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
   sub->add_option("--seed", o->seed, "Sampling seed (used when --temp > 0)")->capture_default_str();
+  sub->add_flag("--verbose", o->verbose,
+                "After each reply, print one JSON line on stderr: prompt_tokens, tokens (the "
+                "generated ids), stop_reason and logits_digest, as tzero run --json names them");
   sub->add_flag("--render", o->render,
                 "Print the prompt the template renders for a conversation read as JSON from "
                 "stdin (an array of {role, content} or an object with messages), then exit");

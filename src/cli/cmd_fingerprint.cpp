@@ -26,7 +26,8 @@ Command add_fingerprint(CLI::App& app) {
   return {
       sub, [o] {
         auto model = Model::load(o->model);
-        Fingerprint fp = compute_fingerprint(*model, o->mode, select_kernels(o->kernels).name);
+        Fingerprint fp =
+            compute_fingerprint(*model, mode_arg(o->mode), select_kernels(o->kernels).name);
         // Shown, not hashed: the device --gpu-layers would use (backend/backend.h).
         fp.manifest["device"] = {{"cuda_built", cuda_built()},
                                  {"device", describe_device(cuda_device_info())}};

@@ -13,7 +13,7 @@ namespace tzero::cli {
 Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Generate text from a prompt (greedy by default)");
   struct Opts {
-    std::string model, prompt, prompt_file;
+    std::string model, prompt, prompt_file, mode = "deterministic";
     bool json = false, no_bos = false, gaps = false;
     GenerateOptions gen;
   };
@@ -43,7 +43,7 @@ Command add_run(CLI::App& app) {
   sub->add_option("--kernels", o->gen.kernels,
                   "Kernel set: scalar, avx2, avx512 or auto (results do not depend on it)")
       ->capture_default_str();
-  sub->add_option("--mode", o->gen.mode,
+  sub->add_option("--mode", o->mode,
                   "deterministic (the contract), fast (no contract, to measure its cost) or "
                   "portable (with --gpu-layers: the GPU in the CPU's canonical orders)")
       ->capture_default_str()
@@ -78,6 +78,7 @@ Command add_run(CLI::App& app) {
             else
               o->gen.prompt = o->prompt;
             o->gen.add_bos = !o->no_bos;
+            o->gen.mode = mode_arg(o->mode);
             auto model = Model::load(o->model);
             if (!o->gen.trace_path.empty())
               o->gen.trace_metadata = nlohmann::json{
@@ -86,7 +87,7 @@ Command add_run(CLI::App& app) {
                   {"threads", o->gen.n_threads},
                   {"batch", o->gen.n_batch},
                   {"kernels", o->gen.kernels},
-                  {"mode", o->gen.mode},
+                  {"mode", o->mode},
                   {"gpu_layers", o->gen.gpu_layers},
                   {"fingerprint",
                    compute_fingerprint(*model, o->gen.mode, select_kernels(o->gen.kernels).name,
@@ -109,8 +110,8 @@ Command add_run(CLI::App& app) {
               j["prompt_tokens"] = r.prompt_tokens;
               j["tokens"] = r.tokens;
               j["text"] = r.text;
-              j["stop_reason"] = r.stop_reason;
-              j["mode"] = o->gen.mode;
+              j["stop_reason"] = to_string(r.stop_reason);
+              j["mode"] = to_string(o->gen.mode);
               j["logits_digest"] = r.logits_digest;
               if (o->gaps) j["top2_gaps"] = r.top2_gaps;
               j["n_ctx"] = r.n_ctx;
@@ -133,7 +134,7 @@ Command add_run(CLI::App& app) {
                   "\nprompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f "
                   "tokens/s | threads %d | kernels %s | mode %s | stop: %s\nlogits digest: %s\n",
                   r.prompt_tokens.size(), pp_tps, r.tokens.size(), tg_tps, o->gen.n_threads,
-                  r.kernels.c_str(), o->gen.mode.c_str(), r.stop_reason.c_str(),
+                  r.kernels.c_str(), to_string(o->gen.mode), to_string(r.stop_reason),
                   r.logits_digest.c_str());
               if (!r.device.empty()) std::fprintf(stderr, "device: %s\n", r.device.c_str());
             }

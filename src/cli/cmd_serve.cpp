@@ -24,6 +24,7 @@ Command add_serve(CLI::App& app) {
     tzero::EngineOptions engine;
     server::ServerOptions server;
     double grace_s = 10.0;
+    std::string mode = "deterministic";
     size_t max_body_kib = 1024;
   };
   auto o = std::make_shared<Opts>();
@@ -62,7 +63,7 @@ Command add_serve(CLI::App& app) {
                   "Waiting requests beyond the running ones; more get 429")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--mode", o->engine.mode, "deterministic (the contract) or fast")
+  sub->add_option("--mode", o->mode, "deterministic (the contract) or fast")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast"}));
   sub->add_option("--kv-type", o->engine.kv_type, "KV cache type: f32 or f16 (changes the bits)")
@@ -95,6 +96,7 @@ Command add_serve(CLI::App& app) {
         pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
         signal(SIGPIPE, SIG_IGN);
 
+        o->engine.mode = mode_arg(o->mode);
         o->server.max_body_bytes = o->max_body_kib * 1024;
         if (o->server.http_threads == 0)
           o->server.http_threads = std::min(4096, o->engine.max_seqs + o->engine.max_queue + 8);

@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+
+#include "tzero/types.h"
 
 namespace tzero::cli {
 
@@ -32,5 +35,7 @@ Command add_device(CLI::App& app);
 std::string read_text_file(const std::string& path);
 // Hardware threads, at least 1.
 int default_threads();
+// A --mode value (deterministic, fast, portable) as the enum; throws tzero::Error otherwise.
+Mode mode_arg(const std::string& s);
 
 }  // namespace tzero::cli

@@ -1,6 +1,7 @@
 // tzero: a reproducible LLM inference engine. Exit status: 0 success, 1 a check failed,
 // 2 bad input (unusable file, bad flag, prompt too long): one line on stderr says what.
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "base/error.h"
@@ -17,6 +18,12 @@ std::string read_text_file(const std::string& path) {
 int default_threads() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : int(n);
+}
+
+Mode mode_arg(const std::string& s) {
+  const std::optional<Mode> m = parse_mode(s);
+  if (!m) throw Error("--mode must be deterministic, fast or portable, not '" + s + "'");
+  return *m;
 }
 
 }  // namespace tzero::cli

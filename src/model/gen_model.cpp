@@ -29,8 +29,22 @@ const std::vector<ModelPreset>& model_presets() {
        1000000.0, 1e-6f, true},
       {"qwen3-0.6b", "Qwen3 0.6B shape", "qwen3", 151936, 1024, 3072, 28, 16, 8, 128, 40960,
        1000000.0, 1e-6f, true},
+      // tiny's shape and so tiny's weights; its end-of-turn token (260, "▁and", not EOS) is one
+      // greedy decoding of "Once upon a time" reaches at the third token, and its chat template
+      // passes the messages' text through, so run and chat see the same prompt tokens.
+      {"tiny-eot", "tiny with an EOT token (260) and a pass-through chat template: for tests",
+       "llama", 512, 256, 512, 2, 4, 2, 64, 512, 10000.0, 1e-5f, false},
   };
   return presets;
+}
+
+PresetTokenizerExtras preset_tokenizer_extras(const std::string& preset_name) {
+  PresetTokenizerExtras x;
+  if (preset_name == "tiny-eot") {
+    x.eot = 260;
+    x.chat_template = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
+  }
+  return x;
 }
 
 const ModelPreset* find_preset(const std::string& name) {
@@ -98,6 +112,9 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   w.add_string("tokenizer.ggml.pre", "default");
   w.add_bool("tokenizer.ggml.add_bos_token", true);
   w.add_bool("tokenizer.ggml.add_eos_token", false);
+  const PresetTokenizerExtras extras = preset_tokenizer_extras(P.name);
+  if (extras.eot >= 0) w.add_u32("tokenizer.ggml.eot_token_id", uint32_t(extras.eot));
+  if (!extras.chat_template.empty()) w.add_string("tokenizer.chat_template", extras.chat_template);
 
   // Values: uniform in [-a, a] with a = sqrt(3 / fan_in) (unit variance outputs) for matrices;
   // 1 + U(-0.1, 0.1) for norms; U(-0.1, 0.1) for biases.

@@ -21,6 +21,14 @@ struct ModelPreset {
   bool tied_output;
 };
 
+// Tokenizer metadata a preset adds to the synthetic vocabulary, written only when set (so the
+// presets without any keep their files byte for byte).
+struct PresetTokenizerExtras {
+  int eot = -1;               // tokenizer.ggml.eot_token_id
+  std::string chat_template;  // tokenizer.chat_template
+};
+PresetTokenizerExtras preset_tokenizer_extras(const std::string& preset_name);
+
 const std::vector<ModelPreset>& model_presets();
 const ModelPreset* find_preset(const std::string& name);
 

@@ -10,8 +10,7 @@ std::string file_xxh128(const GgufFile& f) {
   return xxh128_hex(f.file_data(), f.file_size());
 }
 
-Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
-                                const std::string& kernel_set,
+Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string& kernel_set,
                                 const std::vector<std::string>& custom_ops,
                                 const std::string& kv_type) {
   const HParams& hp = model.hparams();
@@ -20,7 +19,7 @@ Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
   nlohmann::json hashed = {
       {"engine", std::string("tzero ") + TZ_VERSION},
       {"canonical_orders", kCanonicalOrders},
-      {"mode", mode},
+      {"mode", to_string(mode)},
       {"kv_cache", kv_type},
       {"model_xxh128", file_xxh128(model.gguf())},
   };

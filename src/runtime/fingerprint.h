@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "model/weights.h"
+#include "tzero/types.h"
 
 namespace tzero {
 
 // The versions of the canonical orders (kernels/dot.h, ops.h, math.h, runtime/sampler.h).
-constexpr const char* kCanonicalOrders = "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v2 logprob-v1";
+constexpr const char* kCanonicalOrders =
+    "dot-v1 ops-v1 attn-v1 exp-v1 silu-v1 sampler-v2 logprob-v1";
 
 struct Fingerprint {
   std::string hash;         // 16 hex digits
@@ -30,8 +32,7 @@ std::string file_xxh128(const GgufFile& f);
 
 // custom_ops: the "op=name" overrides of registered kernels; they are hashed, since a custom
 // kernel need not keep the canonical orders.
-Fingerprint compute_fingerprint(const Model& model, const std::string& mode,
-                                const std::string& kernel_set,
+Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string& kernel_set,
                                 const std::vector<std::string>& custom_ops = {},
                                 const std::string& kv_type = "f32");
 

@@ -9,12 +9,11 @@
 #include "backend/backend.h"
 #include "backend/backends.h"
 #include "base/error.h"
-#include "base/hash.h"
 #include "base/thread_pool.h"
 #include "model/forward.h"
 #include "ops/registry.h"
-#include "runtime/sampler.h"
-#include "runtime/text_stream.h"
+#include "runtime/decode_step.h"
+#include "runtime/prompt.h"
 #include "trace/recorder.h"
 
 namespace tzero {
@@ -50,11 +49,8 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   res.n_ctx = opt.n_ctx > 0 ? opt.n_ctx : std::min(hp.n_ctx_train, 4096);
   check(res.n_ctx <= (1 << 20), "context size is too large");
 
-  res.prompt_tokens = vocab.tokenize(opt.prompt, opt.add_bos, opt.parse_special);
-  if (res.prompt_tokens.empty()) {
-    check(vocab.bos() >= 0, "the prompt is empty and the vocabulary has no BOS token");
-    res.prompt_tokens.push_back(vocab.bos());
-  }
+  res.prompt_tokens = tokenize_prompt(vocab, opt.prompt, opt.parse_special, opt.add_bos);
+  check(!res.prompt_tokens.empty(), "the prompt is empty and the vocabulary has no BOS token");
   const int n_prompt = int(res.prompt_tokens.size());
   check(n_prompt <= res.n_ctx, "the prompt is " + std::to_string(n_prompt) +
                                    " tokens, longer than the context of " +
@@ -70,13 +66,11 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   const KernelSet kernels = with_overrides(select_kernels(opt.kernels), opt.op_overrides);
   res.kernels = kernels.name;
   for (const auto& o : opt.op_overrides) res.kernels += " " + o;
-  check(opt.mode == "deterministic" || opt.mode == "fast" || opt.mode == "portable",
-        "--mode must be deterministic, fast or portable, not '" + opt.mode + "'");
   const int gpu_layers = parse_gpu_layers(opt.gpu_layers, hp.n_layer);
   check_gpu_mode(gpu_layers, opt.mode);
   const auto fwd_ptr = make_forward(
       model, pool,
-      {res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels, opt.mode == "fast", gpu_layers});
+      {res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels, opt.mode == Mode::fast, gpu_layers});
   Forward& fwd = *fwd_ptr;
   if (fwd.device()) res.device = fwd.device()->describe();
   std::unique_ptr<TraceRecorder> recorder;
@@ -96,19 +90,26 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
     }
   }
   KvCache kv(hp, res.n_ctx);
-  Sampler sampler(opt.temperature, opt.seed);
-  TextStream stream(vocab);
-  Hasher128 digest;
-  std::vector<float> logits(size_t(hp.n_vocab));
+  SamplingParams sampling;
+  sampling.temperature = opt.temperature;
+  sampling.seed = opt.seed;
+  StopRules rules;
+  rules.max_tokens = std::max(opt.n_predict, 1);  // -n 0 runs no step at all
+  rules.n_ctx = res.n_ctx;
+  DecodeStep decode(vocab, sampling, rules, res.prompt_tokens);
+  std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from
 
   auto record = [&] {
-    digest.update(logits.data(), logits.size() * sizeof(float));
     res.top2_gaps.push_back(top2_gap(logits.data(), hp.n_vocab));
     if (opt.keep_logits) res.logits.push_back(logits);
     ++res.n_eval_rows;
     if (logits_file && std::fwrite(logits.data(), sizeof(float), logits.size(),
                                    logits_file.get()) != logits.size())
       throw Error(opt.logits_out + ": write failed");
+  };
+  auto emit = [&](const std::string& piece) {
+    res.text += piece;
+    if (on_text && !piece.empty()) on_text(piece);
   };
 
   auto t0 = std::chrono::steady_clock::now();
@@ -122,34 +123,19 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   res.prompt_seconds = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  res.stop_reason = "length";
-  int pos = n_prompt;
-  int32_t prev = res.prompt_tokens.back();
-  for (int step = 0; step < opt.n_predict; ++step) {
+  res.stop_reason = StopReason::max_tokens;  // also when nothing is generated (-n 0)
+  for (int pos = n_prompt; opt.n_predict > 0; ++pos) {
     record();
-    const int32_t tok = sampler.sample(logits.data(), hp.n_vocab, step);
-    res.tokens.push_back(tok);
-    if (tok == vocab.eos()) {
-      res.stop_reason = "eos";
-      break;
-    }
-    std::string piece = stream.push(tok, prev);
-    res.text += piece;
-    if (on_text && !piece.empty()) on_text(piece);
-    prev = tok;
-    if (step + 1 == opt.n_predict) break;
-    if (pos >= res.n_ctx) {
-      res.stop_reason = "context";
-      break;
-    }
-    fwd.eval(&tok, 1, pos, kv, logits.data());
-    ++pos;
+    const StepResult step = decode.step(logits.data(), hp.n_vocab);
+    emit(step.text);
+    emit(step.tail);
+    if (step.stop != StopReason::none) break;
+    fwd.eval(&step.token, 1, pos, kv, logits.data());
   }
-  std::string rest = stream.finish();
-  res.text += rest;
-  if (on_text && !rest.empty()) on_text(rest);
+  if (decode.done()) res.stop_reason = decode.stop_reason();
+  res.tokens.assign(decode.tokens().begin() + n_prompt, decode.tokens().end());
   res.gen_seconds = seconds_since(t0);
-  res.logits_digest = digest.hex();
+  res.logits_digest = decode.digest();
   return res;
 }
 

@@ -1,6 +1,7 @@
-// One request, start to end: tokenize the prompt, prefill it in chunks, then decode token by
-// token, streaming text. This is what `tzero run` drives; the server will drive the same
-// pieces through the scheduler.
+// One request, start to end, on its own KV cache: tokenize the prompt (runtime/prompt.h),
+// prefill it in chunks, then decode token by token through a DecodeStep (runtime/decode_step.h:
+// sampling, digest, stop rules, streamed text). This is what `tzero run` and the audit drive;
+// the batched engine (src/batch/, behind `tzero serve`) runs the same DecodeStep per sequence.
 #pragma once
 
 #include <cstdint>
@@ -11,38 +12,39 @@
 
 #include "model/weights.h"
 #include "tokenizer/vocab.h"
+#include "tzero/types.h"
 
 namespace tzero {
 
 struct GenerateOptions {
   std::string prompt;
-  int n_predict = 128;  // tokens to generate (stops early at EOS or a full context)
+  int n_predict = 128;  // tokens to generate (stops early at EOS, EOT or a full context)
   int n_threads = 1;
   int n_ctx = 0;     // 0: min(trained context, 4096)
   int n_batch = 64;  // prefill chunk: most prompt tokens per forward pass
   float temperature = 0.0f;
   uint64_t seed = 0;
-  bool add_bos = true;  // as the vocabulary asks (tokenizer.ggml.add_bos_token)
+  bool add_bos = true;  // allow the BOS the vocabulary asks for (runtime/prompt.h); false: --no-bos
   bool parse_special = false;
-  std::string logits_out;              // file for the raw float32 logits rows ("" = none)
-  std::string kernels = "auto";        // scalar, avx2, avx512 or auto: same bits, different speed
-  std::string mode = "deterministic";  // or "fast": no reproducibility contract, or "portable":
-                                       // the GPU running the CPU's orders (with gpu_layers)
-  std::string gpu_layers = "0";        // "all" or N: the last N layers on the GPU (backend.h)
-  std::string trace_path;              // trace file ("" = no trace), trace/trace_file.h
-  std::string trace_dump;              // globs of tensor names whose values the trace stores
-  std::string trace_metadata;          // JSON stored in the trace header
-  std::string perturb;                 // test hook "LAYER:OP:POS" (Forward::set_perturbation)
-  bool keep_logits = false;            // return every logits row in GenerateResult::logits
+  std::string logits_out;           // file for the raw float32 logits rows ("" = none)
+  std::string kernels = "auto";     // scalar, avx2, avx512 or auto: same bits, different speed
+  Mode mode = Mode::deterministic;  // or fast: no reproducibility contract, or portable:
+                                    // the GPU running the CPU's orders (with gpu_layers)
+  std::string gpu_layers = "0";     // "all" or N: the last N layers on the GPU (backend.h)
+  std::string trace_path;           // trace file ("" = no trace), trace/trace_file.h
+  std::string trace_dump;           // globs of tensor names whose values the trace stores
+  std::string trace_metadata;       // JSON stored in the trace header
+  std::string perturb;              // test hook "LAYER:OP:POS" (Forward::set_perturbation)
+  bool keep_logits = false;         // return every logits row in GenerateResult::logits
   std::vector<std::string> op_overrides;  // "matmul.f32=NAME": registered custom kernels
 };
 
 struct GenerateResult {
   std::vector<int32_t> prompt_tokens;
-  std::vector<int32_t> tokens;  // generated, including a final EOS if one was sampled
+  std::vector<int32_t> tokens;  // generated, including a final EOS or EOT if one was sampled
   std::string text;             // the generated text
-  std::string stop_reason;      // "length", "eos" or "context"
-  std::string logits_digest;    // XXH3-128 over every logits row, in order
+  StopReason stop_reason = StopReason::none;  // eos, eot, max_tokens or context
+  std::string logits_digest;                  // XXH3-128 over every logits row, in order
   int n_ctx = 0;
   double prompt_seconds = 0, gen_seconds = 0;
   int n_eval_rows = 0;  // logits rows evaluated

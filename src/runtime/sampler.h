@@ -1,5 +1,5 @@
 // Choosing the next token from the logits ("sampler-v2"; the chain is specified in
-// include/tzero/engine.h, SamplingParams).
+// include/tzero/sampling.h, SamplingParams).
 //   temperature 0: argmax, ties to the lowest token id (DETERMINISM.md).
 //   temperature > 0: p[i] = exp_ref((l[i] - max) / T) over the kept ids; the kept total z is
 //   sum_f32_ref over them in id order; u is drawn from a SplitMix64 stream seeded by
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tzero/engine.h"
+#include "tzero/sampling.h"
 
 namespace tzero {
 

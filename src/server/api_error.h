@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "tzero/engine.h"
+
 namespace tzero::server {
 
 struct ApiError : std::runtime_error {
@@ -46,6 +48,13 @@ struct ApiError : std::runtime_error {
     }
   }
 };
+
+// The engine's refusal as OpenAI reports it: 400, the field it names, and the code
+// context_length_exceeded (the prompt, or prompt + max_tokens, does not fit) or invalid_value.
+inline ApiError api_error_of(const tzero::RequestError& e) {
+  const bool too_long = e.kind == tzero::RequestErrorKind::context_length_exceeded;
+  return ApiError(400, e.what(), e.param, too_long ? "context_length_exceeded" : "invalid_value");
+}
 
 // JSON text that never throws on invalid UTF-8 (token pieces may be single bytes): bad bytes
 // become U+FFFD.

@@ -34,8 +34,9 @@ void Job::on_event(int choice, const tzero::TokenEvent& e) {
     t.last = now;
     ++t.n;
   } else {
-    const std::string reason =
-        disconnected_ && e.finish_reason == "cancelled" ? "disconnected" : e.finish_reason;
+    const std::string reason = disconnected_ && e.finish_reason == tzero::FinishReason::cancelled
+                                   ? "disconnected"
+                                   : to_string(e.finish_reason);
     metrics_.count_choice(reason, e.n_prompt, e.n_generated, seconds(t.first - arrival_),
                           t.n >= 2 ? seconds(t.last - t.first) / (t.n - 1) : 0, t.n >= 1, t.n >= 2);
     --open_;
@@ -92,8 +93,8 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
     if (logprobs_) c.tokens.push_back(token_out(ev.e, engine_));
     return;
   }
-  c.finish_reason = ev.e.finish_reason;
-  if (ev.e.finish_reason == "cancelled") cancelled_ = true;
+  c.finish_reason = to_string(ev.e.finish_reason);
+  if (ev.e.finish_reason == tzero::FinishReason::cancelled) cancelled_ = true;
   n_prompt_ = ev.e.n_prompt;  // the same prompt for every choice: counted once
   n_generated_ += ev.e.n_generated;
 }
@@ -134,13 +135,14 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
     }
     n_prompt_ = e.n_prompt;
     n_generated_ += e.n_generated;
-    if (e.finish_reason == "cancelled") {
+    if (e.finish_reason == tzero::FinishReason::cancelled) {
       cancelled_ = true;
       continue;
     }
     if (!e.text.empty())
       out += sse_chunk(meta_, ev.choice, e.text, {}, 0, false, "", include_usage_);
-    out += sse_chunk(meta_, ev.choice, "", {}, 0, false, e.finish_reason, include_usage_);
+    out +=
+        sse_chunk(meta_, ev.choice, "", {}, 0, false, to_string(e.finish_reason), include_usage_);
   }
   return out;
 }

@@ -212,11 +212,7 @@ struct HttpServer::Impl {
                      "queue_full");
     } catch (const tzero::RequestError& e) {
       job->cancel(engine);
-      const std::string what = e.what();
-      const bool too_long = what.find("KV positions") != std::string::npos ||
-                            what.find("longer than the context") != std::string::npos;
-      throw ApiError(400, what, too_long ? "prompt" : "",
-                     too_long ? "context_length_exceeded" : "invalid_value");
+      throw api_error_of(e);
     }
     add_job(job);
 
@@ -377,8 +373,9 @@ int HttpServer::start() {
   } else if (m.svr.bind_to_port(m.opt.host, m.opt.port)) {
     m.bound_port = m.opt.port;
   }
-  tzero::check(m.bound_port > 0, "cannot listen on " + m.opt.host + ":" + std::to_string(m.opt.port) +
-                                  " (address in use or not available)");
+  tzero::check(m.bound_port > 0, "cannot listen on " + m.opt.host + ":" +
+                                     std::to_string(m.opt.port) +
+                                     " (address in use or not available)");
   m.engine.start();
   m.listener = std::thread([&m] {
     m.svr.listen_after_bind();

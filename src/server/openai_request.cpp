@@ -316,11 +316,12 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
     } catch (const tzero::RequestError& e) {
       throw bad("messages", e.what());
     }
-    // The template spells the turn markers as text: parse them as the special tokens. The BOS
-    // comes from the template when it writes one.
-    tokens = engine.tokenize(text, false, true);
+    // The template spells the turn markers as text: parse them as the special tokens. BOS by
+    // the one rule (runtime/prompt.h): the vocabulary's add_bos_token, none when the template
+    // wrote it.
+    tokens = engine.tokenize_chat(text);
   } else if (tokens.empty()) {
-    tokens = engine.tokenize(r.prompt_text, true, false);
+    tokens = engine.tokenize_prompt(r.prompt_text, false);
   }
   const int n_vocab = engine.info().n_vocab;
   for (int32_t t : tokens)

@@ -31,7 +31,7 @@ tzero::TokenCallback collect(Output& o) {
   return [&o](const TokenEvent& e) {
     o.text += e.text;
     if (e.finished) {
-      o.reason = e.finish_reason;
+      o.reason = tzero::to_string(e.finish_reason);
       o.digest = e.logits_digest;
       o.n_cached = e.n_cached;
       o.n_preempted = e.n_preempted;

@@ -69,7 +69,7 @@ class EngineServer {
         std::string reason;
         for (const auto& e : events) {
           if (e.finished) {
-            reason = e.finish_reason;
+            reason = tzero::to_string(e.finish_reason);
             continue;
           }
           c["text"] = c["text"].get<std::string>() + e.text;
@@ -136,7 +136,7 @@ TEST(ProbeEngine, BatchedEngineIsIdenticalUnderLoad) {
   EngineServer server(tzero::test::generated_model("tiny", "q8_0"));
   const auto r =
       tzero::test::run_tzero({"probe", "--base-url", server.url(), "--model", "tiny", "--runs", "2",
-                           "--concurrency", "6", "--max-tokens", "12", "--json"});
+                              "--concurrency", "6", "--max-tokens", "12", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["identical"].get<bool>());

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "e2e/serve_test_util.h"
+#include "server/api_error.h"
 #include "server/http_server.h"
 
 using nlohmann::json;
@@ -209,14 +210,16 @@ TEST(ServeErrors, CompressedBodiesHugeNAndBadTemplate) {
   expect_error(r, 415, "gzip body");
   int st = 0;
   const json e = tzero::test::post_json(*c, "/v1/completions",
-                                     {{"prompt", "hi"}, {"max_tokens", 1}, {"n", 5}}, &st);
+                                        {{"prompt", "hi"}, {"max_tokens", 1}, {"n", 5}}, &st);
   EXPECT_EQ(st, 400) << e.dump();
   EXPECT_EQ(e["error"]["param"], "n") << e.dump();
-  tzero::test::post_json(*c, "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 1}, {"n", 4}}, &st);
+  tzero::test::post_json(*c, "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 1}, {"n", 4}},
+                         &st);
   EXPECT_EQ(st, 200);
 
   tzero::test::ServeProcess bad(
-      {"-m", tzero::test::generated_model("tiny", "q8_0"), "--chat-template", "no-such-format"}, 30);
+      {"-m", tzero::test::generated_model("tiny", "q8_0"), "--chat-template", "no-such-format"},
+      30);
   EXPECT_FALSE(bad.ok()) << "started with an unknown chat template";
   EXPECT_NE(bad.stderr_text().find("no-such-format"), std::string::npos) << bad.stderr_text();
 }
@@ -258,4 +261,29 @@ TEST(ServeErrors, BearerSchemeIsCaseInsensitive) {
     auto r = c->Get("/v1/models", {{"Authorization", bad}});
     expect_error(r, 401, bad);
   }
+}
+
+// Proves: what the engine refuses reaches the client as OpenAI's error object by the error's
+// kind and parameter (server/api_error.h), not by its message: a request the KV pool can never
+// hold is context_length_exceeded on prompt; a parameter out of range is invalid_value on it.
+TEST(ServeErrors, EngineRefusalsMapByKind) {
+  auto srv = tzero::test::serve_tiny({"--kv-tokens", "32", "--block-size", "16"});
+  ASSERT_TRUE(srv->ok());
+  auto c = srv->client();
+  int st = 0;
+  const json e =
+      tzero::test::post_json(*c, "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 100}}, &st);
+  EXPECT_EQ(st, 400) << e.dump();
+  EXPECT_EQ(e["error"]["param"], "prompt") << e.dump();
+  EXPECT_EQ(e["error"]["code"], "context_length_exceeded") << e.dump();
+  EXPECT_NE(e["error"]["message"].get<std::string>().find("KV positions"), std::string::npos);
+
+  const tzero::server::ApiError bad = tzero::server::api_error_of(tzero::RequestError(
+      tzero::RequestErrorKind::invalid_value, "top_p", "top_p must be in (0, 1]"));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.param, "top_p");
+  EXPECT_EQ(bad.code, "invalid_value");
+  const tzero::server::ApiError none = tzero::server::api_error_of(
+      tzero::RequestError(tzero::RequestErrorKind::empty_prompt, "", "the prompt is empty"));
+  EXPECT_TRUE(none.to_json()["error"]["param"].is_null());
 }

@@ -60,7 +60,7 @@ TEST(CudaModel, BatchMatesDoNotChangeBitsOnGpu) {
     auto run = [&](const std::string& gpu, const std::string& mode, int n_req) {
       tzero::EngineOptions o;
       o.model_path = m;
-      o.mode = mode;
+      o.mode = *tzero::parse_mode(mode);
       o.gpu_layers = gpu;
       o.kv_type = kv;
       o.block_size = 5;

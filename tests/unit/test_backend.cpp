@@ -17,15 +17,15 @@ TEST(Backend, ParseGpuLayers) {
 }
 
 TEST(Backend, GpuModePairs) {
-  EXPECT_NO_THROW(check_gpu_mode(0, "deterministic"));
-  EXPECT_NO_THROW(check_gpu_mode(0, "fast"));
-  EXPECT_THROW(check_gpu_mode(0, "portable"), Error);
-  EXPECT_THROW(check_gpu_mode(1, "deterministic"), Error);
-  EXPECT_THROW(check_gpu_mode(1, "fast"), Error);
+  EXPECT_NO_THROW(check_gpu_mode(0, Mode::deterministic));
+  EXPECT_NO_THROW(check_gpu_mode(0, Mode::fast));
+  EXPECT_THROW(check_gpu_mode(0, Mode::portable), Error);
+  EXPECT_THROW(check_gpu_mode(1, Mode::deterministic), Error);
+  EXPECT_THROW(check_gpu_mode(1, Mode::fast), Error);
   if (cuda_built()) {
-    EXPECT_NO_THROW(check_gpu_mode(3, "portable"));
+    EXPECT_NO_THROW(check_gpu_mode(3, Mode::portable));
   } else {
-    EXPECT_THROW(check_gpu_mode(3, "portable"), Error);
+    EXPECT_THROW(check_gpu_mode(3, Mode::portable), Error);
   }
 }
 

@@ -1,0 +1,51 @@
+// The engine's small vocabularies as types: the numerics mode, why a generation stopped, the
+// OpenAI-style finish reason, and the kind of a refused request. Strings appear only at the
+// edges (command line, JSON): parse_* and to_string below are the one spelling of each.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace tzero {
+
+// deterministic: the reproducibility contract (the default). fast: dynamic work split and
+// split attention, no contract (there to measure its cost). portable: with GPU layers, the
+// device running the CPU's canonical orders.
+enum class Mode { deterministic, fast, portable };
+
+// Why a generation ended, exactly (the decode step's stop rules, runtime/decode_step.h).
+enum class StopReason {
+  none,         // still generating
+  eos,          // the model's EOS token (tokenizer.ggml.eos_token_id)
+  eot,          // its end-of-turn token (tokenizer.ggml.eot_token_id), when it is not EOS
+  stop_token,   // one of the request's stop tokens
+  stop_string,  // one of the request's stop strings appeared in the text
+  max_tokens,   // the request's token limit
+  context,      // the context is full: the next token has no position
+  cancelled,    // the request was cancelled (engine only)
+};
+
+// OpenAI's finish_reason: what a StopReason is reported as by the engine and the server.
+enum class FinishReason { none, stop, length, cancelled };
+FinishReason finish_reason_of(StopReason r);
+
+// Why Engine::submit refused a request (RequestError::kind).
+enum class RequestErrorKind {
+  invalid_value,            // a parameter out of range (RequestError::param names it)
+  invalid_token,            // a prompt token id outside the vocabulary
+  empty_prompt,             // nothing to start from (and no BOS token)
+  context_length_exceeded,  // the prompt or prompt + max_tokens does not fit
+  chat_template,            // no chat template, or the template refused the conversation
+};
+
+// The edge spellings. Mode: "deterministic", "fast", "portable". StopReason (as `tzero run
+// --json` prints stop_reason): "", "eos", "eot", "stop_token", "stop_string", "length"
+// (max_tokens), "context", "cancelled". FinishReason: "", "stop", "length", "cancelled".
+// RequestErrorKind: its name ("invalid_value", "context_length_exceeded", ...).
+const char* to_string(Mode m);
+const char* to_string(StopReason r);
+const char* to_string(FinishReason r);
+const char* to_string(RequestErrorKind k);
+std::optional<Mode> parse_mode(std::string_view s);  // nullopt for anything else
+
+}  // namespace tzero

@@ -1,0 +1,61 @@
+#include "runtime/decode_step.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace tzero {
+
+DecodeStep::DecodeStep(const Vocab& vocab, const SamplingParams& sampling, StopRules rules,
+                       std::vector<int32_t> prompt, int first_step)
+    : vocab_(vocab),
+      sampling_(sampling),
+      rules_(std::move(rules)),
+      first_step_(first_step),
+      tokens_(std::move(prompt)),
+      n_prompt_(int(tokens_.size())),
+      sampler_(sampling),
+      stream_(vocab),
+      matcher_(rules_.stop),
+      prev_(tokens_.empty() ? -1 : tokens_.back()) {
+  assert(!tokens_.empty());
+}
+
+StepResult DecodeStep::step(const float* row, int n_vocab) {
+  assert(!done());
+  digest_.update(row, size_t(n_vocab) * sizeof(float));
+  StepResult out;
+  const int32_t tok =
+      sampler_.sample(row, n_vocab, first_step_ + n_generated(), tokens_, size_t(n_prompt_));
+  out.token = tok;
+  if (sampling_.logprobs || sampling_.top_logprobs > 0) {
+    const Logprobs lp(row, n_vocab);
+    out.logprob = lp.of(tok);
+    for (const auto& [id, v] : lp.top(sampling_.top_logprobs))
+      out.top.push_back({id, vocab_.token_to_piece(id, true), v});
+  }
+  tokens_.push_back(tok);
+
+  const auto& stops = rules_.stop_tokens;
+  if (!rules_.ignore_eos && tok == vocab_.eos())
+    stop_ = StopReason::eos;
+  else if (!rules_.ignore_eos && vocab_.eot() >= 0 && tok == vocab_.eot())
+    stop_ = StopReason::eot;
+  else if (std::find(stops.begin(), stops.end(), tok) != stops.end())
+    stop_ = StopReason::stop_token;
+  if (stop_ == StopReason::none) {
+    out.text = matcher_.push(stream_.push(tok, prev_));
+    prev_ = tok;
+    if (matcher_.stopped()) stop_ = StopReason::stop_string;
+  }
+  if (stop_ == StopReason::none && n_generated() >= rules_.max_tokens)
+    stop_ = StopReason::max_tokens;
+  if (stop_ == StopReason::none && int64_t(tokens_.size()) > int64_t(rules_.n_ctx))
+    stop_ = StopReason::context;
+  if (stop_ != StopReason::none && stop_ != StopReason::stop_string)
+    out.tail = matcher_.push(stream_.finish()) + matcher_.finish();
+  out.stop = stop_;
+  return out;
+}
+
+}  // namespace tzero

@@ -1,0 +1,94 @@
+// The edge spellings of the public enums (include/tzero/types.h).
+#include "tzero/types.h"
+
+namespace tzero {
+
+FinishReason finish_reason_of(StopReason r) {
+  switch (r) {
+    case StopReason::none:
+      return FinishReason::none;
+    case StopReason::eos:
+    case StopReason::eot:
+    case StopReason::stop_token:
+    case StopReason::stop_string:
+      return FinishReason::stop;
+    case StopReason::max_tokens:
+    case StopReason::context:
+      return FinishReason::length;
+    case StopReason::cancelled:
+      return FinishReason::cancelled;
+  }
+  return FinishReason::none;
+}
+
+const char* to_string(Mode m) {
+  switch (m) {
+    case Mode::deterministic:
+      return "deterministic";
+    case Mode::fast:
+      return "fast";
+    case Mode::portable:
+      return "portable";
+  }
+  return "?";
+}
+
+const char* to_string(StopReason r) {
+  switch (r) {
+    case StopReason::none:
+      return "";
+    case StopReason::eos:
+      return "eos";
+    case StopReason::eot:
+      return "eot";
+    case StopReason::stop_token:
+      return "stop_token";
+    case StopReason::stop_string:
+      return "stop_string";
+    case StopReason::max_tokens:
+      return "length";
+    case StopReason::context:
+      return "context";
+    case StopReason::cancelled:
+      return "cancelled";
+  }
+  return "?";
+}
+
+const char* to_string(FinishReason r) {
+  switch (r) {
+    case FinishReason::none:
+      return "";
+    case FinishReason::stop:
+      return "stop";
+    case FinishReason::length:
+      return "length";
+    case FinishReason::cancelled:
+      return "cancelled";
+  }
+  return "?";
+}
+
+const char* to_string(RequestErrorKind k) {
+  switch (k) {
+    case RequestErrorKind::invalid_value:
+      return "invalid_value";
+    case RequestErrorKind::invalid_token:
+      return "invalid_token";
+    case RequestErrorKind::empty_prompt:
+      return "empty_prompt";
+    case RequestErrorKind::context_length_exceeded:
+      return "context_length_exceeded";
+    case RequestErrorKind::chat_template:
+      return "chat_template";
+  }
+  return "?";
+}
+
+std::optional<Mode> parse_mode(std::string_view s) {
+  for (Mode m : {Mode::deterministic, Mode::fast, Mode::portable})
+    if (s == to_string(m)) return m;
+  return std::nullopt;
+}
+
+}  // namespace tzero
