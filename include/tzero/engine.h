@@ -66,6 +66,7 @@ using TokenCallback = std::function<void(const TokenEvent&)>;
 
 struct EngineOptions {
   std::string model_path;
+  bool use_mmap = true;  // false: read the file into memory (--no-mmap; base/mapped_file.h)
   int n_threads = 1;
   std::string kernels = "auto";     // scalar, avx2, avx512, auto: same bits
   Mode mode = Mode::deterministic;  // or fast (no reproducibility contract), or portable

@@ -76,7 +76,7 @@ void validate(const SamplingParams& s) {
 struct Engine::Impl {
   explicit Impl(const EngineOptions& o)
       : opt(o),
-        model(tzero::Model::load(o.model_path)),
+        model(tzero::Model::load(o.model_path, o.use_mmap)),
         vocab(tzero::Vocab::from_gguf(model->gguf())),
         hp(model->hparams()),
         n_ctx(default_ctx(hp, o.n_ctx)),

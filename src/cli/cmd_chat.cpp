@@ -42,7 +42,7 @@ struct ChatOpts {
   int n_predict = 256, n_threads = 1, n_ctx = 0;
   float temperature = 0.0f;
   uint64_t seed = 0;
-  bool render = false, verbose = false;
+  bool render = false, verbose = false, no_mmap = false;
 };
 
 std::string template_source(const GgufFile& f, const std::string& name) {
@@ -90,7 +90,7 @@ int render(const ChatOpts& o) {
 }
 
 int chat(const ChatOpts& o) {
-  auto model = Model::load(o.model);
+  auto model = Model::load(o.model, !o.no_mmap);
   const Vocab vocab = Vocab::from_gguf(model->gguf());
   const ChatTemplate tmpl(template_source(model->gguf(), o.template_name));
   const HParams& hp = model->hparams();
@@ -183,6 +183,9 @@ Command add_chat(CLI::App& app) {
   auto o = std::make_shared<ChatOpts>();
   o->n_threads = default_threads();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
+  sub->add_flag("--no-mmap", o->no_mmap,
+                "Read the model file into memory instead of mapping it (for files replaced in "
+                "place: a mapped file truncated while in use is a SIGBUS)");
   sub->add_option("--chat-template", o->template_name,
                   "Named format: llama2, llama3, chatml, mistral, phi3, gemma, deepseek "
                   "(default: tokenizer.chat_template from the file)");

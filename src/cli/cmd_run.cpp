@@ -14,7 +14,7 @@ Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Generate text from a prompt (greedy by default)");
   struct Opts {
     std::string model, prompt, prompt_file, mode = "deterministic";
-    bool json = false, no_bos = false, gaps = false;
+    bool json = false, no_bos = false, gaps = false, no_mmap = false;
     GenerateOptions gen;
   };
   auto o = std::make_shared<Opts>();
@@ -64,6 +64,9 @@ Command add_run(CLI::App& app) {
   sub->add_option("--op", o->gen.op_overrides,
                   "Use a registered custom kernel: OP=NAME (e.g. matmul.f32=mine); repeatable");
   sub->add_flag("--no-bos", o->no_bos, "Do not add the BOS token to the prompt");
+  sub->add_flag("--no-mmap", o->no_mmap,
+                "Read the model file into memory instead of mapping it (for files replaced in "
+                "place: a mapped file truncated while in use is a SIGBUS)");
   sub->add_flag("--parse-special", o->gen.parse_special,
                 "Turn control-token texts in the prompt into those tokens");
   sub->add_flag("--json", o->json, "Print one JSON object instead of streaming text");
@@ -79,7 +82,7 @@ Command add_run(CLI::App& app) {
               o->gen.prompt = o->prompt;
             o->gen.add_bos = !o->no_bos;
             o->gen.mode = mode_arg(o->mode);
-            auto model = Model::load(o->model);
+            auto model = Model::load(o->model, !o->no_mmap);
             if (!o->gen.trace_path.empty())
               o->gen.trace_metadata = nlohmann::json{
                   {"model", o->model},

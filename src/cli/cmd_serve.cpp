@@ -32,6 +32,10 @@ Command add_serve(CLI::App& app) {
   o->engine.max_seqs = 8;
   o->engine.max_queue = 64;
   sub->add_option("-m,--model", o->engine.model_path, "GGUF model file")->required();
+  sub->add_flag_callback(
+      "--no-mmap", [o] { o->engine.use_mmap = false; },
+      "Read the model file into memory instead of mapping it (for files replaced in place: a "
+      "mapped file truncated while in use is a SIGBUS)");
   sub->add_option("--host", o->server.host, "Address to bind (default: loopback only)")
       ->capture_default_str();
   sub->add_option("--port", o->server.port, "TCP port (0: any free port)")
