@@ -343,11 +343,12 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
   int max_tokens = r.max_tokens.value_or(r.endpoint == Endpoint::chat ? room : 16);
   if (!r.max_tokens) max_tokens = std::min(max_tokens, room);
   if (max_tokens > room)
-    throw bad(r.endpoint == Endpoint::chat ? "max_tokens" : "max_tokens",
+    throw bad("max_tokens",
               "This model's maximum context length is " + std::to_string(n_ctx) +
-                  " tokens. However, you requested " + std::to_string(n_prompt + max_tokens) +
-                  " tokens (" + std::to_string(n_prompt) + " in the prompt, " +
-                  std::to_string(max_tokens) + " for the completion).",
+                  " tokens. However, you requested " +
+                  std::to_string(int64_t(n_prompt) + max_tokens) + " tokens (" +
+                  std::to_string(n_prompt) + " in the prompt, " + std::to_string(max_tokens) +
+                  " for the completion).",
               "context_length_exceeded");
   r.params.prompt_tokens = std::move(tokens);
   r.params.max_tokens = max_tokens;

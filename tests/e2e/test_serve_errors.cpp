@@ -108,6 +108,15 @@ TEST(ServeErrors, BadInputIs400) {
       c->Post("/v1/completions", kAuth, json{{"prompt", long_prompt}}.dump(), "application/json"),
       400, "long prompt");
   EXPECT_EQ(e["code"], "context_length_exceeded");
+  // The largest max_tokens: the sum in the message must not overflow (it once printed a
+  // negative count, and UBSan aborted).
+  const json big =
+      expect_error(c->Post("/v1/completions", kAuth, R"({"prompt": "x", "max_tokens": 2147483647})",
+                           "application/json"),
+                   400, "max_tokens 2^31-1");
+  EXPECT_EQ(big["code"], "context_length_exceeded");
+  EXPECT_NE(big["message"].get<std::string>().find("you requested 21474836"), std::string::npos)
+      << big.dump();
   // Known harmless fields are accepted.
   auto ok = c->Post("/v1/completions", kAuth,
                     R"({"prompt": "x", "max_tokens": 2, "user": "u1", "logit_bias": {},
