@@ -20,6 +20,7 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "chat/chat_template.h"
 #include "cli/commands.h"
 #include "format/gguf.h"
 #include "kernels/kernel_set.h"
@@ -28,7 +29,6 @@
 #include "model/weights.h"
 #include "runtime/sampler.h"
 #include "runtime/text_stream.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/vocab.h"
 
 namespace tzero::cli {
