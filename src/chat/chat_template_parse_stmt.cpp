@@ -43,8 +43,6 @@ std::string Parser::expect_name() {
   return t_[k_++].text;
 }
 
-// Statements until one of `enders` ({% endif %} etc.); the ender's name goes to *ended, and
-
 Body Parser::parse_all() {
   std::string ended;
   return parse_body({}, &ended, 0);
