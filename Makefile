@@ -4,6 +4,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 MODEL      ?=
 PROMPT     ?= Once upon a time
+PREFIX     ?= /usr/local
 ifdef CI
 CMAKE_ARGS += -DTZ_WERROR=ON
 endif
@@ -13,7 +14,7 @@ DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohm
                libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev \
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev
 
-.PHONY: all deps build run test bench format sanitize fuzz fuzz-build test-peer test-openai \
+.PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-openai \
         load-test clean cuda cuda-check
 
 all: build
@@ -39,6 +40,11 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The tzero binary, the engine library (libtzero.a), include/tzero/ and a CMake package
+# (find_package(tzero), target tzero::tzero; examples/embed/) under PREFIX.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: deps
 	cmake -S . -B $(BUILD)-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DTZ_BENCH=ON $(CMAKE_ARGS)

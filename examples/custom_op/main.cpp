@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "my_kernels.h"
+#include "tzero/check_op.h"
 #include "tzero/ops.h"
 
 int main() {

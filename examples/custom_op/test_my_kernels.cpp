@@ -7,6 +7,7 @@
 #include "my_kernels.h"
 #include "runtime/generate.h"
 #include "tokenizer/vocab.h"
+#include "tzero/check_op.h"
 #include "tzero/ops.h"
 
 namespace {

@@ -4,8 +4,9 @@
 // 1. Write a kernel with the signature of the op it replaces (below) and register it, e.g. at
 //    static-initialization time:
 //      static const bool registered = tzero::register_gemm("matmul.f32", "mine", &my_gemm);
-// 2. Check it: tzero::check_op("matmul.f32", "mine") (or `tzero check-op --op matmul.f32
-//    --name mine` in a binary that links your kernel). The verdict is one of
+// 2. Check it: tzero::check_op("matmul.f32", "mine") (tzero/check_op.h, in the tools library),
+//    or `tzero check-op --op matmul.f32 --name mine` in a binary that links your kernel. The
+//    verdict is one of
 //      identical to the reference  - same bits as tzero's scalar reference on every case;
 //      bit-stable but different    - always the same bits, but another order than the
 //                                    reference (results are reproducible, just not tzero's);
@@ -45,21 +46,5 @@ struct RegisteredOp {
 };
 // Every registered kernel, including tzero's own variants ("builtin:avx2", ...).
 std::vector<RegisteredOp> registered_ops();
-
-enum class OpVerdict { IdenticalToReference, StableButDifferent, Unstable };
-const char* verdict_name(OpVerdict v);
-
-struct OpCheckReport {
-  std::string op, name;
-  OpVerdict verdict = OpVerdict::IdenticalToReference;
-  size_t cases = 0;  // shapes checked
-  uint64_t max_ulp_vs_reference = 0;
-  std::string detail;  // for Unstable: the first condition and shape that changed bits
-};
-
-// Runs the kernel against the scalar reference and against itself under varied thread splits,
-// shapes, batch mates, alignments and repetitions. Throws std::invalid_argument when (op, name)
-// is not registered.
-OpCheckReport check_op(const std::string& op, const std::string& name);
 
 }  // namespace tzero

@@ -19,12 +19,12 @@
 #include "batch/block_manager.h"
 #include "batch/scheduler.h"
 #include "batch/sequence.h"
+#include "chat/chat_template.h"
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
 #include "runtime/fingerprint.h"
 #include "runtime/prompt.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/vocab.h"
 
 namespace tzero {

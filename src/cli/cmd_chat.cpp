@@ -1,5 +1,5 @@
 // tzero chat: an interactive chat in the terminal. Each line read from stdin is a user message;
-// the conversation so far is rendered with the chat template (tokenizer/chat_template.h) with
+// the conversation so far is rendered with the chat template (chat/chat_template.h) with
 // add_generation_prompt, tokenized with special-token parsing, and the reply is generated and
 // streamed until EOS, EOT, -n tokens or a full context (the decode step's stop rules,
 // runtime/decode_step.h). EOF or "/exit" ends it.
@@ -22,6 +22,7 @@
 #include "backend/backends.h"
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "chat/chat_template.h"
 #include "cli/commands.h"
 #include "format/gguf.h"
 #include "kernels/kernel_set.h"
@@ -30,7 +31,6 @@
 #include "model/weights.h"
 #include "runtime/decode_step.h"
 #include "runtime/prompt.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/vocab.h"
 
 namespace tzero::cli {

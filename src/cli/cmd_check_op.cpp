@@ -1,10 +1,11 @@
-// tzero check-op: prove a registered kernel bit-stable (include/tzero/ops.h).
+// tzero check-op: prove a registered kernel bit-stable (include/tzero/check_op.h, tzero/ops.h).
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "tzero/check_op.h"
 #include "tzero/ops.h"
 
 namespace tzero::cli {

@@ -4,7 +4,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
-#include "format/llama2c.h"
+#include "convert/llama2c.h"
 #include "tokenizer/hf_import.h"
 
 namespace tzero::cli {

@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
-#include "model/gen_model.h"
+#include "convert/gen_model.h"
 
 namespace tzero::cli {
 

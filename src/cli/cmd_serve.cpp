@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "base/error.h"
+#include "chat/chat_template.h"
 #include "cli/commands.h"
 #include "server/http_server.h"
-#include "tokenizer/chat_template.h"
 #include "tzero/engine.h"
 
 namespace tzero::cli {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "base/error.h"
 #include "base/thread_pool.h"
 #include "kernels/kernel_set.h"
 #include "kernels/matrix.h"
@@ -22,10 +23,10 @@ struct MatmulScratch {
 // y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed, with kernel set k.
 void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x, size_t n_tokens,
             float* y, MatmulScratch& scratch);
-// `--mode fast`: no reproducibility contract. Dynamic (row chunk, K slice) tasks whose partial
-// sums are added into y with atomics in arrival order (kernels/matmul_fast.cpp).
+// `--mode fast`: the same products, with row chunks claimed dynamically by the threads
+// (kernels/matmul_fast.cpp). Whole rows: the bits of matmul() above (MatmulFast.*).
 void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,
-                 size_t n_tokens, float* y, MatmulScratch& scratch, size_t k_slices);
+                 size_t n_tokens, float* y, MatmulScratch& scratch);
 
 // The activations as the weight type's kernels take them: x itself for float weights, ActQ8 or
 // ActQ8K rows (in scratch) for quantized ones.

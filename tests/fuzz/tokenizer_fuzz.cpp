@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "convert/synthetic_vocab.h"
 #include "format/gguf.h"
 #include "format/gguf_writer.h"
-#include "tokenizer/synthetic_vocab.h"
 #include "tokenizer/vocab.h"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 namespace {
 

@@ -51,7 +51,7 @@ void CpuBackend::matmul(const Matrix& w, Act x, Act y, size_t rows) {
   // across threads costs memory locality on a CPU (measured: half the decode speed). Its
   // nondeterminism comes from the split attention.
   if (fast_)
-    matmul_fast(pool_, kern_, w, in(x), rows, out(y, rows), mm_, 1);
+    matmul_fast(pool_, kern_, w, in(x), rows, out(y, rows), mm_);
   else
     tzero::matmul(pool_, kern_, w, in(x), rows, out(y, rows), mm_);  // x is never y
 }

@@ -1,5 +1,5 @@
-// Values of the chat-template interpreter (tokenizer/chat_template_value.h).
-#include "tokenizer/chat_template_value.h"
+// Values of the chat-template interpreter (chat/chat_template_value.h).
+#include "chat/chat_template_value.h"
 
 #include <charconv>
 #include <cmath>

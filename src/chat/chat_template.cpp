@@ -1,9 +1,9 @@
-// The public face of the chat-template interpreter (tokenizer/chat_template.h): parse once,
-// render with the evaluator (tokenizer/chat_template_eval.h).
-#include "tokenizer/chat_template.h"
+// The public face of the chat-template interpreter (chat/chat_template.h): parse once,
+// render with the evaluator (chat/chat_template_eval.h).
+#include "chat/chat_template.h"
 
 #include "base/error.h"
-#include "tokenizer/chat_template_eval.h"
+#include "chat/chat_template_eval.h"
 
 namespace tzero {
 

@@ -1,7 +1,8 @@
-// Internals of the chat-template interpreter (tokenizer/chat_template.h): the evaluator, which
-// runs the program the parser built (chat_template_parse.cpp) over Values
+// Internals of the chat-template interpreter (chat/chat_template.h): the evaluator, which
+// runs the program the parser built (chat_template_parser.h) over Values
 // (chat_template_value.h). Statements, expressions, calls and string methods are here; filters
-// and tests are in chat_template_filters.cpp.
+// and tests are in chat_template_filters.cpp (FilterCall, a friend, gives the filter table the
+// helpers below).
 //
 // Scopes are Jinja's: a for loop's body has its own scope (a {% set %} inside it is gone after
 // the loop; namespace() attributes are how templates carry state out), {% if %} has none.
@@ -16,10 +17,12 @@
 #include <vector>
 
 #include "base/error.h"
-#include "tokenizer/chat_template_ast.h"
-#include "tokenizer/chat_template_value.h"
+#include "chat/chat_template_ast.h"
+#include "chat/chat_template_value.h"
 
 namespace tzero::jinja {
+
+struct FilterCall;
 
 constexpr size_t kMaxOutput = size_t(256) << 20;  // a runaway template stops here
 constexpr int64_t kMaxRange = 1 << 20;
@@ -37,6 +40,8 @@ inline std::string strip_chars(const std::string& s, const std::string& chars, b
 inline const std::string kSpace = " \t\n\r\f\v";
 
 class Evaluator {
+  friend struct FilterCall;
+
  public:
   explicit Evaluator(const Program& p) : p_(p) {}
 

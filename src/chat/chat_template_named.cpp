@@ -1,11 +1,11 @@
-// The named chat formats of `--chat-template NAME` (tokenizer/chat_template.h), written as
+// The named chat formats of `--chat-template NAME` (chat/chat_template.h), written as
 // Jinja from each model family's documented prompt format (model cards and the templates its
 // authors publish). Where a family has no system role (Mistral, Gemma), the system message is
 // put at the start of the first user message, followed by a blank line.
 #include <map>
 
 #include "base/error.h"
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 namespace tzero {
 

@@ -1,6 +1,6 @@
-// Internals of the chat-template interpreter (tokenizer/chat_template.h): the parsed program
+// Internals of the chat-template interpreter (chat/chat_template.h): the parsed program
 // (statements and expressions, each with its offset in the source for error messages). The
-// parser (chat_template_parse.cpp) builds it, the evaluator (chat_template.cpp) runs it.
+// parser (chat_template_parser.h) builds it, the evaluator (chat_template_eval.h) runs it.
 #pragma once
 
 #include <cstddef>

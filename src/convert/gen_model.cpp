@@ -1,13 +1,14 @@
-#include "model/gen_model.h"
+// Random-weight model presets written as GGUF (convert/gen_model.h; `tzero gen-model`).
+#include "convert/gen_model.h"
 
 #include <cmath>
 #include <functional>
 
 #include "base/error.h"
 #include "base/rng.h"
+#include "convert/synthetic_vocab.h"
 #include "format/gguf_writer.h"
 #include "kernels/quant.h"
-#include "tokenizer/synthetic_vocab.h"
 
 namespace tzero {
 

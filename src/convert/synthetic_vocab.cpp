@@ -1,4 +1,5 @@
-#include "tokenizer/synthetic_vocab.h"
+// The synthetic SentencePiece-style vocabulary of generated models (convert/synthetic_vocab.h).
+#include "convert/synthetic_vocab.h"
 
 #include <cstdio>
 #include <set>

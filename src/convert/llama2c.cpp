@@ -1,12 +1,13 @@
-#include "format/llama2c.h"
+// Import of a llama2.c checkpoint and tokenizer into GGUF (convert/llama2c.h; `tzero convert`).
+#include "convert/llama2c.h"
 
 #include <cstring>
 #include <vector>
 
 #include "base/error.h"
 #include "base/mapped_file.h"
+#include "convert/synthetic_vocab.h"
 #include "format/gguf_writer.h"
-#include "tokenizer/synthetic_vocab.h"
 
 namespace tzero {
 

@@ -1,4 +1,7 @@
-// tzero::check_op: a registered kernel against the scalar reference and against itself.
+// tzero::check_op (include/tzero/check_op.h): a registered kernel against the scalar reference
+// and against itself.
+#include "tzero/check_op.h"
+
 #include <cstring>
 #include <random>
 #include <stdexcept>
