@@ -74,7 +74,7 @@ sanitize: deps
 FUZZ_SECONDS ?= 120
 fuzz-build: deps
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_FUZZ=ON $(CMAKE_ARGS)
-	cmake --build $(BUILD)-fuzz -j $(JOBS) --target tz_fuzz_gguf tz_fuzz_tokenizer tzero
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target tz_fuzz_gguf tz_fuzz_tokenizer tz_fuzz_chat_template tzero
 
 fuzz: fuzz-build
 	tests/fuzz/run_fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)

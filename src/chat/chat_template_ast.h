@@ -46,6 +46,7 @@ struct Expr {
   int64_t i = 0;
   double f = 0;
   bool negate = false;
+  int depth = 1;  // 1 + the deepest argument's: bounded by kMaxNesting (the evaluator recurses)
   std::vector<ExprP> args;
   std::vector<std::pair<std::string, ExprP>> kwargs;
 };
@@ -80,6 +81,16 @@ struct Program {
 
 // Parses a template. Throws tzero::Error (via fail_at) for syntax errors and for tags, filters
 // and tests outside the supported subset.
+// Limits that make a hostile template a clear error instead of a stack overflow in the parser,
+// the evaluator or the AST's destruction: expressions and blocks nested (or chained, as in
+// `1 + 1 + ...`) at most kMaxNesting deep, and at most kMaxTemplateBytes of source. Real
+// templates stay far below both (the largest published ones are a few hundred lines).
+constexpr int kMaxNesting = 256;
+constexpr int kMaxParseDepth = 2 * kMaxNesting;  // the parser's own recursion (a few per level)
+constexpr size_t kMaxTemplateBytes = size_t(1) << 20;
+
+// Throws tzero::Error ("chat template: line L, column C: ...") for a template it cannot run,
+// over the limits above included.
 std::unique_ptr<Program> parse(const std::string& source);
 
 }  // namespace tzero::jinja

@@ -23,10 +23,17 @@ ExprP Parser::make(Expr::Kind kind, size_t pos, std::vector<ExprP> args, std::st
   e->pos = pos;
   e->args = std::move(args);
   e->text = std::move(text);
+  for (const ExprP& a : e->args)
+    if (a) e->depth = std::max(e->depth, a->depth + 1);
+  if (e->depth > kMaxNesting)
+    fail_at(s_, pos,
+            "the expression is nested (or chained) more than " + std::to_string(kMaxNesting) +
+                " levels deep");
   return e;
 }
 
 ExprP Parser::parse_expression() {
+  const Nest nest(*this);
   ExprP e = parse_or();
   while (is_name("if")) {
     const size_t pos = cur().pos;
@@ -61,6 +68,7 @@ ExprP Parser::parse_and() {
 }
 
 ExprP Parser::parse_not() {
+  const Nest nest(*this);
   if (is_name("not")) {
     const size_t pos = t_[k_++].pos;
     return make(Expr::Unary, pos, {parse_not()}, "not");
@@ -128,6 +136,7 @@ ExprP Parser::parse_pow() {
 }
 
 ExprP Parser::parse_unary(bool with_filter) {
+  const Nest nest(*this);
   ExprP e;
   if (is_op("-") || is_op("+")) {
     const Token& t = t_[k_++];
@@ -223,14 +232,18 @@ ExprP Parser::parse_primary() {
 void Parser::parse_call_args(ExprP& call) {
   expect_op("(");
   while (!is_op(")")) {
+    ExprP arg;
     if (cur().kind == Token::Name && next().kind == Token::Op && next().text == "=") {
       std::string key = t_[k_].text;
       k_ += 2;
-      call->kwargs.emplace_back(std::move(key), parse_expression());
+      arg = parse_expression();
+      call->kwargs.emplace_back(std::move(key), arg);
     } else {
       if (is_op("*") || is_op("**")) fail("unsupported: argument unpacking");
-      call->args.push_back(parse_expression());
+      arg = parse_expression();
+      call->args.push_back(arg);
     }
+    call->depth = std::max(call->depth, arg->depth + 1);  // (bounded: arg's depth is checked)
     if (!is_op(",")) break;
     ++k_;
   }
@@ -311,7 +324,10 @@ ExprP Parser::parse_filters(ExprP e) {
             (c.kind == Token::Op && (c.text == "(" || c.text == "[" || c.text == "{")) ||
             (c.kind == Token::Name && c.text != "else" && c.text != "or" && c.text != "and" &&
              c.text != "if" && c.text != "in" && c.text != "is" && c.text != "not");
-        if (starts_arg) t->args.push_back(parse_postfix(parse_primary()));
+        if (starts_arg) {
+          t->args.push_back(parse_postfix(parse_primary()));
+          t->depth = std::max(t->depth, t->args.back()->depth + 1);
+        }
       }
       e = t;
     } else if (is_op("(")) {

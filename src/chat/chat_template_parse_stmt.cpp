@@ -2,6 +2,7 @@
 // {{ expr }} outputs and the {% if %}, {% for %} and {% set %} tags; and parse(), the entry.
 #include <memory>
 
+#include "base/error.h"
 #include "chat/chat_template_ast.h"
 #include "chat/chat_template_lexer.h"
 #include "chat/chat_template_parser.h"
@@ -49,6 +50,7 @@ Body Parser::parse_all() {
 }
 
 Body Parser::parse_body(std::vector<const char*> enders, std::string* ended, size_t opened_at) {
+  const Nest nest(*this);
   Body body;
   while (true) {
     const Token& t = cur();
@@ -175,6 +177,9 @@ NodeP Parser::parse_set(size_t pos) {
 }
 
 std::unique_ptr<Program> parse(const std::string& source) {
+  if (source.size() > kMaxTemplateBytes)
+    throw Error("chat template: " + std::to_string(source.size()) + " bytes, more than the " +
+                std::to_string(kMaxTemplateBytes >> 20) + " MiB a template may have");
   auto p = std::make_unique<Program>();
   p->source = source;
   Parser parser(p->source, lex(p->source));

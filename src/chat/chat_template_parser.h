@@ -66,9 +66,21 @@ class Parser {
   ExprP parse_postfix(ExprP e);
   ExprP parse_filters(ExprP e);
 
+  // One level of parser recursion (a nested expression or block): fails past kMaxParseDepth.
+  struct Nest {
+    Nest(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxParseDepth)
+        p_.fail("nested too deep (more than " + std::to_string(kMaxParseDepth) +
+                " levels of expressions and blocks)");
+    }
+    ~Nest() { --p_.depth_; }
+    Parser& p_;
+  };
+
   const std::string& s_;
   std::vector<Token> t_;
   size_t k_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace tzero::jinja

@@ -107,6 +107,16 @@ Command add_serve(CLI::App& app) {
         if (!o->server.chat_template.empty())
           named_chat_template(o->server.chat_template);  // an unknown name fails here, exit 2
         tzero::Engine engine(o->engine);
+        // The model's template is parsed now, so a template tzero cannot run (a hostile one
+        // nested past the limits included) is a load error, not a failure at the first chat.
+        if (o->server.chat_template.empty() && !engine.info().chat_template.empty()) {
+          try {
+            const ChatTemplate check_template(engine.info().chat_template);
+          } catch (const Error& e) {
+            throw Error(o->engine.model_path + ": tokenizer.chat_template: " + e.what() +
+                        " (name a format with --chat-template NAME)");
+          }
+        }
         server::HttpServer srv(engine, o->server);
         const int port = srv.start();
         if (engine.info().chat_template.empty() && o->server.chat_template.empty())

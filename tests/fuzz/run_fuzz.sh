@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the GGUF reader for SECONDS seconds: tests/fuzz/run_fuzz.sh BUILD_DIR SECONDS
+# Fuzzes the GGUF reader, the tokenizers and the chat templates for SECONDS seconds each: tests/fuzz/run_fuzz.sh BUILD_DIR SECONDS
 # (`make fuzz` builds BUILD_DIR with clang and -DTZ_FUZZ=ON, then calls this).
 #
 # The corpus lives in BUILD_DIR/fuzz-corpus and grows from run to run. Each run (re)seeds it
@@ -123,3 +123,26 @@ if [ $rc -ne 0 ]; then
   exit 1
 fi
 echo "tokenizers: no crash and no round-trip failure in ${seconds}s"
+
+# Chat templates: arbitrary template text parsed and rendered, seeded with the named formats
+# and deep nests just under and over the limits.
+tpl_fuzzer=$build/tests/fuzz/tz_fuzz_chat_template
+tpl_corpus=$build/fuzz-corpus-chat-template
+mkdir -p "$tpl_corpus"
+printf '%s' "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}" >"$tpl_corpus/chatml"
+printf '%s' "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}[INST] {{ m.content | trim }} [/INST]{% else %}{{ m.content }}{{ eos_token }}{% endif %}{% endfor %}" >"$tpl_corpus/mistral"
+python3 -c "print('{{ ' + '('*300 + '1' + ')'*300 + ' }}', end='')" >"$tpl_corpus/deep-parens"
+python3 -c "print('{{ 1' + ' + 1'*400 + ' }}', end='')" >"$tpl_corpus/long-chain"
+tpl_log=$build/fuzz-chat-template.log
+set +e
+"$tpl_fuzzer" "$tpl_corpus" -max_total_time="$seconds" -max_len=8192 -timeout=10 \
+  -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$artifacts/chat-template-" >"$tpl_log" 2>&1
+rc=$?
+set -e
+grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$tpl_log" || true
+if [ $rc -ne 0 ]; then
+  tail -n 40 "$tpl_log" >&2
+  echo "run_fuzz.sh: the chat-template fuzzer failed (exit $rc); reproducer(s) in $artifacts" >&2
+  exit 1
+fi
+echo "chat templates: no crash in ${seconds}s"
