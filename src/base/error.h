@@ -9,7 +9,17 @@ namespace tzero {
 
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  // A NUL byte in the message (a path or name from untrusted input) is written as \x00, so
+  // what() keeps the whole line instead of ending there.
+  explicit Error(const std::string& message) : std::runtime_error(without_nul(message)) {}
+
+ private:
+  static std::string without_nul(const std::string& m) {
+    if (m.find('\0') == std::string::npos) return m;
+    std::string out;
+    for (const char c : m) c == '\0' ? out += "\\x00" : out += c;
+    return out;
+  }
 };
 
 // Throws tzero::Error(message) when the condition is false. Used for input validation and,

@@ -14,6 +14,8 @@
 namespace tzero {
 
 MappedFile::MappedFile(const std::string& path, Load load) : path_(path) {
+  // open(2) would stop at a NUL and open another file than the one named.
+  if (path.find('\0') != std::string::npos) throw Error(path + ": the path contains a NUL byte");
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};

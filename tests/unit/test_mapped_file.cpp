@@ -40,5 +40,19 @@ TEST(MappedFile, EmptyAndMissingFiles) {
   }
 }
 
+TEST(MappedFile, NulInAPathIsRefusedAndKeptInTheMessage) {
+  const std::string dir = test::scratch_dir();
+  test::write_file(dir + "/a.gguf", "x");
+  const std::string path = dir + "/a.gguf" + std::string(1, '\0') + ".txt";
+  try {
+    MappedFile f(path);
+    FAIL() << "a path with a NUL opened " << dir << "/a.gguf";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a.gguf\\x00.txt: the path contains a NUL byte"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tzero
