@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -177,6 +178,8 @@ TEST(ServeHostile, HeaderFloodIsCutAndMemoryBounded) {
     close(fd);
     EXPECT_LT(this_round, 16u << 20) << "the server kept reading the flood";
   }
+  std::printf("[measured] header flood: %zu bytes sent in 3 rounds, RSS %ld -> %ld KiB\n", sent,
+              rss0, rss_kib(srv->pid()));
   EXPECT_TRUE(answer.empty() || status_of(answer) == 431) << answer.substr(0, 200);
   EXPECT_EQ(health_status(srv->port(), 5), 200);
   const long rss1 = rss_kib(srv->pid());
@@ -225,6 +228,7 @@ TEST(ServeHostile, SlowlorisDoesNotStarveOthers) {
     if (health_status(srv->port(), 2) == 200 && since(q) < 1.0) ++answered;
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
   }
+  std::printf("[measured] slowloris: /health answered %d of %d\n", answered, asked);
   EXPECT_EQ(answered, asked) << "/health answered " << answered << " of " << asked;
   // Every dripper is closed by the deadline (4 s after its first byte) plus a margin.
   int closed = 0;
@@ -233,6 +237,8 @@ TEST(ServeHostile, SlowlorisDoesNotStarveOthers) {
   stop = true;
   dripper.join();
   for (int fd : fds) close(fd);
+  std::printf("[measured] slowloris: %d of 100 slow connections closed %.1f s after they began\n",
+              closed, since(t0));
   EXPECT_EQ(closed, 100) << "slow connections still open after the request deadline";
   EXPECT_EQ(health_status(srv->port(), 5), 200);
 }
@@ -253,6 +259,7 @@ TEST(ServeHostile, ShutdownWithSlowClientsKeepsGrace) {
   const auto t0 = Clock::now();
   const int code = srv->stop(SIGTERM, 30);
   const double took = since(t0);
+  std::printf("[measured] shutdown with 10 slow clients, --grace 1: %.3f s\n", took);
   EXPECT_EQ(code, 0) << srv->stderr_text();
   EXPECT_LT(took, 1.0 + 2.0) << "shutdown took " << took << " s with --grace 1";
   for (int fd : fds) close(fd);
@@ -279,9 +286,17 @@ TEST(ServeHostile, BurstOf250ConnectionsNoResets) {
         status[size_t(i)] = status_of(read_response(fd, 20));
       close(fd);
     });
+  const auto t0 = Clock::now();
   while (ready < n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const double connected = since(t0);
   go = true;
   for (auto& t : threads) t.join();
+  const double answered = since(t0);
+  std::printf("[measured] %d connections: all connected after %.3f s, answered after %.3f s\n", n,
+              connected, answered);
+  // (cpp-httplib, backlog 5 and a thread per connection: about 8 s on an idle machine, resets
+  // on a busy one.)
+  EXPECT_LT(answered, 5.0);
   int ok = 0, failed_connect = 0;
   for (int i = 0; i < n; ++i) {
     ok += status[size_t(i)] == 200;
@@ -487,6 +502,43 @@ TEST(ServeHostile, NonJsonIs415AndForeignHostIs403) {
   send_all(fd, "GET /v1/models HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer k\r\n\r\n");
   EXPECT_EQ(status_of(read_response(fd, 10)), 200);
   close(fd);
+}
+
+// A streaming client that never reads: once a write has waited --write-timeout the server cuts
+// it, cancels its request (KV blocks back, counted as a disconnect) and serves on; the engine
+// never waited for it.
+TEST(ServeHostile, StreamClientThatDoesNotReadIsCut) {
+  auto srv = tzero::test::serve_tiny({"--ctx", "4096", "--write-timeout", "1"});
+  ASSERT_TRUE(srv->ok());
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  const int rcvbuf = 4096;  // before connect: a small window
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(srv->port()));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  send_all(fd, post("/v1/completions",
+                    R"({"prompt":"Go","max_tokens":4000,"temperature":0,"ignore_eos":true,)"
+                    R"("logprobs":20,"stream":true})"));
+  const auto t0 = Clock::now();
+  json h;
+  while (since(t0) < 30) {
+    auto res = srv->client(5)->Get("/health");
+    if (res) h = json::parse(res->body, nullptr, false);
+    if (h.is_object() && h["client_disconnects"] == 1 && h["in_flight"] == 0 &&
+        h["kv_blocks_used"] == 0)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::printf("[measured] a stream client that does not read: cut after %.1f s\n", since(t0));
+  close(fd);
+  EXPECT_EQ(h["client_disconnects"], 1) << h.dump();
+  EXPECT_EQ(h["requests_cancelled"], 1) << h.dump();
+  EXPECT_EQ(h["in_flight"], 0) << h.dump();
+  EXPECT_EQ(h["kv_blocks_used"], 0) << h.dump();
+  EXPECT_EQ(health_status(srv->port(), 5), 200);
 }
 
 }  // namespace
