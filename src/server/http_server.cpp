@@ -251,7 +251,6 @@ struct HttpServer::Impl {
       }
       for (const Job::Event& ev : events) acc->add(ev);
       if (!done) return;
-      srv.remove_job(job);
       HttpResponse res;
       if (acc->any_cancelled()) {
         send_error(res, ApiError(503, "The server is shutting down; the request was cancelled.", "",
@@ -262,7 +261,9 @@ struct HttpServer::Impl {
         res.body = dump_json(full_response(meta, acc->choices(), acc->usage()));
       }
       srv.metrics.count_request(endpoint_label(path), res.status);
-      ex->respond(std::move(res));
+      // In flight until written: a shutdown waits for it (within its bounds).
+      auto self = shared_from_this();
+      ex->respond(std::move(res), [self] { self->srv.remove_job(self->job); });
     }
 
     // The last event comes from inside an engine step, just before the engine publishes the
@@ -332,8 +333,9 @@ struct HttpServer::Impl {
         tzero::RequestParams p = r.params;
         p.sampling.seed = seed + uint64_t(i);
         tzero::TokenCallback cb = job->callback(i);
-        job->add_engine_id(engine.submit(p, [this, cb, pump](const tzero::TokenEvent& e) {
-          if (e.finished) pump->final_steps = engine.stats().steps;
+        tzero::Engine& eng = engine;
+        job->add_engine_id(engine.submit(p, [&eng, cb, pump](const tzero::TokenEvent& e) {
+          if (e.finished) pump->final_steps = eng.stats().steps;
           cb(e);
           pump->notify();
         }));

@@ -171,7 +171,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // --- called on the io thread through an ExchangeImpl -------------------------------------
 
-  void respond(const ExchangeImpl* ex, HttpResponse r);
+  void respond(const ExchangeImpl* ex, HttpResponse r, std::function<void()> written);
   void begin_stream(const ExchangeImpl* ex, HttpResponse head);
   void send(const ExchangeImpl* ex, std::string bytes);
   void end_stream(const ExchangeImpl* ex, std::function<void()> written);
@@ -315,7 +315,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         res.status = 500;
         res.content_type = "application/json";
         res.body = error_body(500, std::string("internal error: ") + e.what(), nullptr);
-        ex->respond(std::move(res));
+        ex->respond(std::move(res), nullptr);
       }
     });
   }
@@ -338,12 +338,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return h + "\r\n";
   }
 
-  void write_response(const HttpResponse& r) {
+  void write_response(const HttpResponse& r, std::function<void()> written = nullptr) {
     close_after_ = r.close || !keep_alive_ || t_.stopping;
     std::string out = head_of(r, false);
     if (!head_request_) out += r.body;
     enqueue(std::move(out));
-    after_drained([this] { next(); });
+    after_drained([this, written = std::move(written)] {
+      if (written) written();
+      next();
+    });
   }
 
   // After a whole response: the next request, or a graceful close.
@@ -429,10 +432,18 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
   ExchangeImpl(std::weak_ptr<Connection> c, std::shared_ptr<Poster> p, int version)
       : conn_(std::move(c)), poster_(std::move(p)), version_(version) {}
 
-  void respond(HttpResponse r) override {
-    on_io([r = std::move(r)](Connection& c, const ExchangeImpl* self) mutable {
-      c.respond(self, std::move(r));
-    });
+  void respond(HttpResponse r, std::function<void()> written) override {
+    if (!written) {
+      on_io([r = std::move(r)](Connection& c, const ExchangeImpl* self) mutable {
+        c.respond(self, std::move(r), nullptr);
+      });
+      return;
+    }
+    auto w = std::make_shared<std::function<void()>>(std::move(written));
+    auto rr = std::make_shared<HttpResponse>(std::move(r));
+    post_or(
+        [w] { (*w)(); },
+        [w, rr](Connection& c, const ExchangeImpl* self) { c.respond(self, std::move(*rr), *w); });
   }
   void begin_stream(HttpResponse head) override {
     on_io([h = std::move(head)](Connection& c, const ExchangeImpl* self) mutable {
@@ -492,11 +503,14 @@ void Connection::make_exchange() {
   ex_ = std::make_shared<ExchangeImpl>(weak_from_this(), t_.poster, version_);
 }
 
-void Connection::respond(const ExchangeImpl* ex, HttpResponse r) {
-  if (ex != ex_.get() || closed_ || complete_ || streaming_) return;
+void Connection::respond(const ExchangeImpl* ex, HttpResponse r, std::function<void()> written) {
+  if (ex != ex_.get() || closed_ || complete_ || streaming_) {
+    if (written) written();
+    return;
+  }
   complete_ = true;
   gone_ = nullptr;
-  write_response(r);
+  write_response(r, std::move(written));
 }
 
 void Connection::begin_stream(const ExchangeImpl* ex, HttpResponse head) {

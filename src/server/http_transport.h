@@ -69,8 +69,9 @@ struct HttpResponse {
 class Exchange {
  public:
   virtual ~Exchange() = default;
-  // The whole response (Content-Length framed). Once per request.
-  virtual void respond(HttpResponse r) = 0;
+  // The whole response (Content-Length framed). Once per request. `written` (optional) runs on
+  // the connection's thread once it is written or the connection is gone.
+  virtual void respond(HttpResponse r, std::function<void()> written = nullptr) = 0;
   // A streamed response instead: its status and headers (the body goes by send(); chunked for
   // HTTP/1.1, close-delimited for HTTP/1.0), ...
   virtual void begin_stream(HttpResponse head) = 0;

@@ -246,7 +246,7 @@ TEST(ServeHostile, SlowlorisDoesNotStarveOthers) {
 // SIGTERM with 10 slow-header clients: the process exits 0 within --grace plus a small margin.
 // (cpp-httplib: 41-42 s with --grace 1.)
 TEST(ServeHostile, ShutdownWithSlowClientsKeepsGrace) {
-  auto srv = tzero::test::serve_tiny({"--grace", "1"});
+  auto srv = tzero::test::serve_tiny({"--grace", "1", "--ctx", "4096"});
   ASSERT_TRUE(srv->ok());
   std::vector<int> fds;
   for (int i = 0; i < 10; ++i) {
@@ -255,11 +255,26 @@ TEST(ServeHostile, ShutdownWithSlowClientsKeepsGrace) {
     send_all(fd, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: 1\r\n");
     fds.push_back(fd);
   }
+  // And one long non-streaming request in flight: it is answered (200, or 503 once cancelled
+  // after the grace), never left without an answer.
+  int long_status = 0;
+  std::thread long_request([&] {
+    const int fd = connect_to(srv->port(), 30);
+    if (fd < 0) return;
+    send_all(fd, post("/v1/completions", R"({"prompt":"Go","max_tokens":4000,"ignore_eos":true})"));
+    long_status = status_of(read_response(fd, 30));
+    close(fd);
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto t0 = Clock::now();
   const int code = srv->stop(SIGTERM, 30);
+  long_request.join();
   const double took = since(t0);
-  std::printf("[measured] shutdown with 10 slow clients, --grace 1: %.3f s\n", took);
+  EXPECT_TRUE(long_status == 200 || long_status == 503) << long_status;
+  std::printf(
+      "[measured] shutdown with 10 slow clients, --grace 1: %.3f s (the request in "
+      "flight got %d)\n",
+      took, long_status);
   EXPECT_EQ(code, 0) << srv->stderr_text();
   EXPECT_LT(took, 1.0 + 2.0) << "shutdown took " << took << " s with --grace 1";
   for (int fd : fds) close(fd);
