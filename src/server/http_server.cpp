@@ -80,6 +80,7 @@ struct HttpServer::Impl {
     chat_template = opt.chat_template;
     if (chat_template.empty() && engine.info().chat_template.empty()) chat_template = "chatml";
     for (const std::string& h : opt.allowed_hosts) allowed_hosts.insert(lower(h));
+    allowed_hosts.insert(lower(opt.host));  // --host given as a name
   }
 
   tzero::Engine& engine;
@@ -139,8 +140,8 @@ struct HttpServer::Impl {
 
   // Without an API key, a web page could drive the server through DNS rebinding (its own name
   // resolving to this address): such a request names that page's host. So then only IP
-  // literals, localhost and --allowed-host names are accepted (a request without Host, as
-  // HTTP/1.0 allows, too: browsers always send one).
+  // literals, localhost, the --host name and --allowed-host names are accepted (a request
+  // without Host, as HTTP/1.0 allows, too: browsers always send one).
   bool host_allowed(const HttpRequest& req) const {
     if (!opt.api_key.empty() || !req.has_header("Host") || allowed_hosts.count("*")) return true;
     const std::string h = lower(trim(req.header("Host")));
