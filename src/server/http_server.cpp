@@ -252,6 +252,12 @@ struct HttpServer::Impl {
       }
       for (const Job::Event& ev : events) acc->add(ev);
       if (!done) return;
+      // The whole response can be megabytes of JSON: made on a handler thread, not here.
+      ex->work([self = shared_from_this()] { self->respond(); });
+    }
+
+    // A handler thread, once (the io thread is done with acc).
+    void respond() {
       HttpResponse res;
       if (acc->any_cancelled()) {
         send_error(res, ApiError(503, "The server is shutting down; the request was cancelled.", "",

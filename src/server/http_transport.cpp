@@ -106,13 +106,19 @@ bool HttpRequest::has_header(std::string_view name) const {
 struct Poster {
   std::mutex mu;
   net::io_context* ioc = nullptr;
+  net::thread_pool* pool = nullptr;
   void post(std::function<void()> f) {
     std::lock_guard<std::mutex> lock(mu);
     if (ioc) net::post(*ioc, std::move(f));
   }
+  void work(std::function<void()> f) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (pool) net::post(*pool, std::move(f));
+  }
   void shut() {
     std::lock_guard<std::mutex> lock(mu);
     ioc = nullptr;
+    pool = nullptr;
   }
 };
 
@@ -461,6 +467,7 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
             [w](Connection& c, const ExchangeImpl* self) { c.end_stream(self, *w); });
   }
   void post(std::function<void()> f) override { poster_->post(std::move(f)); }
+  void work(std::function<void()> f) override { poster_->work(std::move(f)); }
   void on_gone(std::function<void()> f) override {
     auto g = std::make_shared<std::function<void()>>(std::move(f));
     post_or([g] { (*g)(); },
@@ -649,6 +656,7 @@ int HttpTransport::start() {
   m.started = true;
   m.poster->ioc = &m.ioc;
   m.pool = std::make_unique<net::thread_pool>(size_t(std::max(1, m.opt.handler_threads)));
+  m.poster->pool = m.pool.get();
   m.do_accept();
   m.io_thread = std::thread([&m] { m.ioc.run(); });
   return int(m.acceptor.local_endpoint().port());

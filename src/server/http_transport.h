@@ -83,6 +83,9 @@ class Exchange {
   // Runs f on the connection's thread (in order with the calls above); dropped when the
   // transport has stopped.
   virtual void post(std::function<void()> f) = 0;
+  // Runs f on a handler thread (work too long for the connection's thread); dropped when the
+  // transport has stopped.
+  virtual void work(std::function<void()> f) = 0;
   // f runs once if the client goes away (write failure, cut, or stop()) before the response
   // is complete. Set it before begin_stream.
   virtual void on_gone(std::function<void()> f) = 0;
