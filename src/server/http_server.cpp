@@ -468,6 +468,9 @@ int HttpServer::start() {
   t.write_timeout_s = m.opt.write_timeout_s;
   t.handler_threads = std::max(1, m.opt.http_threads);
   t.retry_after_s = m.opt.retry_after_s;
+  t.on_refused = [&m](const std::string& path, int status) {
+    m.metrics.count_request(endpoint_label(path), status);
+  };
   auto transport = std::make_unique<HttpTransport>(
       t, [&m](HttpRequest& req, std::shared_ptr<Exchange> ex) { m.handle(req, std::move(ex)); });
   m.bound_port = transport->start();

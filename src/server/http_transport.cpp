@@ -282,6 +282,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Answers a request it will not read on, then closes.
   void refuse(int status, const std::string& message, const char* code) {
     stream_.expires_never();
+    if (t_.opt.on_refused) {
+      std::string path;
+      if (parser_ && parser_->is_header_done()) {
+        const std::string target(parser_->get().target());
+        path = percent_decode(std::string_view(target).substr(0, target.find('?')));
+      }
+      t_.opt.on_refused(path, status);
+    }
     HttpResponse r;
     r.status = status;
     r.content_type = "application/json";
@@ -584,6 +592,7 @@ void HttpTransport::Impl::do_accept() {
 // already sent is read first so that the close does not reset the connection over the answer.
 void HttpTransport::Impl::reject(tcp::socket& s) {
   n_rejected.fetch_add(1);
+  if (opt.on_refused) opt.on_refused("", 503);
   const int fd = s.native_handle();
   char scratch[16384];
   for (int i = 0; i < 4 && ::recv(fd, scratch, sizeof scratch, MSG_DONTWAIT) > 0; ++i) {

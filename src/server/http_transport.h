@@ -41,6 +41,9 @@ struct TransportOptions {
   size_t max_send_queue_bytes = 4u << 20;  // bytes waiting to be written (cut beyond)
   int handler_threads = 2;                 // threads running the request handler
   int retry_after_s = 1;                   // Retry-After of the 503 beyond max_connections
+  // Told of every answer the transport gives itself (400, 413, 415, 431, 503 beyond
+  // max_connections) with the request's path ("" when it was not read); on the io thread.
+  std::function<void(const std::string& path, int status)> on_refused;
 };
 
 struct HttpRequest {

@@ -193,6 +193,15 @@ TEST(ServeHostile, HeaderFloodIsCutAndMemoryBounded) {
   send_all(fd, many + "\r\n");
   EXPECT_EQ(status_of(read_response(fd, 5)), 431);
   close(fd);
+  // The refusals show in the metrics (the floods had no path yet; the 200 fields had one).
+  auto met = srv->client()->Get("/metrics");
+  ASSERT_TRUE(met);
+  EXPECT_NE(met->body.find("tzero_http_requests_total{endpoint=\"other\",status=\"431\"} 3"),
+            std::string::npos)
+      << met->body;
+  EXPECT_NE(met->body.find("tzero_http_requests_total{endpoint=\"/health\",status=\"431\"} 1"),
+            std::string::npos)
+      << met->body;
 }
 
 // 100 connections dripping a header line or a body byte every second: /health keeps answering
