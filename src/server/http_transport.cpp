@@ -666,9 +666,10 @@ int HttpTransport::start() {
   m.poster->ioc = &m.ioc;
   m.pool = std::make_unique<net::thread_pool>(size_t(std::max(1, m.opt.handler_threads)));
   m.poster->pool = m.pool.get();
+  const int port = int(m.acceptor.local_endpoint().port());  // before the loop owns it
   m.do_accept();
   m.io_thread = std::thread([&m] { m.ioc.run(); });
-  return int(m.acceptor.local_endpoint().port());
+  return port;
 }
 
 void HttpTransport::stop() {
