@@ -92,7 +92,8 @@ Command add_serve(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   sub->add_option("--request-timeout", o->server.request_timeout_s,
-                  "Seconds a request (headers and body) has to arrive, from its first byte")
+                  "Seconds a request (headers and body) has to arrive, from the connection's "
+                  "accept or, on a kept-alive connection, from the request's first byte")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));
   sub->add_option("--keep-alive", o->server.keep_alive_s,

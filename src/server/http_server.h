@@ -40,8 +40,8 @@ struct ServerOptions {
   int max_connections = 512;            // open connections; one more gets 503 and is closed
   size_t max_header_bytes = 32u << 10;  // request line + header fields; 431 beyond
   size_t max_header_fields = 100;       // header fields; 431 beyond
-  double request_timeout_s = 10;        // a whole request (headers + body) from its first byte
-  double write_timeout_s = 30;          // one write to a client; a client not reading is cut
+  double request_timeout_s = 10;  // a whole request (headers + body), from accept / its first byte
+  double write_timeout_s = 30;    // one write to a client; a client not reading is cut
   // Without an api_key, the Host names accepted besides IP literals and "localhost" (a
   // DNS-rebinding defence; "*": any).
   std::vector<std::string> allowed_hosts;

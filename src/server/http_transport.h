@@ -4,7 +4,8 @@
 // hold is bounded:
 //   - connections: at most max_connections; one more is answered 503 and closed at once;
 //   - a request: its header section (bytes and field count) and its body (413 beyond, also
-//     before `100 Continue`), all received within request_timeout_s of its first byte,
+//     before `100 Continue`), all received within request_timeout_s of the accept (on a kept-alive
+//     connection: of its first byte),
 //     however the bytes drip (an absolute deadline, never restarted);
 //   - an idle connection: closed after keep_alive_s without a byte;
 //   - a response: each write must finish within write_timeout_s and at most
@@ -35,7 +36,7 @@ struct TransportOptions {
   size_t max_header_bytes = 32u << 10;     // request line + header fields (431 beyond)
   size_t max_header_fields = 100;          // header fields (431 beyond)
   size_t max_body_bytes = 1u << 20;        // request body (413 beyond)
-  double request_timeout_s = 10;           // a whole request, from its first byte
+  double request_timeout_s = 10;           // a whole request, from accept / its first byte
   double keep_alive_s = 5;                 // a connection waiting for its next request
   double write_timeout_s = 30;             // one write to the client
   size_t max_send_queue_bytes = 4u << 20;  // bytes waiting to be written (cut beyond)
