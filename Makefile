@@ -12,7 +12,7 @@ endif
 # Debian packages the build, the tests and the tools need (installed when missing).
 DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohmann-json3-dev \
                libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev \
-               pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev
+               pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev
 
 .PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-openai \
         load-test clean cuda cuda-check

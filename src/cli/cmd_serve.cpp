@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -26,6 +27,7 @@ Command add_serve(CLI::App& app) {
     double grace_s = 10.0;
     std::string mode = "deterministic";
     size_t max_body_kib = 1024;
+    size_t max_header_kib = 32;
   };
   auto o = std::make_shared<Opts>();
   o->engine.n_threads = default_threads();
@@ -83,8 +85,33 @@ Command add_serve(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--http-threads", o->server.http_threads,
-                  "Connections served at once (0: parallel + max-queue + 8)")
-      ->check(CLI::Range(0, 4096));
+                  "Threads running request handlers (0: min(4, cores)); connections are "
+                  "served by one event loop and need no thread each")
+      ->check(CLI::Range(0, 256));
+  sub->add_option("--max-connections", o->server.max_connections,
+                  "Open connections; one more is answered 503 and closed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--max-header-kib", o->max_header_kib,
+                  "Largest request line + headers in KiB (431 beyond; at most 100 fields)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--request-timeout", o->server.request_timeout_s,
+                  "Seconds a request (headers and body) has to arrive, from the connection's "
+                  "accept or, on a kept-alive connection, from the request's first byte")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  sub->add_option("--keep-alive", o->server.keep_alive_s,
+                  "Seconds an idle connection waits for its next request")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  sub->add_option("--write-timeout", o->server.write_timeout_s,
+                  "Seconds one write to a client may take; a client that does not read is cut")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  sub->add_option("--allowed-host", o->server.allowed_hosts,
+                  "Without --api-key: a Host name accepted besides IP addresses and localhost "
+                  "(repeatable; '*': any)");
   sub->add_option("--grace", o->grace_s,
                   "Seconds in-flight requests get to finish on SIGTERM/SIGINT, then cancelled")
       ->capture_default_str()
@@ -102,8 +129,9 @@ Command add_serve(CLI::App& app) {
 
         o->engine.mode = mode_arg(o->mode);
         o->server.max_body_bytes = o->max_body_kib * 1024;
+        o->server.max_header_bytes = o->max_header_kib * 1024;
         if (o->server.http_threads == 0)
-          o->server.http_threads = std::min(4096, o->engine.max_seqs + o->engine.max_queue + 8);
+          o->server.http_threads = int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
         if (!o->server.chat_template.empty())
           named_chat_template(o->server.chat_template);  // an unknown name fails here, exit 2
         tzero::Engine engine(o->engine);

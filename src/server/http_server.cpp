@@ -1,7 +1,8 @@
-// The HTTP layer (server/http_server.h): routes, auth, limits, streaming, shutdown.
+// The HTTP layer (server/http_server.h): routes, auth, limits, streaming, shutdown. The bytes on
+// the wire are server/http_transport's (Boost.Beast); this file is the OpenAI side of it.
 #include "server/http_server.h"
 
-#include <httplib.h>
+#include <arpa/inet.h>
 #include <strings.h>
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include "base/error.h"
 #include "server/api_error.h"
 #include "server/generation.h"
+#include "server/http_transport.h"
 #include "server/metrics.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
@@ -26,9 +28,10 @@ namespace {
 
 const char* kJson = "application/json";
 
-void send_error(httplib::Response& res, const ApiError& e) {
+void send_error(HttpResponse& res, const ApiError& e) {
   res.status = e.status;
-  res.set_content(dump_json(e.to_json()), kJson);
+  res.content_type = kJson;
+  res.body = dump_json(e.to_json());
 }
 
 std::string random_id(const char* prefix) {
@@ -51,6 +54,23 @@ uint64_t random_seed() {
 const std::set<std::string> kGetPaths = {"/health", "/metrics", "/v1/models"};
 const std::set<std::string> kPostPaths = {"/v1/completions", "/v1/chat/completions"};
 
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// The metrics label of a path.
+std::string endpoint_label(const std::string& path) {
+  if (kGetPaths.count(path) || kPostPaths.count(path)) return path;
+  return path.rfind("/v1/models/", 0) == 0 ? "/v1/models/{id}" : "other";
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -59,14 +79,14 @@ struct HttpServer::Impl {
     fingerprint = "tz-" + engine.info().fingerprint;
     chat_template = opt.chat_template;
     if (chat_template.empty() && engine.info().chat_template.empty()) chat_template = "chatml";
+    for (const std::string& h : opt.allowed_hosts) allowed_hosts.insert(lower(h));
+    allowed_hosts.insert(lower(opt.host));  // --host given as a name
   }
 
   tzero::Engine& engine;
   ServerOptions opt;
   std::string model, fingerprint, chat_template;
-  httplib::Server svr;
-  std::thread listener;
-  std::atomic<bool> listen_ended{false};
+  std::set<std::string> allowed_hosts;
   int bound_port = -1;
   Metrics metrics;
 
@@ -75,6 +95,8 @@ struct HttpServer::Impl {
   bool stopped = false;
   mutable std::mutex jobs_mu;
   std::set<std::shared_ptr<Job>> jobs;  // generation requests in flight
+  // Last: destroyed first, while what its callbacks reach still exists.
+  std::unique_ptr<HttpTransport> transport;
 
   void add_job(const std::shared_ptr<Job>& j) {
     std::lock_guard<std::mutex> lock(jobs_mu);
@@ -97,12 +119,12 @@ struct HttpServer::Impl {
     for (auto& j : all) j->cancel(engine);
   }
 
-  // --- auth and errors ------------------------------------------------------------------------
+  // --- auth, Host and errors ------------------------------------------------------------------
 
-  bool authorized(const httplib::Request& req, httplib::Response& res) {
+  bool authorized(const HttpRequest& req, HttpResponse& res) {
     if (opt.api_key.empty()) return true;
     // The scheme is case-insensitive (RFC 7235), the key is not.
-    const std::string auth = req.get_header_value("Authorization");
+    const std::string auth = req.header("Authorization");
     if (auth.size() == 7 + opt.api_key.size() && strncasecmp(auth.c_str(), "Bearer ", 7) == 0 &&
         auth.compare(7, std::string::npos, opt.api_key) == 0)
       return true;
@@ -112,25 +134,29 @@ struct HttpServer::Impl {
                                    : "You didn't provide an API key. Give it as "
                                      "'Authorization: Bearer KEY'.",
                              "", "invalid_api_key"));
-    res.set_header("WWW-Authenticate", "Bearer");
+    res.headers.emplace_back("WWW-Authenticate", "Bearer");
     return false;
   }
 
-  // Runs a handler, turning exceptions into error objects (never an unexplained 500).
-  template <class F>
-  httplib::Server::Handler guarded(F f, bool auth = true) {
-    return [this, f, auth](const httplib::Request& req, httplib::Response& res) {
-      try {
-        if (auth && !authorized(req, res)) return;
-        f(req, res);
-      } catch (const ApiError& e) {
-        send_error(res, e);
-        if (e.status == 429 || e.status == 503)
-          res.set_header("Retry-After", std::to_string(opt.retry_after_s));
-      } catch (const std::exception& e) {
-        send_error(res, ApiError(500, std::string("internal error: ") + e.what()));
-      }
-    };
+  // Without an API key, a web page could drive the server through DNS rebinding (its own name
+  // resolving to this address): such a request names that page's host. So then only IP
+  // literals, localhost, the --host name and --allowed-host names are accepted (a request
+  // without Host, as HTTP/1.0 allows, too: browsers always send one).
+  bool host_allowed(const HttpRequest& req) const {
+    if (!opt.api_key.empty() || !req.has_header("Host") || allowed_hosts.count("*")) return true;
+    const std::string h = lower(trim(req.header("Host")));
+    std::string name = h;
+    if (!h.empty() && h[0] == '[') {
+      name = h.substr(0, h.find(']') == std::string::npos ? h.size() : h.find(']') + 1);
+      in6_addr a6{};
+      const std::string inner = name.size() >= 2 ? name.substr(1, name.size() - 2) : "";
+      if (name.back() == ']' && inet_pton(AF_INET6, inner.c_str(), &a6) == 1) return true;
+    } else if (const size_t colon = h.rfind(':'); colon != std::string::npos) {
+      name = h.substr(0, colon);
+    }
+    in_addr a4{};
+    if (inet_pton(AF_INET, name.c_str(), &a4) == 1) return true;
+    return name == "localhost" || allowed_hosts.count(name) > 0;
   }
 
   // --- simple routes --------------------------------------------------------------------------
@@ -139,7 +165,7 @@ struct HttpServer::Impl {
     return json{{"id", model}, {"object", "model"}, {"created", 0}, {"owned_by", "tzero"}};
   }
 
-  void health(const httplib::Request&, httplib::Response& res) {
+  void health(const HttpRequest&, HttpResponse& res) {
     const tzero::EngineStats s = engine.stats();
     const bool down = shutting_down.load();
     json j = {{"status", down ? "shutting_down" : "ok"},
@@ -155,28 +181,134 @@ struct HttpServer::Impl {
               {"requests_cancelled", s.requests_cancelled},
               {"client_disconnects", metrics.disconnects()}};
     res.status = down ? 503 : 200;
-    res.set_content(dump_json(j), kJson);
+    res.content_type = kJson;
+    res.body = dump_json(j);
   }
 
-  void metrics_route(const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics.render(engine.stats(), n_jobs()), "text/plain; version=0.0.4");
+  void metrics_route(const HttpRequest&, HttpResponse& res) {
+    res.content_type = "text/plain; version=0.0.4";
+    res.body = metrics.render(engine.stats(), n_jobs());
   }
 
-  void models(const httplib::Request&, httplib::Response& res) {
-    res.set_content(dump_json(json{{"object", "list"}, {"data", json::array({model_object()})}}),
-                    kJson);
+  void models(const HttpRequest&, HttpResponse& res) {
+    res.content_type = kJson;
+    res.body = dump_json(json{{"object", "list"}, {"data", json::array({model_object()})}});
   }
 
-  void model_by_id(const httplib::Request& req, httplib::Response& res) {
-    const std::string id = req.matches[1];
+  void model_by_id(const HttpRequest& req, HttpResponse& res) {
+    const std::string id = req.path.substr(std::string("/v1/models/").size());
     if (id != model)
       throw ApiError(404, "The model '" + id + "' does not exist.", "model", "model_not_found");
-    res.set_content(dump_json(model_object()), kJson);
+    res.content_type = kJson;
+    res.body = dump_json(model_object());
   }
 
   // --- generation -----------------------------------------------------------------------------
 
-  void generate(Endpoint ep, const httplib::Request& req, httplib::Response& res) {
+  // A generation in flight between the engine and its connection: every engine event posts
+  // run() to the connection's io thread (coalesced), which turns what arrived into SSE bytes
+  // or, at the end, the whole response. The engine never waits on the client, the io thread
+  // never waits on the engine.
+  struct Pump : std::enable_shared_from_this<Pump> {
+    Pump(Impl& s, std::shared_ptr<Job> j, std::shared_ptr<Exchange> e, ResponseMeta m, int n,
+         bool include_usage, bool want_logprobs, bool streamed)
+        : srv(s), job(std::move(j)), ex(std::move(e)), meta(m), stream(streamed) {
+      if (stream)
+        writer = std::make_unique<StreamWriter>(meta, n, include_usage, srv.engine);
+      else
+        acc = std::make_unique<ChoiceAccumulator>(n, srv.engine, want_logprobs);
+    }
+
+    // Any thread (the engine's).
+    void notify() {
+      if (!armed || ended) return;
+      if (scheduled.exchange(true)) return;
+      ex->post([self = shared_from_this()] { self->run(); });
+    }
+
+    // The connection's io thread.
+    void run() {
+      scheduled = false;
+      if (ended) return;
+      // finished() before take(): what arrived before it said so is all there is.
+      const bool done = job->finished();
+      if (done && !settled()) {
+        ex->post([self = shared_from_this()] { self->run(); });
+        return;
+      }
+      if (done && ended.exchange(true)) return;
+      const std::vector<Job::Event> events = job->take(std::chrono::milliseconds(0));
+      if (stream) {
+        std::string out;
+        if (!opened) out = writer->open(), opened = true;
+        out += writer->add(events);
+        if (done) out += writer->close();
+        ex->send(std::move(out));
+        if (done) {
+          auto self = shared_from_this();
+          ex->end_stream([self] { self->srv.remove_job(self->job); });
+        }
+        return;
+      }
+      for (const Job::Event& ev : events) acc->add(ev);
+      if (!done) return;
+      // The whole response can be megabytes of JSON: made on a handler thread, not here.
+      ex->work([self = shared_from_this()] { self->respond(); });
+    }
+
+    // A handler thread, once (the io thread is done with acc).
+    void respond() {
+      HttpResponse res;
+      if (acc->any_cancelled()) {
+        send_error(res, ApiError(503, "The server is shutting down; the request was cancelled.", "",
+                                 "shutdown"));
+        res.headers.emplace_back("Retry-After", std::to_string(srv.opt.retry_after_s));
+      } else {
+        res.content_type = kJson;
+        res.body = dump_json(full_response(meta, acc->choices(), acc->usage()));
+      }
+      srv.metrics.count_request(endpoint_label(path), res.status);
+      // In flight until written: a shutdown waits for it (within its bounds).
+      auto self = shared_from_this();
+      ex->respond(std::move(res), [self] { self->srv.remove_job(self->job); });
+    }
+
+    // The last event comes from inside an engine step, just before the engine publishes the
+    // step's stats (KV blocks freed, requests counted). The answer waits for that publication
+    // (a few microseconds; at most 20 ms, e.g. after a cancellation that ends no step), so that
+    // a client reading /health right after its answer sees its request gone.
+    bool settled() {
+      if (srv.engine.stats().steps > final_steps.load()) return true;
+      const Clock::time_point now = Clock::now();
+      if (settle_started == Clock::time_point()) settle_started = now;
+      return now - settle_started > std::chrono::milliseconds(20);
+    }
+
+    // The client went away (a failed write, a client that does not read, or stop()).
+    void gone() {
+      if (stream && job->mark_disconnected()) srv.metrics.count_disconnect();
+      ended = true;
+      job->cancel(srv.engine);
+      srv.remove_job(job);
+    }
+
+    Impl& srv;
+    std::shared_ptr<Job> job;
+    std::shared_ptr<Exchange> ex;
+    ResponseMeta meta;
+    std::string path;
+    bool stream;
+    std::unique_ptr<StreamWriter> writer;
+    std::unique_ptr<ChoiceAccumulator> acc;
+    std::atomic<bool> armed{false}, scheduled{false}, ended{false};
+    std::atomic<uint64_t> final_steps{0};  // the published engine steps at a final event
+    bool opened = false;                   // io thread
+    Clock::time_point settle_started;      // io thread
+  };
+
+  // Returns true when the answer goes out later (through the pump), false when `res` is it.
+  bool generate(Endpoint ep, const HttpRequest& req, HttpResponse& res,
+                const std::shared_ptr<Exchange>& ex) {
     const Clock::time_point arrival = Clock::now();
     if (shutting_down) throw ApiError(503, "The server is shutting down.", "", "shutdown");
     OpenAiRequest r = parse_request(ep, req.body);
@@ -199,12 +331,21 @@ struct HttpServer::Impl {
                          " requests at once (--max-queue)",
                      "n", "invalid_value");
     auto job = std::make_shared<Job>(r.n, arrival, metrics);
+    auto pump = std::make_shared<Pump>(*this, job, ex, meta, r.n, r.include_usage, r.want_logprobs,
+                                       r.stream);
+    pump->path = req.path;
     const uint64_t seed = r.seed ? *r.seed : random_seed();
     try {
       for (int i = 0; i < r.n; ++i) {
         tzero::RequestParams p = r.params;
         p.sampling.seed = seed + uint64_t(i);
-        job->add_engine_id(engine.submit(p, job->callback(i)));
+        tzero::TokenCallback cb = job->callback(i);
+        tzero::Engine& eng = engine;
+        job->add_engine_id(engine.submit(p, [&eng, cb, pump](const tzero::TokenEvent& e) {
+          if (e.finished) pump->final_steps = eng.stats().steps;
+          cb(e);
+          pump->notify();
+        }));
       }
     } catch (const tzero::QueueFull& e) {
       job->cancel(engine);
@@ -215,135 +356,89 @@ struct HttpServer::Impl {
       throw api_error_of(e);
     }
     add_job(job);
-
-    if (!r.stream) {
-      ChoiceAccumulator acc(r.n, engine, r.want_logprobs);
-      while (true) {
-        for (const Job::Event& ev : job->take(std::chrono::milliseconds(1000))) acc.add(ev);
-        if (job->finished()) {
-          for (const Job::Event& ev : job->take(std::chrono::milliseconds(0))) acc.add(ev);
-          break;
-        }
-      }
-      remove_job(job);
-      if (acc.any_cancelled())
-        throw ApiError(503, "The server is shutting down; the request was cancelled.", "",
-                       "shutdown");
-      res.set_content(dump_json(full_response(meta, acc.choices(), acc.usage())), kJson);
-      return;
+    ex->on_gone([pump] { pump->gone(); });
+    if (r.stream) {
+      HttpResponse head;
+      head.content_type = "text/event-stream";
+      head.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
+      // Counted as its headers go out, so a client reading /metrics after its stream sees it.
+      metrics.count_request(endpoint_label(req.path), 200);
+      ex->begin_stream(std::move(head));
     }
-
-    auto writer = std::make_shared<StreamWriter>(meta, r.n, r.include_usage, engine);
-    auto opened = std::make_shared<bool>(false);
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Accel-Buffering", "no");
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [this, job, writer, opened](size_t, httplib::DataSink& sink) -> bool {
-          std::string out;
-          if (!*opened) out = writer->open(), *opened = true;
-          // finished() before take(): what arrived before it said so is all there is.
-          const bool done = job->finished();
-          out += writer->add(job->take(std::chrono::milliseconds(done || !out.empty() ? 0 : 500)));
-          if (done) out += writer->close();
-          if (!out.empty() && !sink.write(out.data(), out.size())) {
-            if (job->mark_disconnected()) metrics.count_disconnect();
-            job->cancel(engine);
-            return false;
-          }
-          if (done) sink.done();
-          return true;
-        },
-        [this, job](bool success) {
-          if (!success) {
-            if (job->mark_disconnected()) metrics.count_disconnect();
-            job->cancel(engine);
-          }
-          remove_job(job);
-        });
+    pump->armed = true;
+    pump->notify();
+    return true;
   }
 
-  // --- setup ----------------------------------------------------------------------------------
+  // --- routing --------------------------------------------------------------------------------
 
-  void routes() {
-    svr.Get("/health", guarded([this](auto& q, auto& s) { health(q, s); }, false));
-    svr.Get("/metrics", guarded([this](auto& q, auto& s) { metrics_route(q, s); }));
-    svr.Get("/v1/models", guarded([this](auto& q, auto& s) { models(q, s); }));
-    svr.Get(R"(/v1/models/(.+))", guarded([this](auto& q, auto& s) { model_by_id(q, s); }));
-    svr.Post("/v1/completions",
-             guarded([this](auto& q, auto& s) { generate(Endpoint::completions, q, s); }));
-    svr.Post("/v1/chat/completions",
-             guarded([this](auto& q, auto& s) { generate(Endpoint::chat, q, s); }));
-    auto not_allowed = [](const char* allow) {
-      return [allow](const httplib::Request& req, httplib::Response& res) {
-        send_error(res, ApiError(405, "Method " + req.method + " is not allowed on " + req.path +
-                                          " (use " + allow + ")."));
-        res.set_header("Allow", allow);
-      };
-    };
-    // A wrong method without a body (httplib would otherwise wait for one on PUT) is refused
-    // before routing; with a body, the handlers below refuse it after reading it.
-    svr.set_pre_routing_handler([not_allowed](const httplib::Request& req, httplib::Response& res) {
-      using R = httplib::Server::HandlerResponse;
-      // Compressed bodies are refused before they are read: httplib would inflate them past
-      // the body size limit (a few hundred KB of gzip can become gigabytes).
-      if (req.has_header("Content-Encoding") &&
-          req.get_header_value("Content-Encoding") != "identity") {
-        send_error(res,
-                   ApiError(415, "Content-Encoding '" + req.get_header_value("Content-Encoding") +
-                                     "' is not supported: send the body uncompressed."));
-        res.set_header("Connection", "close");
-        return R::Handled;
-      }
-      const bool has_body =
-          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0") ||
-          req.has_header("Transfer-Encoding");
-      const char* allow = kGetPaths.count(req.path)    ? "GET"
-                          : kPostPaths.count(req.path) ? "POST"
-                                                       : nullptr;
-      if (has_body || !allow || req.method == allow || (req.method == "HEAD" && *allow == 'G'))
-        return R::Unhandled;
-      not_allowed(allow)(req, res);
-      return R::Handled;
-    });
-    for (const std::string& p : kGetPaths) {
-      svr.Post(p, not_allowed("GET"));
-      svr.Put(p, not_allowed("GET"));
-      svr.Patch(p, not_allowed("GET"));
-      svr.Delete(p, not_allowed("GET"));
+  // Returns true when the answer goes out later; otherwise `res` is it.
+  bool route(HttpRequest& req, HttpResponse& res, const std::shared_ptr<Exchange>& ex) {
+    if (!host_allowed(req))
+      throw ApiError(403,
+                     "Host '" + req.header("Host") +
+                         "' is not allowed: without --api-key the server answers only requests "
+                         "to an IP address, localhost or an --allowed-host name.",
+                     "", "host_not_allowed");
+    const std::string& path = req.path;
+    const char* allow = kGetPaths.count(path) ? "GET" : kPostPaths.count(path) ? "POST" : nullptr;
+    const bool get = req.method == "GET" || req.method == "HEAD";
+    if (allow && req.method != allow && !(req.method == "HEAD" && *allow == 'G')) {
+      send_error(res, ApiError(405, "Method " + req.method + " is not allowed on " + path +
+                                        " (use " + allow + ")."));
+      res.headers.emplace_back("Allow", allow);
+      return false;
     }
-    for (const std::string& p : kPostPaths) {
-      svr.Get(p, not_allowed("POST"));
-      svr.Put(p, not_allowed("POST"));
-      svr.Patch(p, not_allowed("POST"));
-      svr.Delete(p, not_allowed("POST"));
+    const bool model_id = path.size() > 11 && path.rfind("/v1/models/", 0) == 0;
+    if (!allow && !(model_id && get)) {
+      send_error(res, ApiError(404, "Unknown route: " + req.method + " " + path + "."));
+      return false;
     }
-    // Statuses httplib sets itself (404 no route, 413 body too large, 400 unreadable request)
-    // get the error object too; a body a handler already wrote is kept.
-    svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      std::string msg;
-      switch (res.status) {
-        case 404:
-          msg = "Unknown route: " + req.method + " " + req.path + ".";
-          break;
-        case 413:
-          msg = "The request body is too large.";
-          break;
-        default:
-          msg = "The request could not be served (HTTP " + std::to_string(res.status) + ").";
-      }
-      send_error(res, ApiError(res.status, msg));
-    });
-    // Counted before the response goes out (httplib runs the post-routing handler after the
-    // error handler, just before writing), so a client that reads /metrics right after its
-    // response already sees its request; a logger would run after the write.
-    svr.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      std::string ep = req.path;
-      if (!kGetPaths.count(ep) && !kPostPaths.count(ep))
-        ep = ep.rfind("/v1/models/", 0) == 0 ? "/v1/models/{id}" : "other";
-      metrics.count_request(ep, res.status);
-    });
+    if (path != "/health" && !authorized(req, res)) return false;
+    if (path == "/health")
+      health(req, res);
+    else if (path == "/metrics")
+      metrics_route(req, res);
+    else if (path == "/v1/models")
+      models(req, res);
+    else if (model_id)
+      model_by_id(req, res);
+    else {
+      // Only JSON: a web page can send text/plain or a form anywhere without asking (no CORS
+      // preflight), but not application/json.
+      const std::string ct = req.header("Content-Type");
+      if (lower(trim(ct.substr(0, ct.find(';')))) != "application/json")
+        throw ApiError(415,
+                       ct.empty() ? std::string("The request has no Content-Type: send the body "
+                                                "as application/json.")
+                                  : "Content-Type '" + ct +
+                                        "' is not supported: send the body as application/json.",
+                       "", "unsupported_media_type");
+      return generate(path == "/v1/completions" ? Endpoint::completions : Endpoint::chat, req, res,
+                      ex);
+    }
+    return false;
+  }
+
+  // Every request, on a handler thread. Exceptions become error objects (never an
+  // unexplained 500).
+  void handle(HttpRequest& req, std::shared_ptr<Exchange> ex) {
+    HttpResponse res;
+    try {
+      if (route(req, res, ex)) return;
+    } catch (const ApiError& e) {
+      res = HttpResponse();
+      send_error(res, e);
+      if (e.status == 429 || e.status == 503)
+        res.headers.emplace_back("Retry-After", std::to_string(opt.retry_after_s));
+    } catch (const std::exception& e) {
+      res = HttpResponse();
+      send_error(res, ApiError(500, std::string("internal error: ") + e.what()));
+    }
+    // Counted before the response goes out, so a client that reads /metrics right after its
+    // response already sees its request.
+    metrics.count_request(endpoint_label(req.path), res.status);
+    ex->respond(std::move(res));
   }
 };
 
@@ -356,35 +451,27 @@ HttpServer::~HttpServer() {
 
 int HttpServer::start() {
   Impl& m = *impl_;
-  tzero::check(m.bound_port < 0, "the server is already started");
-  const size_t threads = size_t(std::max(1, m.opt.http_threads));
-  m.svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  m.svr.set_payload_max_length(m.opt.max_body_bytes);
-  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets a second server
-  // bind the same port and silently take half the connections.
-  m.svr.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const char*>(&yes), sizeof yes);
-  });
-  m.svr.set_keep_alive_timeout(m.opt.keep_alive_s);
-  m.routes();
-  if (m.opt.port == 0) {
-    m.bound_port = m.svr.bind_to_any_port(m.opt.host);
-  } else if (m.svr.bind_to_port(m.opt.host, m.opt.port)) {
-    m.bound_port = m.opt.port;
-  }
-  tzero::check(m.bound_port > 0, "cannot listen on " + m.opt.host + ":" +
-                                     std::to_string(m.opt.port) +
-                                     " (address in use or not available)");
+  tzero::check(m.bound_port < 0 && !m.transport, "the server is already started");
+  TransportOptions t;
+  t.host = m.opt.host;
+  t.port = m.opt.port;
+  t.max_connections = std::max(1, m.opt.max_connections);
+  t.max_header_bytes = m.opt.max_header_bytes;
+  t.max_header_fields = m.opt.max_header_fields;
+  t.max_body_bytes = m.opt.max_body_bytes;
+  t.request_timeout_s = m.opt.request_timeout_s;
+  t.keep_alive_s = m.opt.keep_alive_s;
+  t.write_timeout_s = m.opt.write_timeout_s;
+  t.handler_threads = std::max(1, m.opt.http_threads);
+  t.retry_after_s = m.opt.retry_after_s;
+  t.on_refused = [&m](const std::string& path, int status) {
+    m.metrics.count_request(endpoint_label(path), status);
+  };
+  auto transport = std::make_unique<HttpTransport>(
+      t, [&m](HttpRequest& req, std::shared_ptr<Exchange> ex) { m.handle(req, std::move(ex)); });
+  m.bound_port = transport->start();
+  m.transport = std::move(transport);
   m.engine.start();
-  m.listener = std::thread([&m] {
-    m.svr.listen_after_bind();
-    m.listen_ended = true;
-  });
-  // httplib's stop() does nothing before the listen loop has started, which would then run
-  // forever: return only once it is running (or has already ended).
-  while (!m.svr.is_running() && !m.listen_ended)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return m.bound_port;
 }
 
@@ -398,19 +485,19 @@ void HttpServer::stop(double grace_s) {
   if (m.stopped) return;
   m.stopped = true;
   m.shutting_down = true;
-  if (m.listener.joinable()) {
+  if (m.transport) {
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(grace_s));
     while (m.n_jobs() > 0 && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    // Cancelled requests answer their clients; give them a moment to send it.
-    const auto flush = Clock::now() + std::chrono::seconds(5);
+    // Cancelled requests answer their clients; give them a moment to send it (a client that
+    // does not read is not waited for: the transport closes it below).
+    const auto flush = Clock::now() + std::chrono::seconds(2);
     while (m.n_jobs() > 0 && Clock::now() < flush) {
       m.cancel_all();
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    m.svr.stop();
-    m.listener.join();
+    m.transport->stop();
   }
 }
 

@@ -12,12 +12,15 @@
 //
 // Errors are OpenAI error objects (server/api_error.h): 400 bad input, 401 missing or wrong
 // API key (every route but /health), 404 unknown route, 405 wrong method, 413 body too large,
-// 429 queue full (Retry-After), 503 shutting down (Retry-After).
+// 429 queue full (Retry-After), 503 shutting down (Retry-After); the transport adds 403 (a Host
+// not allowed without a key), 415 (not JSON, or compressed), 431 (headers too large) and 503
+// (too many connections).
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tzero/engine.h"
 
@@ -30,9 +33,18 @@ struct ServerOptions {
   std::string chat_template;         // a named format; "": the model's (chatml if it has none)
   std::string model_name;            // reported as `model`; "": the model's name
   size_t max_body_bytes = 1u << 20;  // larger request bodies get 413
-  int http_threads = 64;             // connections served at once (streams hold one each)
+  int http_threads = 2;              // threads running request handlers (not one per connection)
   int retry_after_s = 1;             // Retry-After of 429 and 503
   int keep_alive_s = 5;              // idle keep-alive connections close after this
+  // The transport's limits (server/http_transport.h, docs/SERVER.md "Limits and threat model").
+  int max_connections = 512;            // open connections; one more gets 503 and is closed
+  size_t max_header_bytes = 32u << 10;  // request line + header fields; 431 beyond
+  size_t max_header_fields = 100;       // header fields; 431 beyond
+  double request_timeout_s = 10;  // a whole request (headers + body), from accept / its first byte
+  double write_timeout_s = 30;    // one write to a client; a client not reading is cut
+  // Without an api_key, the Host names accepted besides IP literals and "localhost" (a
+  // DNS-rebinding defence; "*": any).
+  std::vector<std::string> allowed_hosts;
 };
 
 class HttpServer {
