@@ -102,47 +102,39 @@ if [ $rc -ne 0 ]; then
 fi
 echo "no crash in ${seconds}s; corpus: $(find "$corpus" -type f | wc -l) files"
 
-# The tokenizers: encode/decode of arbitrary bytes with every vocabulary, for the same time.
-tok_fuzzer=$build/tests/fuzz/tz_fuzz_tokenizer
+# One more fuzzer for SECONDS: run_more NAME BINARY CORPUS MAX_LEN (exits on a finding).
+run_more() {
+  local name=$1 fuzzer=$2 corpus_dir=$3 max_len=$4 log=$build/fuzz-$1.log rc
+  set +e
+  "$fuzzer" "$corpus_dir" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
+    -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$artifacts/$name-" >"$log" 2>&1
+  rc=$?
+  set -e
+  grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$log" || true
+  if [ $rc -ne 0 ]; then
+    tail -n 40 "$log" >&2
+    echo "run_fuzz.sh: the $name fuzzer failed (exit $rc); reproducer(s) in $artifacts" >&2
+    exit 1
+  fi
+  echo "$name: no crash in ${seconds}s"
+}
+
+# The tokenizers: encode/decode of arbitrary bytes with every vocabulary (a round-trip failure
+# is a finding too).
 tok_corpus=$build/fuzz-corpus-tokenizer
 mkdir -p "$tok_corpus"
 printf 'Hello world' >"$tok_corpus/hello"
 printf ' \t\n  spaces\r\n and <s> control </s> tokens' >"$tok_corpus/space"
 printf 'ied 4 \xc2\xbd months \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\xa6\x99 \xff\xfe bad utf-8' >"$tok_corpus/utf8"
 if [ -f "$shared/text/tinyshakespeare.txt" ]; then head -c 2000 "$shared/text/tinyshakespeare.txt" >"$tok_corpus/shakespeare"; fi
-tok_log=$build/fuzz-tokenizer.log
-set +e
-"$tok_fuzzer" "$tok_corpus" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-  -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$artifacts/tokenizer-" >"$tok_log" 2>&1
-rc=$?
-set -e
-grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$tok_log" || true
-if [ $rc -ne 0 ]; then
-  tail -n 40 "$tok_log" >&2
-  echo "run_fuzz.sh: the tokenizer fuzzer failed (exit $rc); reproducer(s) in $artifacts" >&2
-  exit 1
-fi
-echo "tokenizers: no crash and no round-trip failure in ${seconds}s"
+run_more tokenizer "$build/tests/fuzz/tz_fuzz_tokenizer" "$tok_corpus" 4096
 
-# Chat templates: arbitrary template text parsed and rendered, seeded with the named formats
-# and deep nests just under and over the limits.
-tpl_fuzzer=$build/tests/fuzz/tz_fuzz_chat_template
+# Chat templates: arbitrary template text parsed and rendered, seeded with two formats and
+# nests near the limits.
 tpl_corpus=$build/fuzz-corpus-chat-template
 mkdir -p "$tpl_corpus"
 printf '%s' "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}" >"$tpl_corpus/chatml"
 printf '%s' "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}[INST] {{ m.content | trim }} [/INST]{% else %}{{ m.content }}{{ eos_token }}{% endif %}{% endfor %}" >"$tpl_corpus/mistral"
 python3 -c "print('{{ ' + '('*300 + '1' + ')'*300 + ' }}', end='')" >"$tpl_corpus/deep-parens"
 python3 -c "print('{{ 1' + ' + 1'*400 + ' }}', end='')" >"$tpl_corpus/long-chain"
-tpl_log=$build/fuzz-chat-template.log
-set +e
-"$tpl_fuzzer" "$tpl_corpus" -max_total_time="$seconds" -max_len=8192 -timeout=10 \
-  -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$artifacts/chat-template-" >"$tpl_log" 2>&1
-rc=$?
-set -e
-grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$tpl_log" || true
-if [ $rc -ne 0 ]; then
-  tail -n 40 "$tpl_log" >&2
-  echo "run_fuzz.sh: the chat-template fuzzer failed (exit $rc); reproducer(s) in $artifacts" >&2
-  exit 1
-fi
-echo "chat templates: no crash in ${seconds}s"
+run_more chat-template "$build/tests/fuzz/tz_fuzz_chat_template" "$tpl_corpus" 8192
