@@ -63,6 +63,12 @@ Command add_run(CLI::App& app) {
       ->group("");
   sub->add_option("--op", o->gen.op_overrides,
                   "Use a registered custom kernel: OP=NAME (e.g. matmul.f32=mine); repeatable");
+  sub->add_option("--stop", o->gen.stop,
+                  "Stop when the text contains this string (not printed); repeatable");
+  sub->add_option("--stop-token", o->gen.stop_tokens,
+                  "Stop at this token id besides EOS and end of turn; repeatable");
+  sub->add_flag("--ignore-eos", o->gen.ignore_eos,
+                "Do not stop at EOS or end of turn (stop tokens and strings still stop)");
   sub->add_flag("--no-bos", o->no_bos, "Do not add the BOS token to the prompt");
   sub->add_flag("--no-mmap", o->no_mmap,
                 "Read the model file into memory instead of mapping it (for files replaced in "

@@ -96,6 +96,13 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   StopRules rules;
   rules.max_tokens = std::max(opt.n_predict, 1);  // -n 0 runs no step at all
   rules.n_ctx = res.n_ctx;
+  rules.stop = opt.stop;
+  rules.stop_tokens = opt.stop_tokens;
+  rules.ignore_eos = opt.ignore_eos;
+  for (const int32_t t : opt.stop_tokens)
+    check(t >= 0 && t < hp.n_vocab, "--stop-token " + std::to_string(t) +
+                                        " is outside the vocabulary of " +
+                                        std::to_string(hp.n_vocab));
   DecodeStep decode(vocab, sampling, rules, res.prompt_tokens);
   std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from
 

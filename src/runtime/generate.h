@@ -37,6 +37,9 @@ struct GenerateOptions {
   std::string perturb;              // test hook "LAYER:OP:POS" (Forward::set_perturbation)
   bool keep_logits = false;         // return every logits row in GenerateResult::logits
   std::vector<std::string> op_overrides;  // "matmul.f32=NAME": registered custom kernels
+  std::vector<std::string> stop;          // stop strings (cut from the text; --stop)
+  std::vector<int32_t> stop_tokens;       // stop token ids besides EOS and EOT (--stop-token)
+  bool ignore_eos = false;                // EOS and EOT do not stop (--ignore-eos)
 };
 
 struct GenerateResult {

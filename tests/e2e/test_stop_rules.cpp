@@ -123,6 +123,33 @@ TEST(StopRules, RunChatEngineServerAndAuditAgreeOnEot) {
     EXPECT_EQ(tok.tokens, ref.tokens);
     EXPECT_EQ(tok.stop, tzero::StopReason::stop_token);
     EXPECT_EQ(tok.digest, ref.digest);
+    // tzero run's --ignore-eos, --stop-token and --stop give the engine's tokens and stop.
+    auto run_with = [&](std::vector<std::string> extra) {
+      std::vector<std::string> a = {"run", "-m", model,   "-p", kPrompt, "-n", std::to_string(kMax),
+                                    "-t",  "2",  "--json"};
+      a.insert(a.end(), extra.begin(), extra.end());
+      const auto c = run_tzero(a);
+      EXPECT_EQ(c.exit_code, 0) << c.err;
+      return c.exit_code == 0 ? json::parse(c.out) : json::object();
+    };
+    const json ig = run_with({"--ignore-eos"});
+    EXPECT_EQ(ig["tokens"].get<std::vector<int32_t>>(), past.tokens);
+    EXPECT_EQ(ig["stop_reason"], "length");
+    EXPECT_EQ(ig["logits_digest"], past.digest);
+    const json st = run_with({"--ignore-eos", "--stop-token", std::to_string(kEot)});
+    EXPECT_EQ(st["tokens"].get<std::vector<int32_t>>(), ref.tokens);
+    EXPECT_EQ(st["stop_reason"], "stop_token");
+    // A stop string: the text is cut before it, as the engine cuts it.
+    const std::string cut = past.text.substr(0, past.text.size() / 2);
+    const std::string stop = past.text.substr(cut.size(), 3);
+    r.stop_tokens.clear();
+    r.stop = {stop};
+    const EngineOut es = run_engine(e, r);
+    const json rs = run_with({"--ignore-eos", "--stop", stop});
+    EXPECT_EQ(rs["stop_reason"], "stop_string");
+    EXPECT_EQ(rs["text"], es.text);
+    EXPECT_EQ(rs["tokens"].get<std::vector<int32_t>>(), es.tokens);
+    EXPECT_EQ(es.stop, tzero::StopReason::stop_string);
   }
 
   // tzero serve: completions and chat (the server's chat path follows the same BOS rule).
