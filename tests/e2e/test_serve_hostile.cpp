@@ -61,17 +61,22 @@ bool send_all(int fd, const std::string& s) {
   return true;
 }
 
+// Waits up to 100 ms for bytes and appends them; false once the peer has closed.
+bool read_more(int fd, std::string& out) {
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, 100) <= 0) return true;
+  char buf[16384];
+  const ssize_t n = recv(fd, buf, sizeof buf, 0);
+  if (n <= 0) return false;
+  out.append(buf, size_t(n));
+  return true;
+}
+
 // Reads until the peer closes, `max` bytes, or timeout_s in all.
 std::string read_all(int fd, double timeout_s, size_t max = 16u << 20) {
   std::string out;
   const auto t0 = Clock::now();
-  char buf[16384];
-  while (out.size() < max && since(t0) < timeout_s) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, size_t(n));
+  while (out.size() < max && since(t0) < timeout_s && read_more(fd, out)) {
   }
   return out;
 }
@@ -80,7 +85,6 @@ std::string read_all(int fd, double timeout_s, size_t max = 16u << 20) {
 std::string read_response(int fd, double timeout_s) {
   std::string out;
   const auto t0 = Clock::now();
-  char buf[16384];
   while (since(t0) < timeout_s) {
     const size_t end = out.find("\r\n\r\n");
     if (end != std::string::npos) {
@@ -90,11 +94,7 @@ std::string read_response(int fd, double timeout_s) {
         if (out.size() >= end + 4 + len) return out;
       }
     }
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, size_t(n));
+    if (!read_more(fd, out)) break;
   }
   return out;
 }
