@@ -16,6 +16,7 @@
 
 #include "base/rng.h"
 #include "base/thread_pool.h"
+#include "kernels/attention_heads.h"
 #include "kernels/kernel_set.h"
 #include "kernels/math.h"
 #include "kernels/matmul.h"
@@ -109,11 +110,13 @@ void bm_attention(benchmark::State& state, const KernelSet* k, size_t n_kv, size
   const std::vector<float> q = random_floats(head_dim, 7);
   const std::vector<float> kk = random_floats(n_kv * head_dim, 8);
   const std::vector<float> v = random_floats(n_kv * head_dim, 9);
-  std::vector<float> scratch(n_kv), out(head_dim);
+  std::vector<float> out(head_dim);
+  tzero::AttnScratch scratch;
   for (auto _ : state) {
     const float *kp = kk.data(), *vp = v.data();
-    k->attention_head(q.data(), tzero::single_block(&kp, head_dim), tzero::single_block(&vp, head_dim),
-                      n_kv, head_dim, 0.125f, scratch.data(), out.data());
+    tzero::attention_heads(*k, q.data(), head_dim, 1, tzero::single_block(&kp, head_dim),
+                           tzero::single_block(&vp, head_dim), n_kv, head_dim, 0.125f, scratch,
+                           out.data(), head_dim);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }

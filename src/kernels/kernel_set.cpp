@@ -94,7 +94,8 @@ const KernelSet& scalar_kernels() {
       quantize_act_q8k,
       dot_f32_ref,
       rmsnorm_ref,
-      attention_head_ref,
+      attn_scores_ref,
+      attn_block_ref,
       swiglu_ref,
   };
   return set;

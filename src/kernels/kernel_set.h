@@ -28,8 +28,12 @@ struct KernelSet {
   void (*quantize_act_q8k)(const float* x, ActQ8K* dst, size_t n);
   float (*dot_f32)(const float* a, const float* b, size_t n);
   void (*rmsnorm)(const float* x, const float* w, float eps, size_t n, float* out);
-  void (*attention_head)(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
-                         size_t head_dim, float scale, float* scratch, float* out);
+  // attn-v2 pieces, the contracts of attn_scores_ref and attn_block_ref (kernels/attention.h);
+  // kernels/attention_heads.h runs them over a whole position range.
+  void (*attn_scores)(const float* q, size_t q_stride, size_t n_q, const KvRows& k, size_t t0,
+                      size_t t1, size_t head_dim, float scale, float* s, size_t ld, float* m);
+  void (*attn_block)(float* s, size_t ld, size_t n_q, const float* m, const KvRows& v, size_t t0,
+                     size_t t1, size_t head_dim, float* z, float* o, size_t o_stride);
   void (*swiglu)(const float* gate, const float* up, size_t n, float* out);
 
   GemmFn gemm_for(TensorType t) const;  // nullptr for types without a matmul

@@ -40,23 +40,6 @@ void rope_ref(float* x, int pos, const RopeTable& table, bool neox) {
   }
 }
 
-void attention_head_ref(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
-                        size_t head_dim, float scale, float* scratch, float* out) {
-  float m = -INFINITY;
-  for (size_t t = 0; t < n_kv; ++t) {
-    scratch[t] = dot_f32_ref(q, k.row(t), head_dim) * scale;
-    m = std::fmax(m, scratch[t]);
-  }
-  for (size_t t = 0; t < n_kv; ++t) scratch[t] = exp_ref(scratch[t] - m);
-  const float z = sum_f32_ref(scratch, n_kv);
-  for (size_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
-  for (size_t t = 0; t < n_kv; ++t) {
-    const float* vt = v.row(t);
-    for (size_t d = 0; d < head_dim; ++d) out[d] = std::fma(scratch[t], vt[d], out[d]);
-  }
-  for (size_t d = 0; d < head_dim; ++d) out[d] = out[d] / z;
-}
-
 void swiglu_ref(const float* gate, const float* up, size_t n, float* out) {
   for (size_t i = 0; i < n; ++i) out[i] = silu_ref(gate[i]) * up[i];
 }

@@ -3,7 +3,7 @@
 // backend says HOW one op runs on its device, and never the order of a layer.
 //
 // Contract: every op computes each output element in the canonical order of its scalar
-// reference (docs/DETERMINISM.md: dot-v1, ops-v1, attn-v1, silu-v1), whatever else shares the
+// reference (docs/DETERMINISM.md: dot-v1, ops-v1, attn-v2, silu-v1), whatever else shares the
 // batch, so a backend that implements the ops gives the CPU reference's bits ("portable"). A
 // backend with other orders must say so in its fingerprint (none exists yet).
 //
@@ -97,7 +97,7 @@ class BackendOps {
   virtual void rope(Act x, int n_heads, int head_dim, RopeLayout layout) = 0;
   // Stores each token's key and value rows in the KV cache of `layer` at its position.
   virtual void kv_write(int layer, Act k, Act v) = 0;
-  // out row t = attention (attn-v1) of token t's query heads over its sequence's cached keys
+  // out row t = attention (attn-v2) of token t's query heads over its sequence's cached keys
   // and values of `layer`.
   virtual void attention(int layer, Act q, Act out, const AttentionSpec& spec) = 0;
   // x += y, element by element.

@@ -22,12 +22,15 @@ using tzero::test::run_tzero;
 namespace {
 
 struct GoldenRow {
-  std::string model;  // "preset/dtype" (gen-model, seed 1) or "shared:gguf/stories260K.gguf"
+  // "preset/dtype" (gen-model, seed 1), "shared:gguf/stories260K.gguf", or "long:preset/dtype":
+  // the same model over kLongRepeats copies of the prompt (several attention position blocks).
+  std::string model;
   std::string file_hash;
   std::string digest;  // logits digest of `tzero run -n 16 -p kPrompt`
 };
 
 constexpr const char* kPrompt = "the little dog saw a big tree and was happy when the sun came up";
+constexpr int kLongRepeats = 20;  // 762 prompt tokens with tiny's vocabulary: 4 blocks of attn-v2
 
 std::vector<GoldenRow> read_table(std::string* version) {
   std::ifstream in(std::string(TZ_SOURCE_DIR) + "/tests/data/golden_digests.tsv");
@@ -47,6 +50,7 @@ std::vector<GoldenRow> read_table(std::string* version) {
 
 // The path of a row's model, or "" when its shared file is absent.
 std::string model_path(const std::string& model) {
+  if (model.rfind("long:", 0) == 0) return model_path(model.substr(5));
   if (model.rfind("shared:", 0) == 0) return tzero::test::shared_data(model.substr(7));
   const size_t slash = model.find('/');
   return tzero::test::generated_model(model.substr(0, slash), model.substr(slash + 1));
@@ -73,6 +77,9 @@ TEST(Golden, TableCoversEveryTinyPresetAndDtype) {
   bool stories = false;
   for (const auto& r : rows) stories = stories || r.model == "shared:gguf/stories260K.gguf";
   EXPECT_TRUE(stories) << "stories260K has no golden row";
+  size_t n_long = 0;
+  for (const auto& r : rows) n_long += r.model.rfind("long:", 0) == 0;
+  EXPECT_GE(n_long, 3u) << "the long-context rows (several attention blocks) are missing";
 }
 
 TEST(Golden, EveryDigestIsTheTables) {
@@ -90,7 +97,15 @@ TEST(Golden, EveryDigestIsTheTables) {
     }
     const std::string bytes = tzero::test::read_file(path);
     const std::string file_hash = tzero::xxh128_hex(bytes.data(), bytes.size());
-    CliResult r = run_tzero({"run", "-m", path, "-n", "16", "-t", "2", "-p", kPrompt, "--json"});
+    std::vector<std::string> args = {"run", "-m", path, "-n", "16", "-t", "2", "--json"};
+    if (row.model.rfind("long:", 0) == 0) {
+      std::string prompt;
+      for (int i = 0; i < kLongRepeats; ++i) prompt += std::string(i ? " " : "") + kPrompt;
+      args.insert(args.end(), {"-c", "1024", "-p", prompt});
+    } else {
+      args.insert(args.end(), {"-p", kPrompt});
+    }
+    CliResult r = run_tzero(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string digest = json::parse(r.out)["logits_digest"];
     if (print) std::cout << row.model << "\t" << file_hash << "\t" << digest << "\n";

@@ -3,6 +3,8 @@
 // weight type, batches of several tokens. Compares bits with memcmp, never a tolerance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "kernels/attention_heads.h"
 #include "kernels/kernel_set.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
@@ -127,52 +130,77 @@ TEST(KernelVariants, SwigluSpecialValuesEqualScalarBits) {
   }
 }
 
+// attn-v2 through every kernel set (the scalar one too: attention_heads over its pieces) equals
+// attention_head_ref per head: head sizes with and without a 16 tail, one to three position
+// blocks, GQA groups of 1 to 8 heads (every head tile and its tails), the rows contiguous or cut
+// into paged blocks scattered in memory in reverse order.
 TEST(KernelVariants, AttentionEqualsScalarBits) {
-  if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   uint32_t seed = 7;
-  for (size_t head_dim : {8, 64, 80, 128}) {
-    for (size_t n_kv : {1, 2, 7, 16, 33, 100, 257}) {
-      const size_t stride = head_dim * 3;
-      const auto q = tzero::test::random_floats(head_dim, seed++, 2.0f);
-      const auto kc = tzero::test::random_floats(n_kv * stride, seed++, 2.0f);
-      const auto vc = tzero::test::random_floats(n_kv * stride, seed++);
-      std::vector<float> scratch(n_kv), ref(head_dim), got(head_dim);
-      const float scale = 0.125f;
-      const float *kp = kc.data(), *vp = vc.data();
-      tzero::scalar_kernels().attention_head(q.data(), tzero::single_block(&kp, stride),
-                                          tzero::single_block(&vp, stride), n_kv, head_dim, scale,
-                                          scratch.data(), ref.data());
-      // The same rows cut into blocks of 1, 3 and 16 positions, the blocks scattered in memory
-      // in reverse order (a paged cache): the bits must not change.
-      for (size_t block : {size_t(1), size_t(3), size_t(16)}) {
-        const size_t n_blocks = (n_kv + block - 1) / block;
-        std::vector<float> kpaged(n_blocks * block * stride), vpaged(kpaged.size());
-        std::vector<const float*> kb(n_blocks), vb(n_blocks);
-        for (size_t b = 0; b < n_blocks; ++b) {
-          const size_t slot = n_blocks - 1 - b;
-          kb[b] = &kpaged[slot * block * stride];
-          vb[b] = &vpaged[slot * block * stride];
-          for (size_t t = b * block; t < std::min(n_kv, (b + 1) * block); ++t)
-            for (size_t i = 0; i < stride; ++i) {
-              kpaged[(slot * block + t % block) * stride + i] = kc[t * stride + i];
-              vpaged[(slot * block + t % block) * stride + i] = vc[t * stride + i];
-            }
+  for (size_t head_dim : {8, 20, 64, 80, 128}) {
+    for (size_t n_kv : {1, 2, 7, 16, 33, 100, 256, 257, 600}) {
+      for (size_t n_q : {1, 3, 4, 5, 8}) {
+        if (n_q != 1 && n_q != 5 && head_dim != 64 && n_kv != 257) continue;  // keep it short
+        const size_t stride = head_dim * 3;
+        const auto q = tzero::test::random_floats(n_q * head_dim, seed++, 2.0f);
+        const auto kc = tzero::test::random_floats(n_kv * stride, seed++, 2.0f);
+        const auto vc = tzero::test::random_floats(n_kv * stride, seed++);
+        std::vector<float> scratch(n_kv), ref(n_q * head_dim), got(n_q * head_dim);
+        const float scale = 0.125f;
+        const float *kp = kc.data(), *vp = vc.data();
+        for (size_t g = 0; g < n_q; ++g)
+          tzero::attention_head_ref(&q[g * head_dim], tzero::single_block(&kp, stride),
+                                    tzero::single_block(&vp, stride), n_kv, head_dim, scale,
+                                    scratch.data(), &ref[g * head_dim]);
+        for (size_t block : {size_t(0), size_t(1), size_t(3), size_t(16)}) {
+          const size_t bs = block ? block : n_kv;  // 0: one contiguous block
+          const size_t n_blocks = (n_kv + bs - 1) / bs;
+          std::vector<float> kpaged(n_blocks * bs * stride), vpaged(kpaged.size());
+          std::vector<const float*> kb(n_blocks), vb(n_blocks);
+          for (size_t b = 0; b < n_blocks; ++b) {
+            const size_t slot = block ? n_blocks - 1 - b : b;
+            kb[b] = &kpaged[slot * bs * stride];
+            vb[b] = &vpaged[slot * bs * stride];
+            for (size_t t = b * bs; t < std::min(n_kv, (b + 1) * bs); ++t)
+              for (size_t i = 0; i < stride; ++i) {
+                kpaged[(slot * bs + t % bs) * stride + i] = kc[t * stride + i];
+                vpaged[(slot * bs + t % bs) * stride + i] = vc[t * stride + i];
+              }
+          }
+          const tzero::KvRows kr{kb.data(), bs, stride}, vr{vb.data(), bs, stride};
+          for (const KernelSet* k : tzero::available_kernels()) {
+            tzero::AttnScratch sc;
+            std::fill(got.begin(), got.end(), -1.0f);
+            tzero::attention_heads(*k, q.data(), head_dim, n_q, kr, vr, n_kv, head_dim, scale, sc,
+                                   got.data(), head_dim);
+            EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
+                << k->name << " head_dim=" << head_dim << " n_kv=" << n_kv << " n_q=" << n_q
+                << " block=" << block;
+          }
         }
-        const tzero::KvRows kr{kb.data(), block, stride}, vr{vb.data(), block, stride};
-        for (const KernelSet* k : tzero::available_kernels()) {
-          std::fill(got.begin(), got.end(), 0.0f);
-          k->attention_head(q.data(), kr, vr, n_kv, head_dim, scale, scratch.data(), got.data());
-          EXPECT_TRUE(same_bits(ref.data(), got.data(), head_dim))
-              << k->name << " head_dim=" << head_dim << " n_kv=" << n_kv << " block=" << block;
-        }
-      }
-      for (const KernelSet* k : variants()) {
-        k->attention_head(q.data(), tzero::single_block(&kp, stride), tzero::single_block(&vp, stride),
-                          n_kv, head_dim, scale, scratch.data(), got.data());
-        EXPECT_TRUE(same_bits(ref.data(), got.data(), head_dim))
-            << k->name << " head_dim=" << head_dim << " n_kv=" << n_kv;
       }
     }
+  }
+}
+
+// The pieces on their own, as a backend that splits position blocks over threads calls them:
+// scores of a sub-range land at their offsets and the running max only grows.
+TEST(KernelVariants, AttentionScoresOfSubrangesEqualScalarBits) {
+  const size_t hd = 64, n_q = 3, n_kv = 300, ld = 304;
+  const auto q = tzero::test::random_floats(n_q * hd, 91, 2.0f);
+  const auto kc = tzero::test::random_floats(n_kv * hd, 92, 2.0f);
+  const float* kp = kc.data();
+  const tzero::KvRows kr = tzero::single_block(&kp, hd);
+  for (const KernelSet* k : tzero::available_kernels()) {
+    std::vector<float> s_ref(n_q * ld, 0.0f), s(n_q * ld, 0.0f);
+    std::vector<float> m_ref(n_q, -INFINITY), m(n_q, -INFINITY);
+    tzero::attn_scores_ref(q.data(), hd, n_q, kr, 0, n_kv, hd, 0.3f, s_ref.data(), ld,
+                           m_ref.data());
+    for (size_t t0 : {size_t(0), size_t(5), size_t(37), size_t(256)}) {
+      const size_t t1 = std::min(n_kv, t0 == 0 ? 5 : t0 == 5 ? 37 : t0 == 37 ? 256 : n_kv);
+      k->attn_scores(q.data(), hd, n_q, kr, t0, t1, hd, 0.3f, s.data() + t0, ld, m.data());
+    }
+    EXPECT_TRUE(same_bits(s_ref.data(), s.data(), s.size())) << k->name;
+    EXPECT_TRUE(same_bits(m_ref.data(), m.data(), n_q)) << k->name;
   }
 }
 

@@ -153,13 +153,15 @@ TEST(KernelCanon, RopeMatchesCanonicalOrder) {
   }
 }
 
-// Proves: attention_head_ref is bit-exactly the documented attn-v1 order (scores in the dot
-// order times scale, max, exp_ref of the shifted scores, the 16-lane sum, the sequential fma
-// over positions from +0.0, one division), for many lengths and a strided K/V layout.
+// Proves: attention_head_ref is bit-exactly the documented attn-v2 order (scores in the dot
+// order times scale, max, exp_ref of the shifted scores; per block of kAttnBlock positions the
+// 16-lane sum and the sequential fma over its positions from +0.0; the blocks' sums added left to
+// right; one division), for many lengths (one, two and three blocks) and a strided K/V layout.
 TEST(KernelCanon, AttentionMatchesCanonicalOrder) {
   SplitMix64 rng(25);
   const size_t hd = 48, stride = 80;
-  for (size_t n_kv = 1; n_kv <= 300; n_kv += n_kv < 40 ? 1 : 37) {
+  ASSERT_EQ(kAttnBlock, 256u);  // a change of the block size is a new version of attn
+  for (size_t n_kv = 1; n_kv <= 700; n_kv += n_kv < 40 ? 1 : 37) {
     const std::vector<float> q = rand_vec(rng, hd, -3.0f, 3.0f);
     const std::vector<float> k = rand_vec(rng, n_kv * stride), v = rand_vec(rng, n_kv * stride);
     const float scale = 0.144f;
@@ -170,12 +172,19 @@ TEST(KernelCanon, AttentionMatchesCanonicalOrder) {
       if (e[t] > m) m = e[t];
     }
     for (size_t t = 0; t < n_kv; ++t) e[t] = canon::exp(e[t] - m);
-    const float z = canon::sum16(e.data(), n_kv);
-    for (size_t d = 0; d < hd; ++d) {
-      float o = 0.0f;
-      for (size_t t = 0; t < n_kv; ++t) o = std::fma(e[t], v[t * stride + d], o);
-      want[d] = o / z;
+    float z = 0.0f;
+    std::vector<float> o(hd, 0.0f);
+    for (size_t t0 = 0; t0 < n_kv; t0 += 256) {
+      const size_t n = std::min<size_t>(256, n_kv - t0);
+      const float z_j = canon::sum16(&e[t0], n);
+      z = t0 == 0 ? z_j : z + z_j;
+      for (size_t d = 0; d < hd; ++d) {
+        float o_j = 0.0f;
+        for (size_t t = t0; t < t0 + n; ++t) o_j = std::fma(e[t], v[t * stride + d], o_j);
+        o[d] = t0 == 0 ? o_j : o[d] + o_j;
+      }
     }
+    for (size_t d = 0; d < hd; ++d) want[d] = o[d] / z;
     const float *kp = k.data(), *vp = v.data();
     attention_head_ref(q.data(), single_block(&kp, stride), single_block(&vp, stride), n_kv, hd,
                        scale, scratch.data(), out.data());

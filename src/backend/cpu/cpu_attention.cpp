@@ -1,8 +1,9 @@
 // Attention on the CPU backend (backend/cpu/cpu_backend.h).
 //
-// Deterministic: each (token, query head) is one attention_head call (attn-v1) over positions
+// Deterministic: attn-v2 (kernels/attention.h) for each (token, query head) over positions
 // 0..pos of its sequence, read through the sequence's block table (KvRows), so neither the
-// blocks a sequence got nor its batch mates change the bits.
+// blocks a sequence got nor its batch mates change the bits; attention_canonical below says
+// how the work divides over threads.
 //
 // Fast (--mode fast): what a throughput-first engine does for long contexts (split-KV, "flash
 // decoding"). Each (token, head) key range is cut in three parts computed as separate,
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
+#include "kernels/attention_heads.h"
 #include "kernels/math.h"
 
 namespace tzero {
@@ -72,23 +74,110 @@ void CpuBackend::gather_kv_rows(int il, size_t n_kvh, size_t hd) {
   }
 }
 
+namespace {
+
+// Cuts items [0, n) with costs cost(i) into `parts` contiguous ranges of about equal total cost:
+// range p is [bounds[p], bounds[p + 1]). Which thread computes an item never changes its bits;
+// this only balances causal prefill, whose late tokens attend to more positions.
+template <typename Cost>
+std::vector<size_t> balanced_ranges(size_t n, size_t parts, Cost cost) {
+  std::vector<size_t> bounds(parts + 1, n);
+  bounds[0] = 0;
+  double total = 0;
+  for (size_t i = 0; i < n; ++i) total += double(cost(i));
+  double acc = 0;
+  size_t p = 1;
+  for (size_t i = 0; i < n && p < parts; ++i) {
+    acc += double(cost(i));
+    while (p < parts && acc >= total * double(p) / double(parts)) bounds[p++] = i + 1;
+  }
+  return bounds;
+}
+
+}  // namespace
+
+// Work items are (token, kv head): the group's query heads share each loaded key and value
+// row. With enough items each thread takes whole items (attention_heads runs the position
+// blocks in order); with few items and long contexts (decode) the position blocks of attn-v2
+// are spread over the threads and merged afterwards, left to right. Both give the same bits.
 void CpuBackend::attention_canonical(const float* q, float* att, const AttentionSpec& a) {
   const ForwardBatch& b = *batch_;
-  const size_t hd = size_t(a.head_dim), n_head = size_t(a.n_head);
-  const size_t q_dim = n_head * hd;
-  const int group = a.n_head / a.n_head_kv;
-  pool_.run(b.size() * n_head, [&](size_t i0, size_t i1) {
-    thread_local std::vector<float> scores;
-    for (size_t i = i0; i < i1; ++i) {
-      const size_t t = i / n_head;
-      const int h = int(i % n_head), s = b.seq[t];
-      const size_t n_kv = size_t(b.pos[t]) + 1;  // causal: positions 0 .. pos
-      if (scores.size() < n_kv) scores.resize(n_kv);
-      kern_.attention_head(&q[t * q_dim + size_t(h) * hd], k_rows(s, h / group),
-                           v_rows(s, h / group), n_kv, hd, a.scale, scores.data(),
-                           &att[t * q_dim + size_t(h) * hd]);
+  const size_t hd = size_t(a.head_dim), n_head = size_t(a.n_head), n_kvh = size_t(a.n_head_kv);
+  const size_t group = n_head / n_kvh, q_dim = n_head * hd;
+  const size_t n_items = b.size() * n_kvh, threads = size_t(pool_.size());
+  auto n_kv_of = [&](size_t item) { return size_t(b.pos[item / n_kvh]) + 1; };
+  auto q_of = [&](size_t item) {
+    return (item / n_kvh) * q_dim + (item % n_kvh) * group * hd;  // offset of its first head
+  };
+  size_t max_kv = 0;
+  for (size_t t = 0; t < b.size(); ++t) max_kv = std::max(max_kv, size_t(b.pos[t]) + 1);
+
+  if (threads == 1 || max_kv <= kAttnBlock || n_items >= 4 * threads) {
+    const auto bounds = balanced_ranges(n_items, threads, n_kv_of);
+    pool_.run(threads, [&](size_t p0, size_t p1) {
+      thread_local AttnScratch scratch;
+      for (size_t i = bounds[p0]; i < bounds[p1]; ++i) {
+        const int s = b.seq[i / n_kvh], h = int(i % n_kvh);
+        attention_heads(kern_, &q[q_of(i)], hd, group, k_rows(s, h), v_rows(s, h), n_kv_of(i), hd,
+                        a.scale, scratch, &att[q_of(i)], hd);
+      }
+    });
+    return;
+  }
+
+  // Few items, long contexts: units are (item, position block).
+  struct Unit {
+    size_t item, t0, t1;
+    size_t s_off;  // offset of its scores in split_s_ (group rows of stride ld of its item)
+  };
+  std::vector<Unit> units;
+  std::vector<size_t> item_ld(n_items), item_s(n_items);
+  size_t s_total = 0;
+  for (size_t i = 0; i < n_items; ++i) {
+    const size_t n_kv = n_kv_of(i);
+    item_ld[i] = (n_kv + 15) / 16 * 16;
+    item_s[i] = s_total;
+    for (size_t t0 = 0; t0 < n_kv; t0 += kAttnBlock)
+      units.push_back({i, t0, std::min(n_kv, t0 + kAttnBlock), s_total + t0});
+    s_total += group * item_ld[i];
+  }
+  const size_t n_units = units.size();
+  split_s_.resize(s_total);
+  split_m_.assign(n_units * group, -INFINITY);  // (unit, head) max of the unit's scores
+  split_z_.resize(n_units * group);             // (unit, head) z_j
+  split_o_.resize(n_units * group * hd);        // (unit, head, hd) o_j
+  const auto bounds =
+      balanced_ranges(n_units, threads, [&](size_t u) { return units[u].t1 - units[u].t0; });
+  pool_.run(threads, [&](size_t p0, size_t p1) {  // scores
+    for (size_t u = bounds[p0]; u < bounds[p1]; ++u) {
+      const Unit& un = units[u];
+      const int s = b.seq[un.item / n_kvh], h = int(un.item % n_kvh);
+      kern_.attn_scores(&q[q_of(un.item)], hd, group, k_rows(s, h), un.t0, un.t1, hd, a.scale,
+                        &split_s_[un.s_off], item_ld[un.item], &split_m_[u * group]);
     }
   });
+  std::vector<float> m(n_items * group, -INFINITY);  // the max is exact in any order
+  for (size_t u = 0; u < n_units; ++u)
+    for (size_t g = 0; g < group; ++g)
+      m[units[u].item * group + g] = std::fmax(m[units[u].item * group + g], split_m_[u * group + g]);
+  pool_.run(threads, [&](size_t p0, size_t p1) {  // e, z_j and o_j of each block
+    for (size_t u = bounds[p0]; u < bounds[p1]; ++u) {
+      const Unit& un = units[u];
+      const int s = b.seq[un.item / n_kvh], h = int(un.item % n_kvh);
+      kern_.attn_block(&split_s_[un.s_off], item_ld[un.item], group, &m[un.item * group],
+                       v_rows(s, h), un.t0, un.t1, hd, &split_z_[u * group],
+                       &split_o_[u * group * hd], hd);
+    }
+  });
+  std::vector<float> z(group);
+  for (size_t u = 0; u < n_units; ++u) {  // merge left to right, then divide
+    const Unit& un = units[u];
+    float* o = &att[q_of(un.item)];
+    attn_merge(group, hd, un.t0 == 0, &split_z_[u * group], &split_o_[u * group * hd], hd,
+               &split_z_[(u - un.t0 / kAttnBlock) * group], o, hd);
+    if (un.t1 == n_kv_of(un.item))
+      attn_finish(group, hd, &split_z_[(u - un.t0 / kAttnBlock) * group], o, hd);
+  }
 }
 
 void CpuBackend::attention_fast(const float* q_all, float* att, const AttentionSpec& a) {

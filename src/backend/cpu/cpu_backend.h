@@ -80,6 +80,8 @@ class CpuBackend final : public BackendOps {
   std::vector<std::vector<float>> wide_;  // (n_seqs) F16 store: K then V rows widened to f32
   std::vector<const float*> row_ptrs_;    // (n_seqs, n_head_kv, 2, blocks) KvRows::blocks
   std::vector<KvRows> seq_rows_;          // (n_seqs, n_head_kv, 2) K and V rows
+  // Attention split over position blocks (cpu_attention.cpp), per unit = (item, block).
+  std::vector<float> split_s_, split_m_, split_z_, split_o_;
 };
 
 }  // namespace tzero

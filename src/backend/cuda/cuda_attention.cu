@@ -1,12 +1,15 @@
-// CUDA paged KV writes and attention in the attn-v1 order (attention_head_ref, kernels/ops.h):
+// CUDA paged KV writes and attention in the attn-v2 order (kernels/attention.h):
 // one thread block per (token, query head):
 //   1. s[t] = dot-v1(q, k_t) * scale: each half warp computes whole dots (16 lanes + tree16),
 //      the half warps taking t = g, g + 8, ... (which one computes s[t] does not change it);
 //   2. m = max s (order-free); e[t] = exp_v1(s[t] - m);
-//   3. z = sum_f32_ref(e): lane l of warp 0 adds e[t] for t = l mod 16 ascending, then tree16;
-//   4. o[d] = fma(e[t], v_t[d], o[d]) for t ascending, one thread per d; out[d] = o[d] / z.
+//   3. per position block of kAttnBlock: z_j = sum_f32_ref(e of the block) (lane l of warp 0
+//      adds e[t] for t = t0 + l mod 16 ascending, then tree16); z = z_0 + z_1 + ... in order;
+//   4. per output element d (one thread): o_j[d] = fma chain over the block's t ascending from
+//      +0.0, o[d] = o_0[d] + o_1[d] + ... in order; out[d] = o[d] / z.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "kernels/attention.h"
 
 namespace tzero::cuda {
 
@@ -106,12 +109,19 @@ __global__ void attention_kernel(KvRef<kF16> kv, int layer, const float* __restr
   for (int t = threadIdx.x; t < n_kv; t += kAttnThreads) s[t] = exp_v1(__fsub_rn(s[t], m));
   __syncthreads();
 
-  // 3. z in the 16-lane order (warp 0; its upper half duplicates the lower half's work).
+  // 3. z: per block in the 16-lane order, blocks added in order (warp 0; its upper half
+  // duplicates the lower half's work).
+  constexpr int kBlock = int(kAttnBlock);
   if (threadIdx.x < 32) {
-    float acc = 0.0f;
-    for (int t = lane16; t < n_kv; t += 16) acc = __fadd_rn(acc, s[t]);
-    acc = tree16(acc);
-    if (threadIdx.x == 0) shared_z = acc;
+    float z_all = 0.0f;
+    for (int t0 = 0; t0 < n_kv; t0 += kBlock) {
+      const int t1 = t0 + kBlock < n_kv ? t0 + kBlock : n_kv;
+      float acc = 0.0f;
+      for (int t = t0 + lane16; t < t1; t += 16) acc = __fadd_rn(acc, s[t]);
+      acc = tree16(acc);
+      z_all = t0 == 0 ? acc : __fadd_rn(z_all, acc);
+    }
+    if (threadIdx.x == 0) shared_z = z_all;
   }
   __syncthreads();
   const float z = shared_z;
@@ -119,10 +129,15 @@ __global__ void attention_kernel(KvRef<kF16> kv, int layer, const float* __restr
   // 4. Weighted values, t ascending per output element.
   float* o = out + (t_tok * size_t(n_head) + size_t(h)) * size_t(head_dim);
   for (int d = threadIdx.x; d < head_dim; d += kAttnThreads) {
-    float acc = 0.0f;
-    for (int t = 0; t < n_kv; ++t)
-      acc = __fmaf_rn(s[t], KvRef<kF16>::widen(kv.row(table, layer, 1, t, col)[d]), acc);
-    o[d] = __fdiv_rn(acc, z);
+    float o_all = 0.0f;
+    for (int t0 = 0; t0 < n_kv; t0 += kBlock) {
+      const int t1 = t0 + kBlock < n_kv ? t0 + kBlock : n_kv;
+      float acc = 0.0f;
+      for (int t = t0; t < t1; ++t)
+        acc = __fmaf_rn(s[t], KvRef<kF16>::widen(kv.row(table, layer, 1, t, col)[d]), acc);
+      o_all = t0 == 0 ? acc : __fadd_rn(o_all, acc);
+    }
+    o[d] = __fdiv_rn(o_all, z);
   }
 }
 

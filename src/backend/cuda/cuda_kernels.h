@@ -74,7 +74,7 @@ struct KvGeom {
 };
 void kv_write(const KvGeom& g, int layer, const float* d_k, const float* d_v, const int32_t* d_blk,
               const int32_t* d_slot, size_t n_tok);
-// attention_head_ref (attn-v1) for every (token, query head): token t attends to positions
+// attention_head_ref (attn-v2) for every (token, query head): token t attends to positions
 // 0..d_pos[t] of its sequence d_seq[t], whose block table starts at d_tables + d_table_off[seq].
 // d_q: (n_tok, n_head * head_dim); d_out likewise; d_scratch: n_tok * n_head * max_kv floats
 // where max_kv > every d_pos[t].

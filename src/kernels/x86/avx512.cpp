@@ -1,6 +1,7 @@
 // AVX-512 (F, BW, VL, DQ, VNNI) kernels (compiled with the matching -m flags; run only when
 // CPUID says so). The 16 lanes of the float dot live in one zmm register; int8 blocks use VNNI.
 #include "kernels/kernel_set.h"
+#include "kernels/x86/attention_avx512.h"
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
 
@@ -86,6 +87,8 @@ KernelSet make_avx512() {
   set.gemm_q4_0 = gemm_q_avx512<BlockQ4_0>;
   set.gemm_q4_k = gemm_q4_k_avx512;
   set.gemm_q6_k = gemm_q6_k_avx512;
+  set.attn_scores = x86::attn_scores_avx512;
+  set.attn_block = x86::attn_block_avx512;
   return set;
 }
 

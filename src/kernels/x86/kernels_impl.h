@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "kernels/quant_k.h"
+#include "kernels/x86/attention_x86.h"
 #include "kernels/x86/avx2_common.h"
 
 namespace tzero::x86 {
@@ -395,44 +396,6 @@ void rmsnorm_x86(const float* x, const float* w, float eps, size_t n, float* out
   for (; i < n; ++i) out[i] = (x[i] * scale) * w[i];
 }
 
-template <typename P>
-void attention_head_x86(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
-                        size_t head_dim, float scale, float* scratch, float* out) {
-  float m = -__builtin_inff();
-  k.for_each_run(n_kv, [&](const float* rows, size_t t0, size_t n) {
-    for (size_t t = 0; t < n; ++t) {
-      scratch[t0 + t] = P::dot16(q, rows + t * k.stride, head_dim, false) * scale;
-      m = std::fmax(m, scratch[t0 + t]);
-    }
-  });
-  const __m256 mv = _mm256_set1_ps(m);
-  size_t t = 0;
-  for (; t + 8 <= n_kv; t += 8)
-    _mm256_storeu_ps(scratch + t, exp8(_mm256_sub_ps(_mm256_loadu_ps(scratch + t), mv)));
-  if (t < n_kv) {
-    float tmp[8] = {};
-    std::memcpy(tmp, scratch + t, (n_kv - t) * sizeof(float));
-    _mm256_storeu_ps(tmp, exp8(_mm256_sub_ps(_mm256_loadu_ps(tmp), mv)));
-    std::memcpy(scratch + t, tmp, (n_kv - t) * sizeof(float));
-  }
-  const float z = sum16(scratch, n_kv);
-  size_t d = 0;
-  for (; d + 8 <= head_dim; d += 8) {
-    __m256 o = _mm256_setzero_ps();
-    v.for_each_run(n_kv, [&](const float* rows, size_t t0, size_t n) {
-      for (size_t s = 0; s < n; ++s)
-        o = _mm256_fmadd_ps(_mm256_set1_ps(scratch[t0 + s]),
-                            _mm256_loadu_ps(rows + s * v.stride + d), o);
-    });
-    _mm256_storeu_ps(out + d, _mm256_div_ps(o, _mm256_set1_ps(z)));
-  }
-  for (; d < head_dim; ++d) {
-    float o = 0.0f;
-    for (size_t s = 0; s < n_kv; ++s) o = std::fma(scratch[s], v.row(s)[d], o);
-    out[d] = o / z;
-  }
-}
-
 void swiglu_x86(const float* gate, const float* up, size_t n, float* out) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -461,7 +424,8 @@ KernelSet make_kernel_set(const char* name) {
       quantize_act_q8k_x86,
       dot_f32_x86<P>,
       rmsnorm_x86<P>,
-      attention_head_x86<P>,
+      attn_scores_x86<P>,
+      attn_block_avx2,
       swiglu_x86,
   };
 }

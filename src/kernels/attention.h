@@ -1,0 +1,74 @@
+// Attention over cached key and value rows: the canonical order ("attn-v2") and its scalar
+// reference, in pieces a backend can schedule over threads without changing a bit.
+//
+// CANONICAL ORDER (version "attn-v2"), one query head q over n_kv cached positions, B =
+// kAttnBlock:
+//   s[t] = dot_f32_ref(q, k_t, head_dim) * scale                 for t < n_kv
+//   m = max over t of s[t];  e[t] = exp_ref(s[t] - m)
+//   position block j covers t in [j*B, min(n_kv, (j+1)*B)):
+//     z_j = sum_f32_ref(e + j*B, its length)                    (16 lanes from the block start)
+//     o_j[d] = fma(e[t], v_t[d], o_j[d]) for t ascending in the block, from +0.0
+//   z = ((z_0 + z_1) + z_2) + ...;  o[d] = ((o_0[d] + o_1[d]) + o_2[d]) + ...
+//   out[d] = o[d] / z
+// The blocks are a split by size, never by thread count: block j's partial sums may be
+// computed by any thread, at any time, and the merge is always left to right. With n_kv <= B
+// there is one block and this is exactly the previous version, attn-v1 (the whole range in one
+// chain). The max is exact in any order. k_t = k.row(t), v_t = v.row(t): the paged layout
+// never changes the bits.
+#pragma once
+
+#include <cstddef>
+
+namespace tzero {
+
+// Positions per attention block (attn-v2): the unit of the split and of the merge.
+constexpr size_t kAttnBlock = 256;
+
+// Cached key or value rows of one head, stored in blocks of block_size positions (the paged KV
+// cache; a contiguous cache is one block): row t starts at
+// blocks[t / block_size] + (t % block_size) * stride.
+struct KvRows {
+  const float* const* blocks;
+  size_t block_size;
+  size_t stride;  // floats between consecutive rows of a block
+  const float* row(size_t t) const { return blocks[t / block_size] + (t % block_size) * stride; }
+  // Calls f(first row, first position, row count) for the runs of consecutive rows covering
+  // positions [t0, t1).
+  template <typename F>
+  void for_each_run(size_t t0, size_t t1, F&& f) const {
+    while (t0 < t1) {
+      const size_t b = t0 / block_size, off = t0 % block_size;
+      const size_t n = block_size - off < t1 - t0 ? block_size - off : t1 - t0;
+      f(blocks[b] + off * stride, t0, n);
+      t0 += n;
+    }
+  }
+  template <typename F>
+  void for_each_run(size_t n, F&& f) const {
+    for_each_run(0, n, static_cast<F&&>(f));
+  }
+};
+
+// Every row in one block (a contiguous cache); *base must outlive the KvRows.
+inline KvRows single_block(const float* const* base, size_t stride) {
+  return KvRows{base, ~size_t(0), stride};
+}
+
+// The pieces of attn-v2, for n_q query heads that share one key/value head (a GQA group, or
+// one head): head g's query starts at q + g * q_stride.
+//
+// Scores over positions [t0, t1): s[g * ld + (t - t0)] = dot_f32_ref(q_g, k_t, head_dim) *
+// scale, and m[g] = fmax(m[g], each of them) (the caller starts m at -inf).
+void attn_scores_ref(const float* q, size_t q_stride, size_t n_q, const KvRows& k, size_t t0,
+                     size_t t1, size_t head_dim, float scale, float* s, size_t ld, float* m);
+// One position block [t0, t1) (t1 - t0 <= kAttnBlock, t0 a multiple of it): the scores
+// s[g * ld + i] become e = exp_ref(s - m[g]) in place; z[g] = sum_f32_ref of them; and
+// o[g * o_stride + d] = the block's fma chain over its positions from +0.0 (d < head_dim).
+void attn_block_ref(float* s, size_t ld, size_t n_q, const float* m, const KvRows& v, size_t t0,
+                    size_t t1, size_t head_dim, float* z, float* o, size_t o_stride);
+
+// Whole attn-v2 for one query head with the reference pieces. scratch holds n_kv floats.
+void attention_head_ref(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
+                        size_t head_dim, float scale, float* scratch, float* out);
+
+}  // namespace tzero
