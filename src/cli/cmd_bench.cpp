@@ -1,6 +1,7 @@
 // tzero bench: prompt processing (prefill) and token generation (decode) speed of a model, as
-// llama.cpp's llama-bench measures them: pp = one forward pass over p tokens from an empty
-// context; tg = n single-token passes from an empty context. Each is repeated and averaged.
+// llama.cpp's llama-bench measures them: pp = one forward pass over p tokens; tg = n
+// single-token passes; both from an empty context, or after d tokens already in the cache
+// (-d, llama-bench's --n-depth: long-context speed). Each is repeated and averaged.
 #include <unistd.h>
 
 #include <chrono>
@@ -93,7 +94,7 @@ Command add_bench(CLI::App& app) {
   auto* sub = app.add_subcommand("bench", "Measure prefill and decode speed (tokens/s)");
   struct Opts {
     std::string model, mode = "deterministic", kernels = "auto", gpu_layers = "0";
-    int n_prompt = 128, n_gen = 64, threads = default_threads(), reps = 3;
+    int n_prompt = 128, n_gen = 64, depth = 0, threads = default_threads(), reps = 3;
     std::vector<int> concurrency;
     bool json = false;
   };
@@ -105,6 +106,10 @@ Command add_bench(CLI::App& app) {
   sub->add_option("-n,--n-gen", o->n_gen, "Generated tokens (0 skips decode)")
       ->capture_default_str()
       ->check(CLI::Range(0, 16384));
+  sub->add_option("-d,--n-depth", o->depth,
+                  "Tokens already in the KV cache before each test (prefilled once, not timed)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 131072));
   sub->add_option("-t,--threads", o->threads, "Threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -126,6 +131,7 @@ Command add_bench(CLI::App& app) {
   return {sub, [o] {
             if (!o->concurrency.empty()) {
               check(o->n_gen > 0, "--concurrency needs -n > 0");
+              check(o->depth == 0, "--n-depth does not combine with --concurrency");
               auto m = Model::load(o->model);
               const int n_vocab = m->hparams().n_vocab;
               m.reset();
@@ -174,7 +180,10 @@ Command add_bench(CLI::App& app) {
             auto model = Model::load(o->model);
             const HParams& hp = model->hparams();
             const KernelSet& kernels = select_kernels(o->kernels);
-            const int n_ctx = std::max(o->n_prompt, o->n_gen) + 1;
+            const int depth = o->depth;
+            const int n_ctx = depth + std::max(o->n_prompt, o->n_gen) + 1;
+            // Past the trained context the numbers still measure speed (RoPE extends); the text
+            // would not be meaningful, which a speed test does not read.
             ThreadPool pool(o->threads);
             const int gpu_layers = parse_gpu_layers(o->gpu_layers, hp.n_layer);
             check_gpu_mode(gpu_layers, mode_arg(o->mode));
@@ -184,20 +193,27 @@ Command add_bench(CLI::App& app) {
             Forward& fwd = *fwd_ptr;
             KvCache kv(hp, n_ctx);
             std::vector<float> logits(size_t(hp.n_vocab));
-            std::vector<int32_t> tokens(size_t(std::max(o->n_prompt, o->n_gen)));
+            std::vector<int32_t> tokens(size_t(depth + std::max(o->n_prompt, o->n_gen)));
             for (size_t i = 0; i < tokens.size(); ++i)
               tokens[i] = int32_t((i * 7919 + 13) % size_t(hp.n_vocab));
+            // The depth's positions, once: the tests below only write positions after them.
+            const int chunk = std::max(o->n_prompt, 1);
+            for (int p0 = 0; p0 < depth; p0 += chunk) {
+              if (!o->json && isatty(2)) std::fprintf(stderr, "\rdepth %d/%d", p0, depth);
+              fwd.eval(&tokens[size_t(p0)], std::min(chunk, depth - p0), p0, kv, logits.data());
+            }
+            const int32_t* after = &tokens[size_t(depth)];
             std::vector<double> pp, tg;
             for (int rep = 0; rep < o->reps; ++rep) {
               if (o->n_prompt > 0) {
                 const double t0 = now();
-                fwd.eval(tokens.data(), o->n_prompt, 0, kv, logits.data());
+                fwd.eval(after, o->n_prompt, depth, kv, logits.data());
                 pp.push_back(o->n_prompt / (now() - t0));
               }
               if (o->n_gen > 0) {
                 const double t0 = now();
                 for (int i = 0; i < o->n_gen; ++i)
-                  fwd.eval(&tokens[size_t(i)], 1, i, kv, logits.data());
+                  fwd.eval(&after[size_t(i)], 1, depth + i, kv, logits.data());
                 tg.push_back(o->n_gen / (now() - t0));
               }
               if (!o->json && isatty(2)) std::fprintf(stderr, "\rrep %d/%d", rep + 1, o->reps);
@@ -208,7 +224,8 @@ Command add_bench(CLI::App& app) {
               nlohmann::json j = {
                   {"model", o->model},       {"model_bytes", model->gguf().file_size()},
                   {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
-                  {"threads", o->threads},   {"mode", o->mode},
+                  {"n_depth", depth},        {"threads", o->threads},
+                  {"mode", o->mode},
                   {"kernels", kernels.name}, {"reps", o->reps}};
               j["gpu_layers"] = o->gpu_layers;
               if (fwd.device()) j["device"] = fwd.device()->describe();
@@ -221,10 +238,12 @@ Command add_bench(CLI::App& app) {
               if (isatty(2)) std::fprintf(stderr, "\r");
               std::printf("model %s (%.2f GB), threads %d, kernels %s, mode %s\n", o->model.c_str(),
                           file_gb, o->threads, kernels.name, o->mode.c_str());
+              const std::string at = depth ? " @ d" + std::to_string(depth) : "";
               if (o->n_prompt > 0)
-                std::printf("pp%-5d %8.2f ± %.2f tokens/s\n", o->n_prompt, p.mean, p.sd);
+                std::printf("pp%-5d%s %8.2f ± %.2f tokens/s\n", o->n_prompt, at.c_str(), p.mean,
+                            p.sd);
               if (o->n_gen > 0)
-                std::printf("tg%-5d %8.2f ± %.2f tokens/s\n", o->n_gen, g.mean, g.sd);
+                std::printf("tg%-5d%s %8.2f ± %.2f tokens/s\n", o->n_gen, at.c_str(), g.mean, g.sd);
             }
             return 0;
           }};
