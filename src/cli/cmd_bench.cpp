@@ -16,6 +16,7 @@
 #include "base/thread_pool.h"
 #include "cli/commands.h"
 #include "model/forward.h"
+#include "model/weights.h"
 #include "tzero/engine.h"
 
 namespace tzero::cli {
@@ -35,6 +36,17 @@ Stats stats(const std::vector<double>& v) {
 }
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Bytes of weights one decode step reads: every matmul's matrix (the embedding table is a row
+// lookup, unless the output reuses it).
+double weight_bytes_per_token(const Model& m) {
+  auto bytes = [](const Matrix& w) { return double(w.n_rows) * double(w.row_bytes); };
+  double b = bytes(m.output());
+  for (const LayerWeights& l : m.layers())
+    b += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) +
+         bytes(l.w_down);
+  return b;
 }
 
 struct ConcurrencyResult {
@@ -233,6 +245,9 @@ Command add_bench(CLI::App& app) {
               j["pp_sd"] = p.sd;
               j["tg_tokens_per_s"] = o->n_gen > 0 ? nlohmann::json(g.mean) : nlohmann::json();
               j["tg_sd"] = g.sd;
+              j["tg_weight_gb_per_s"] =
+                  o->n_gen > 0 ? nlohmann::json(g.mean * weight_bytes_per_token(*model) / 1e9)
+                               : nlohmann::json();
               std::printf("%s\n", j.dump().c_str());
             } else {
               if (isatty(2)) std::fprintf(stderr, "\r");
@@ -243,7 +258,9 @@ Command add_bench(CLI::App& app) {
                 std::printf("pp%-5d%s %8.2f ± %.2f tokens/s\n", o->n_prompt, at.c_str(), p.mean,
                             p.sd);
               if (o->n_gen > 0)
-                std::printf("tg%-5d%s %8.2f ± %.2f tokens/s\n", o->n_gen, at.c_str(), g.mean, g.sd);
+                std::printf("tg%-5d%s %8.2f ± %.2f tokens/s (weights read at %.1f GB/s)\n",
+                            o->n_gen, at.c_str(), g.mean, g.sd,
+                            g.mean * weight_bytes_per_token(*model) / 1e9);
             }
             return 0;
           }};
