@@ -104,10 +104,15 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
   const ForwardBatch& b = *batch_;
   const size_t hd = size_t(a.head_dim), n_head = size_t(a.n_head), n_kvh = size_t(a.n_head_kv);
   const size_t group = n_head / n_kvh, q_dim = n_head * hd;
-  const size_t n_items = b.size() * n_kvh, threads = size_t(pool_.size());
-  auto n_kv_of = [&](size_t item) { return size_t(b.pos[item / n_kvh]) + 1; };
-  auto q_of = [&](size_t item) {
-    return (item / n_kvh) * q_dim + (item % n_kvh) * group * hd;  // offset of its first head
+  const size_t n_tok = b.size(), n_items = n_tok * n_kvh, threads = size_t(pool_.size());
+  // Item i is (kv head i / n_tok, token i % n_tok): consecutive items of a thread read the same
+  // head's keys and values, which then stay in its cache.
+  auto tok_of = [&](size_t item) { return item % n_tok; };
+  auto kvh_of = [&](size_t item) { return int(item / n_tok); };
+  auto seq_of = [&](size_t item) { return b.seq[tok_of(item)]; };
+  auto n_kv_of = [&](size_t item) { return size_t(b.pos[tok_of(item)]) + 1; };
+  auto q_of = [&](size_t item) {  // offset of the item's first query head
+    return tok_of(item) * q_dim + size_t(kvh_of(item)) * group * hd;
   };
   size_t max_kv = 0;
   for (size_t t = 0; t < b.size(); ++t) max_kv = std::max(max_kv, size_t(b.pos[t]) + 1);
@@ -117,7 +122,7 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
     pool_.run(threads, [&](size_t p0, size_t p1) {
       thread_local AttnScratch scratch;
       for (size_t i = bounds[p0]; i < bounds[p1]; ++i) {
-        const int s = b.seq[i / n_kvh], h = int(i % n_kvh);
+        const int s = seq_of(i), h = kvh_of(i);
         attention_heads(kern_, &q[q_of(i)], hd, group, k_rows(s, h), v_rows(s, h), n_kv_of(i), hd,
                         a.scale, scratch, &att[q_of(i)], hd);
       }
@@ -151,7 +156,7 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
   pool_.run(threads, [&](size_t p0, size_t p1) {  // scores
     for (size_t u = bounds[p0]; u < bounds[p1]; ++u) {
       const Unit& un = units[u];
-      const int s = b.seq[un.item / n_kvh], h = int(un.item % n_kvh);
+      const int s = seq_of(un.item), h = kvh_of(un.item);
       kern_.attn_scores(&q[q_of(un.item)], hd, group, k_rows(s, h), un.t0, un.t1, hd, a.scale,
                         &split_s_[un.s_off], item_ld[un.item], &split_m_[u * group]);
     }
@@ -163,7 +168,7 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
   pool_.run(threads, [&](size_t p0, size_t p1) {  // e, z_j and o_j of each block
     for (size_t u = bounds[p0]; u < bounds[p1]; ++u) {
       const Unit& un = units[u];
-      const int s = b.seq[un.item / n_kvh], h = int(un.item % n_kvh);
+      const int s = seq_of(un.item), h = kvh_of(un.item);
       kern_.attn_block(&split_s_[un.s_off], item_ld[un.item], group, &m[un.item * group],
                        v_rows(s, h), un.t0, un.t1, hd, &split_z_[u * group],
                        &split_o_[u * group * hd], hd);
