@@ -131,7 +131,8 @@ Command add_bench(CLI::App& app) {
   sub->add_option("--mode", o->mode, "deterministic, fast or portable (GPU)")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
-  sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512 or auto")->capture_default_str();
+  sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512, amx, amx-emu or auto")
+      ->capture_default_str();
   sub->add_option("-c,--concurrency", o->concurrency,
                   "Requests in flight at once through the batched engine (one or more values: "
                   "aggregate generation tokens/s for each; -p is then each request's prompt)")

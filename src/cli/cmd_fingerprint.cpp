@@ -21,7 +21,8 @@ Command add_fingerprint(CLI::App& app) {
   sub->add_option("--mode", o->mode, "deterministic, fast or portable (GPU)")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
-  sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512 or auto")->capture_default_str();
+  sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512, amx, amx-emu or auto")
+      ->capture_default_str();
   sub->add_flag("--json", o->json, "Print {hash, manifest} as JSON");
   return {
       sub, [o] {

@@ -41,7 +41,8 @@ Command add_run(CLI::App& app) {
   sub->add_option("--seed", o->gen.seed, "Sampling seed (used when --temp > 0)")
       ->capture_default_str();
   sub->add_option("--kernels", o->gen.kernels,
-                  "Kernel set: scalar, avx2, avx512 or auto (results do not depend on it)")
+                  "Kernel set: scalar, avx2, avx512, amx, amx-emu (slow) or auto (results do not "
+                  "depend on it)")
       ->capture_default_str();
   sub->add_option("--mode", o->mode,
                   "deterministic (the contract), fast (no contract, to measure its cost) or "

@@ -75,7 +75,8 @@ Command add_serve(CLI::App& app) {
   sub->add_option("--kv-type", o->engine.kv_type, "KV cache type: f32 or f16 (changes the bits)")
       ->capture_default_str()
       ->check(CLI::IsMember({"f32", "f16"}));
-  sub->add_option("--kernels", o->engine.kernels, "scalar, avx2, avx512 or auto (same bits)")
+  sub->add_option("--kernels", o->engine.kernels,
+                  "scalar, avx2, avx512, amx, amx-emu or auto (same bits)")
       ->capture_default_str();
   sub->add_option("--chat-template", o->server.chat_template,
                   "Named chat format (llama2, llama3, chatml, ...) instead of the model's");

@@ -1,7 +1,12 @@
 #include "kernels/kernel_set.h"
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <type_traits>
 
 #include "base/error.h"
@@ -29,6 +34,8 @@ void gemm_ref(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols
 // the instructions must exist and the OS must save the register state they use.
 struct CpuFeatures {
   bool avx2 = false, avx512 = false;
+  bool amx_int8 = false;  // CPUID AMX-TILE and AMX-INT8 (the OS side: amx_os)
+  bool amx_os = false;    // XCR0 enables XTILECFG and XTILEDATA
 };
 
 CpuFeatures detect_cpu() {
@@ -47,6 +54,8 @@ CpuFeatures detect_cpu() {
              avx512bw = b & (1u << 30), avx512vl = b & (1u << 31), vnni = c & (1u << 11);
   f.avx2 = os_avx && avx2 && fma && f16c;
   f.avx512 = f.avx2 && os_avx512 && avx512f && avx512dq && avx512bw && avx512vl && vnni;
+  f.amx_int8 = (d & (1u << 24)) && (d & (1u << 25));  // leaf 7 EDX: AMX-TILE, AMX-INT8
+  f.amx_os = (xcr0_lo & 0x60000) == 0x60000;          // XCR0 bit 17 XTILECFG, 18 XTILEDATA
   return f;
 }
 
@@ -57,7 +66,71 @@ bool cpu_has_avx512() {
   return detect_cpu().avx512;
 }
 
+struct AmxStatus {
+  bool ok = false;
+  bool cpu = false;  // the CPU has the instructions (and the avx512 set)
+  std::string why;
+};
+
+// Linux: the tile data state is off until the process asks for it (kernel 5.16+); without the
+// permission the first tile instruction raises SIGILL. The permission is per process.
+bool request_tile_permission(std::string* why) {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0) return true;
+  const int err = errno;
+  *why = std::string("arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA) failed: ") + std::strerror(err) +
+         (err == ENOSPC ? " (a thread's sigaltstack is too small for the tile state)"
+                        : " (the kernel does not grant the tile state; it needs Linux 5.16+)");
+  return false;
+#else
+  *why = "no way to request the tile state on this OS";
+  return false;
+#endif
+}
+
+AmxStatus check_amx() {
+  AmxStatus s;
+  const CpuFeatures f = detect_cpu();
+  if (!amx_built()) {
+    s.why = "this build's compiler has no AMX intrinsics (-mamx-tile -mamx-int8)";
+    return s;
+  }
+  if (!f.amx_int8) {
+    s.why = "this CPU lacks the instructions (AMX-TILE, AMX-INT8)";
+    return s;
+  }
+  if (!f.avx512) {
+    s.why = "this CPU lacks the instructions of the avx512 set the AMX kernels build on";
+    return s;
+  }
+  s.cpu = true;
+  if (!f.amx_os) {
+    s.why = "the OS does not enable the tile state (XCR0 bits 17-18)";
+    return s;
+  }
+  if (!request_tile_permission(&s.why)) return s;
+  if (!amx_tiles_self_check(&s.why)) return s;
+  s.ok = true;
+  return s;
+}
+
+const AmxStatus& amx_status() {
+  static const AmxStatus s = [] {
+    AmxStatus r = check_amx();
+    if (r.cpu && !r.ok) std::fprintf(stderr, "tzero: AMX not used: %s\n", r.why.c_str());
+    return r;
+  }();
+  return s;
+}
+
 }  // namespace
+
+bool amx_usable(std::string* why) {
+  const AmxStatus& s = amx_status();
+  if (why) *why = s.why;
+  return s.ok;
+}
 
 GemmFn KernelSet::gemm_for(TensorType t) const {
   switch (t) {
@@ -105,6 +178,7 @@ std::vector<const KernelSet*> available_kernels() {
   std::vector<const KernelSet*> v = {&scalar_kernels()};
   if (cpu_has_avx2()) v.push_back(&avx2_kernels());
   if (cpu_has_avx512()) v.push_back(&avx512_kernels());
+  if (cpu_has_avx512() && amx_usable()) v.push_back(&amx_kernels());
   return v;
 }
 
@@ -116,7 +190,19 @@ const KernelSet& select_kernels(const std::string& choice) {
   if (choice == "avx2" || choice == "avx512")
     throw Error("--kernels " + choice + ": this CPU lacks the instructions (" +
                 (choice == "avx2" ? "AVX2, FMA, F16C" : "AVX-512 F, BW, VL, DQ, VNNI") + ")");
-  throw Error("--kernels: unknown kernel set '" + choice + "' (scalar, avx2, avx512, auto)");
+  if (choice == "amx") {
+    std::string why;
+    amx_usable(&why);
+    throw Error("--kernels amx: " + why);
+  }
+  if (choice == "amx-emu") {  // the AMX kernels over the tile emulator: slow, same bits
+    if (cpu_has_avx512()) return amx_emulated_kernels();
+    throw Error(
+        "--kernels amx-emu: this CPU lacks the instructions of the avx512 set (AVX-512 F, BW, "
+        "VL, DQ, VNNI) that the emulated AMX kernels build on");
+  }
+  throw Error("--kernels: unknown kernel set '" + choice +
+              "' (scalar, avx2, avx512, amx, amx-emu, auto)");
 }
 
 }  // namespace tzero

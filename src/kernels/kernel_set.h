@@ -22,7 +22,7 @@ using GemmFn = void (*)(const uint8_t* w, size_t w_row_bytes, const void* x, siz
                         size_t n_rows, size_t n_tok, float* y, size_t ldy);
 
 struct KernelSet {
-  const char* name;  // "scalar", "avx2", "avx512"
+  const char* name;  // "scalar", "avx2", "avx512", "amx" (and "amx-emu", never auto)
   GemmFn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q6_k;
   void (*quantize_act_q8)(const float* x, ActQ8* dst, size_t n);
   void (*quantize_act_q8k)(const float* x, ActQ8K* dst, size_t n);
@@ -50,5 +50,27 @@ const KernelSet& select_kernels(const std::string& choice);
 // the CPU through available_kernels().
 const KernelSet& avx2_kernels();
 const KernelSet& avx512_kernels();
+
+// AMX-INT8 (kernels/x86/amx.cpp, amx_gemm.h): the avx512 set whose Q8_0 and Q4_0 gemms of 16
+// tokens or more take their int8 block sums from AMX tiles; the same bits. available_kernels()
+// offers it only when amx_usable(): CPUID AMX-TILE and AMX-INT8 (and the avx512 set), XCR0
+// enables the tile state, arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA) grants it to the process,
+// and amx_tiles_self_check() matches the scalar reference's bits. When the CPU has AMX but a
+// step fails, one line on stderr says why (once per process). why: the reason when false.
+bool amx_usable(std::string* why = nullptr);
+const KernelSet& amx_kernels();  // only after amx_usable()
+// The same set over the scalar tile emulator (kernels/x86/amx_tiles.h): the AMX code path on any
+// CPU with the avx512 set, slowly. For tests and `--kernels amx-emu`; never chosen by "auto".
+const KernelSet& amx_emulated_kernels();
+// amx.cpp: whether the compiler had the AMX intrinsics; the self-check gemm on the real tiles
+// (only after the CPUID, XCR0 and arch_prctl checks: a tile instruction faults without them).
+bool amx_built();
+bool amx_tiles_self_check(std::string* why);
+// Test hook: the self-check over the emulator, or over an emulator with a wrong TDPBSSD
+// (broken = true, which the self-check must refuse). Needs the avx512 set.
+bool amx_self_check_emulated(bool broken, std::string* why);
+// Test hook: the emulated tile gemm itself for Q8_0 or Q4_0 (any batch, no fallback to the
+// avx512 kernels below 16 tokens); nullptr for other types. Needs the avx512 set.
+GemmFn amx_emulated_tile_gemm(TensorType t);
 
 }  // namespace tzero

@@ -27,7 +27,7 @@ struct GenerateOptions {
   bool add_bos = true;  // allow the BOS the vocabulary asks for (runtime/prompt.h); false: --no-bos
   bool parse_special = false;
   std::string logits_out;           // file for the raw float32 logits rows ("" = none)
-  std::string kernels = "auto";     // scalar, avx2, avx512 or auto: same bits, different speed
+  std::string kernels = "auto";     // scalar, avx2, avx512, amx, amx-emu or auto: same bits
   Mode mode = Mode::deterministic;  // or fast: no reproducibility contract, or portable:
                                     // the GPU running the CPU's orders (with gpu_layers)
   std::string gpu_layers = "0";     // "all" or N: the last N layers on the GPU (backend.h)

@@ -1,6 +1,6 @@
-// Every kernel variant this CPU can run (avx2, avx512) returns exactly the bits of the scalar
-// reference (DETERMINISM.md L4), on random inputs of many shapes: odd sizes, tails, every
-// weight type, batches of several tokens. Compares bits with memcmp, never a tolerance.
+// Every kernel variant this CPU can run (avx2, avx512, amx; amx-emu) returns exactly the bits of
+// the scalar reference (DETERMINISM.md L4), on random inputs of many shapes: odd sizes, tails,
+// every weight type, batches of several tokens. Compares bits with memcmp, never a tolerance.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,6 +30,12 @@ bool same_bits(const float* a, const float* b, size_t n) {
 std::vector<const KernelSet*> variants() {
   auto all = tzero::available_kernels();
   std::vector<const KernelSet*> v(all.begin() + 1, all.end());  // all but the scalar reference
+  // The AMX kernels over the tile emulator where the avx512 set runs (never "auto"; the real
+  // AMX set is in available_kernels() where the CPU has it).
+  try {
+    v.push_back(&tzero::select_kernels("amx-emu"));
+  } catch (const tzero::Error&) {
+  }
   return v;
 }
 
