@@ -316,7 +316,8 @@ TEST(AmxKernels, SelectionForcesAmxOrFailsClearly) {
     // Everything but the two quantized gemms is the avx512 set's.
     const KernelSet& v = tzero::select_kernels("avx512");
     EXPECT_EQ(e.gemm_q4_k, v.gemm_q4_k);
-    EXPECT_EQ(e.attention_head, v.attention_head);
+    EXPECT_EQ(e.attn_scores, v.attn_scores);
+    EXPECT_EQ(e.attn_block, v.attn_block);
     EXPECT_NE(e.gemm_q8_0, v.gemm_q8_0);
     EXPECT_NE(e.gemm_q4_0, v.gemm_q4_0);
   }
