@@ -233,17 +233,31 @@ void register_all() {
               ->UseRealTime();
         }
   // The feed-forward shapes of a 1B model (TinyLlama: 5632 x 2048 up/gate, 2048 x 5632 down) at
-  // a prefill batch, best variant only.
+  // a prefill batch, best variant only (float weights: also batch 16).
   for (TensorType t : matmul_types)
-    for (auto [rows, cols] : {std::pair<size_t, size_t>{5632, 2048}, {2048, 5632}}) {
-      const std::string name = std::string("matmul") + std::to_string(rows) + "x" +
-                               std::to_string(cols) + "/" + type_name(t) + "/" +
-                               matmul_sets.back()->name + "/batch128/threads1";
-      benchmark::RegisterBenchmark(name.c_str(), bm_matmul, matmul_sets.back(), t, 128, 1, rows,
-                                   cols)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
-    }
+    for (auto [rows, cols] : {std::pair<size_t, size_t>{5632, 2048}, {2048, 5632}})
+      for (size_t batch : {16, 128}) {
+        const bool is_float = t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
+        if (batch == 16 && !is_float) continue;
+        const std::string name = std::string("matmul") + std::to_string(rows) + "x" +
+                                 std::to_string(cols) + "/" + type_name(t) + "/" +
+                                 matmul_sets.back()->name + "/batch" + std::to_string(batch) +
+                                 "/threads1";
+        benchmark::RegisterBenchmark(name.c_str(), bm_matmul, matmul_sets.back(), t, batch, 1, rows,
+                                     cols)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
+  // The AVX2 float gemm where AVX-512 is the best set (F16, prefill batches).
+  if (sets.size() > 2)
+    for (TensorType t : {TensorType::F16, TensorType::BF16})
+      for (size_t batch : {16, 128}) {
+        const std::string name = std::string("matmul2048/") + type_name(t) + "/" + sets[1]->name +
+                                 "/batch" + std::to_string(batch) + "/threads1";
+        benchmark::RegisterBenchmark(name.c_str(), bm_matmul, sets[1], t, batch, 1, 2048, 2048)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
   for (const KernelSet* k : sets) {
     for (size_t n : {2048, 5632})
       benchmark::RegisterBenchmark(

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,7 +42,7 @@ std::vector<const KernelSet*> variants() {
 
 // N rows of K random weights quantized to `type` (w holds the bytes the Matrix points at).
 tzero::Matrix random_matrix(TensorType type, size_t N, size_t K, uint32_t seed,
-                         std::vector<uint8_t>& w) {
+                            std::vector<uint8_t>& w) {
   const std::vector<float> wf = tzero::test::random_floats(N * K, seed);
   const size_t rb = tzero::row_bytes(type, K);
   w.assign(N * rb, 0);
@@ -336,4 +337,112 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
       }
     }
   }
+}
+
+namespace {
+
+// A uniform float in [-1, 1) (cheap: these tests draw hundreds of millions).
+float uniform(std::mt19937& rng) {
+  return float(int32_t(rng())) * 0x1p-31f;
+}
+
+// Weights and activations for the float gemm tests. Scenario 0: random uniforms. 1: products of
+// +-2^-20 and +-2^-131 that all underflow to a signed zero (so lanes hold -0.0, which a padded
+// fma(0, 0, acc) would turn into +0.0; even rows and every third token give all-negative
+// products, so whole dots are -0.0). 2: +-0.0 mixed with such tiny values (lanes flip between
+// -0.0 and +0.0). 3: infinities and overflows of one sign per (row, token) pair (positive
+// activations; odd rows negated), never inf - inf or inf * 0, whose NaN bits would depend on
+// which operand an instruction propagates.
+float gemm_weight(int scenario, std::mt19937& rng, size_t r) {
+  const bool neg = rng() % 2;
+  switch (scenario) {
+    case 1:
+      return r % 2 == 0 || neg ? -0x1p-20f : 0x1p-20f;
+    case 2:
+      return rng() % 3 == 0 ? (neg ? -0x1p-20f : 0x1p-20f) : (neg ? -0.0f : 0.0f);
+    case 3: {
+      const uint32_t u = rng() % 64;
+      const float v = u == 0   ? std::numeric_limits<float>::infinity()
+                      : u == 1 ? 60000.0f
+                               : std::fabs(uniform(rng)) + 0.125f;
+      return r % 2 ? -v : v;
+    }
+    default:
+      return uniform(rng);
+  }
+}
+
+float gemm_act(int scenario, std::mt19937& rng, size_t t) {
+  const bool neg = t % 3 != 0 && rng() % 2;
+  switch (scenario) {
+    case 1:
+      return neg ? -0x1p-131f : 0x1p-131f;
+    case 2:
+      return rng() % 3 == 0 ? (neg ? -0x1p-131f : 0x1p-131f) : (neg ? -0.0f : 0.0f);
+    case 3: {
+      const uint32_t u = rng() % 128;
+      return u == 0   ? std::numeric_limits<float>::infinity()
+             : u == 1 ? 1e35f
+                      : std::fabs(uniform(rng)) + 0.125f;
+    }
+    default:
+      return uniform(rng);
+  }
+}
+
+// One float-weight matmul (N x K weights of `type`, T tokens) through every variant, against
+// the scalar reference's bits.
+void expect_float_gemm_equal(tzero::ThreadPool& pool, TensorType type, size_t N, size_t K, size_t T,
+                             int scenario, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<float> wf(N * K), x(T * K);
+  for (size_t r = 0; r < N; ++r)
+    for (size_t k = 0; k < K; ++k) wf[r * K + k] = gemm_weight(scenario, rng, r);
+  for (size_t t = 0; t < T; ++t)
+    for (size_t k = 0; k < K; ++k) x[t * K + k] = gemm_act(scenario, rng, t);
+  const size_t rb = tzero::row_bytes(type, K);
+  std::vector<uint8_t> w(N * rb);
+  for (size_t r = 0; r < N; ++r) tzero::quantize_row(type, &wf[r * K], &w[r * rb], K);
+  const tzero::Matrix m{type, w.data(), int64_t(N), int64_t(K), rb};
+  tzero::MatmulScratch scratch;
+  std::vector<float> ref(T * N), got(T * N);
+  tzero::matmul(pool, tzero::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
+  for (const KernelSet* k : variants()) {
+    std::fill(got.begin(), got.end(), -1.0f);
+    tzero::matmul(pool, *k, m, x.data(), T, got.data(), scratch);
+    EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
+        << k->name << " " << tzero::traits(type).name << " K=" << K << " N=" << N << " T=" << T
+        << " scenario=" << scenario;
+  }
+}
+
+}  // namespace
+
+// The batched float gemms tile rows and tokens, chunk the tokens (long rows below) and mask the
+// K % 16 tail: every tile shape and tail,
+// decode-sized and prefill-sized batches, and the signed zeros and infinities that a padded or
+// reordered lane would change.
+TEST(KernelVariants, BatchedFloatGemmTilesEqualScalarBits) {
+  if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
+  tzero::ThreadPool pool(2);
+  const std::vector<size_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 33, 70};
+  uint32_t seed = 300;
+  for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16})
+    for (size_t K : {5, 16, 23, 64, 100, 2048, 5632 + 7}) {
+      // Every row count on short rows; on long ones a tile's worth, one more, and 13.
+      for (size_t N : K < 2048 ? std::vector<size_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
+                               : std::vector<size_t>{1, 6, 7, 13})
+        for (size_t T : tokens) expect_float_gemm_equal(pool, type, N, K, T, 0, seed++);
+      for (int scenario : {1, 2, 3})
+        for (size_t N : {1, 5, 13})
+          for (size_t T : {1, 4, 5, 7, 17, 70})
+            expect_float_gemm_equal(pool, type, N, K, T, scenario, seed++);
+    }
+  // Rows long enough that a chunk holds 8 tokens (K = 65543) or a single tile of 4 (K = 262147,
+  // below one tile's worth): several chunks, partial tiles at the end of each.
+  for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16})
+    for (int scenario : {0, 1}) {
+      expect_float_gemm_equal(pool, type, 7, 65536 + 7, 17, scenario, seed++);
+      expect_float_gemm_equal(pool, type, 7, 262144 + 3, 9, scenario, seed++);
+    }
 }

@@ -12,57 +12,15 @@
 namespace tzero::x86 {
 namespace {
 
-// Four tokens at once against one weight row: each 16-element chunk of weights is widened once
-// and used four times; every token keeps its own 16 lanes (two ymm), so each element's order is
-// the canonical one (dot-v1). Zero-padded tails as in dot16.
-template <typename W, bool BF16>
-void dot16_x4(const W* w, const float* x, size_t n_cols, float* out) {
-  __m256 lo[4], hi[4];
-  for (int t = 0; t < 4; ++t) lo[t] = hi[t] = _mm256_setzero_ps();
-  size_t k = 0;
-  auto step = [&](const W* wp, const float* const* xp) {
-    __m256 wl, wh;
-    if constexpr (sizeof(W) == 4) {
-      wl = load8(wp);
-      wh = load8(wp + 8);
-    } else {
-      wl = load8(wp, BF16);
-      wh = load8(wp + 8, BF16);
-    }
-    for (int t = 0; t < 4; ++t) {
-      lo[t] = _mm256_fmadd_ps(wl, _mm256_loadu_ps(xp[t]), lo[t]);
-      hi[t] = _mm256_fmadd_ps(wh, _mm256_loadu_ps(xp[t] + 8), hi[t]);
-    }
-  };
-  for (; k + 16 <= n_cols; k += 16) {
-    const float* xp[4] = {x + k, x + n_cols + k, x + 2 * n_cols + k, x + 3 * n_cols + k};
-    step(w + k, xp);
-  }
-  if (k < n_cols) {
-    W wt[16] = {};
-    float xt[4][16] = {};
-    std::memcpy(wt, w + k, (n_cols - k) * sizeof(W));
-    for (int t = 0; t < 4; ++t)
-      std::memcpy(xt[t], x + t * n_cols + k, (n_cols - k) * sizeof(float));
-    const float* xp[4] = {xt[0], xt[1], xt[2], xt[3]};
-    step(wt, xp);
-  }
-  for (int t = 0; t < 4; ++t) out[t] = reduce16(lo[t], hi[t]);
-}
-
+// One dot16 per (row, token): decode-sized batches (avx2.cpp and avx512.cpp send larger ones to
+// the tiled gemm of gemm_float.h).
 template <typename P, typename W, bool BF16 = false>
 void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
                 size_t n_tok, float* y, size_t ldy) {
   const float* xf = static_cast<const float*>(x);
   for (size_t r = 0; r < n_rows; ++r) {
     const W* wr = reinterpret_cast<const W*>(w + r * w_row_bytes);
-    size_t t = 0;
-    for (; t + 4 <= n_tok; t += 4) {
-      float out[4];
-      dot16_x4<W, BF16>(wr, xf + t * n_cols, n_cols, out);
-      for (int i = 0; i < 4; ++i) y[(t + i) * ldy + r] = out[i];
-    }
-    for (; t < n_tok; ++t) y[t * ldy + r] = P::dot16(wr, xf + t * n_cols, n_cols, BF16);
+    for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = P::dot16(wr, xf + t * n_cols, n_cols, BF16);
   }
 }
 
