@@ -50,11 +50,10 @@ tzero::Matrix random_matrix(TensorType type, size_t N, size_t K, uint32_t seed,
   return tzero::Matrix{type, w.data(), int64_t(N), int64_t(K), rb};
 }
 
-// Every SIMD variant's matmul of m with T random activation rows equals the scalar one's bits.
-void expect_matmul_variants_equal(tzero::ThreadPool& pool, const tzero::Matrix& m, size_t T,
-                                  uint32_t seed, const std::string& what) {
-  const size_t N = size_t(m.n_rows), K = size_t(m.n_cols);
-  const std::vector<float> x = tzero::test::random_floats(T * K, seed);
+// Every SIMD variant's matmul of m with the T activation rows x equals the scalar one's bits.
+void expect_matmul_variants_equal(tzero::ThreadPool& pool, const tzero::Matrix& m,
+                                  const std::vector<float>& x, size_t T, const std::string& what) {
+  const size_t N = size_t(m.n_rows);
   tzero::MatmulScratch scratch;
   std::vector<float> ref(T * N), got(T * N);
   tzero::matmul(pool, tzero::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
@@ -63,6 +62,11 @@ void expect_matmul_variants_equal(tzero::ThreadPool& pool, const tzero::Matrix& 
     tzero::matmul(pool, *k, m, x.data(), T, got.data(), scratch);
     EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size())) << k->name << " " << what;
   }
+}
+void expect_matmul_variants_equal(tzero::ThreadPool& pool, const tzero::Matrix& m, size_t T,
+                                  uint32_t seed, const std::string& what) {
+  expect_matmul_variants_equal(pool, m, tzero::test::random_floats(T * size_t(m.n_cols), seed), T,
+                               what);
 }
 
 void report_variants() {
@@ -404,16 +408,10 @@ void expect_float_gemm_equal(tzero::ThreadPool& pool, TensorType type, size_t N,
   std::vector<uint8_t> w(N * rb);
   for (size_t r = 0; r < N; ++r) tzero::quantize_row(type, &wf[r * K], &w[r * rb], K);
   const tzero::Matrix m{type, w.data(), int64_t(N), int64_t(K), rb};
-  tzero::MatmulScratch scratch;
-  std::vector<float> ref(T * N), got(T * N);
-  tzero::matmul(pool, tzero::scalar_kernels(), m, x.data(), T, ref.data(), scratch);
-  for (const KernelSet* k : variants()) {
-    std::fill(got.begin(), got.end(), -1.0f);
-    tzero::matmul(pool, *k, m, x.data(), T, got.data(), scratch);
-    EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
-        << k->name << " " << tzero::traits(type).name << " K=" << K << " N=" << N << " T=" << T
-        << " scenario=" << scenario;
-  }
+  expect_matmul_variants_equal(pool, m, x, T,
+                               std::string(tzero::traits(type).name) + " K=" + std::to_string(K) +
+                                   " N=" + std::to_string(N) + " T=" + std::to_string(T) +
+                                   " scenario=" + std::to_string(scenario));
 }
 
 }  // namespace

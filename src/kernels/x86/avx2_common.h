@@ -108,14 +108,6 @@ static inline __m256i hsum8x8(const __m256i v[8]) {
                           _mm256_permute2x128_si256(a, b, 0x31));
 }
 
-// The 32 signed weights of a q4_0 block as int8 in element order.
-static inline __m256i q4_0_bytes(const BlockQ4_0& b) {
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-  const __m128i m = _mm_set1_epi8(15);
-  const __m128i lo = _mm_and_si128(q, m), hi = _mm_and_si128(_mm_srli_epi16(q, 4), m);
-  return _mm256_sub_epi8(_mm256_set_m128i(hi, lo), _mm256_set1_epi8(8));
-}
-
 // exp_ref (exp-v1), eight lanes, operation for operation.
 static inline __m256 exp8(__m256 x) {
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <vector>
 
 #include "kernels/quant_k.h"
 #include "kernels/x86/attention_x86.h"
@@ -47,41 +48,39 @@ inline __m128i insert_u16(__m128i v, uint16_t x, size_t j) {
       return _mm_insert_epi16(v, x, 7);
   }
 }
-inline __m256 insert_f32(__m256 v, float x, size_t j) {
-  const __m256 b = _mm256_set1_ps(x);
-  switch (j) {
-    case 0:
-      return _mm256_blend_ps(v, b, 1);
-    case 1:
-      return _mm256_blend_ps(v, b, 2);
-    case 2:
-      return _mm256_blend_ps(v, b, 4);
-    case 3:
-      return _mm256_blend_ps(v, b, 8);
-    case 4:
-      return _mm256_blend_ps(v, b, 16);
-    case 5:
-      return _mm256_blend_ps(v, b, 32);
-    case 6:
-      return _mm256_blend_ps(v, b, 64);
-    default:
-      return _mm256_blend_ps(v, b, 128);
-  }
-}
 
 // Canonical quantized gemm (dot-v1): exact int32 block sums, p = d_w * d_x, 8 block lanes,
 // then the 8-lane tree. A group of 8 weight blocks is loaded and unpacked once and reused for
 // every token of the batch; each (row, token) element keeps its own accumulator, so its order
-// is the same as for a single token.
+// is the same as for a single token. The activations' scales (and for Q4_0 their block sums)
+// are gathered once per call into arrays, so a block group reads its 8 scales with one load.
+// Q4_0 multiplies the unsigned nibbles (0..15) with x and subtracts 8 * sum(x) afterwards:
+// sum((q - 8) * x) exactly, without the sign trick Q8_0's signed weights need.
 template <typename P, typename Block>
 void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
             size_t n_tok, float* y, size_t ldy) {
-  const size_t nb = n_cols / kQBlock;
+  constexpr bool kQ4 = sizeof(Block) == sizeof(BlockQ4_0);
+  const size_t nb = n_cols / kQBlock, nb8 = (nb + 7) / 8 * 8;
   const ActQ8* xq = static_cast<const ActQ8*>(x);
   __m256 acc[kTokTile];
   __m256i wq[8], aw[8];
+  thread_local std::vector<float> dx_all;     // (kTokTile, nb8) activation scales, 0 past nb
+  thread_local std::vector<int32_t> xs_all;   // (kTokTile, nb8) Q4_0: 8 * sum of x_q per block
+  const __m256i nib = _mm256_set1_epi8(15);
   for (size_t t0 = 0; t0 < n_tok; t0 += kTokTile) {
     const size_t nt = n_tok - t0 < kTokTile ? n_tok - t0 : kTokTile;
+    dx_all.assign(nt * nb8, 0.0f);
+    if (kQ4) xs_all.assign(nt * nb8, 0);
+    for (size_t t = 0; t < nt; ++t)
+      for (size_t b = 0; b < nb; ++b) {
+        const ActQ8& xb = xq[(t0 + t) * nb + b];
+        dx_all[t * nb8 + b] = xb.d;
+        if (kQ4) {
+          int32_t sum = 0;
+          for (int i = 0; i < kQBlock; ++i) sum += xb.qs[i];
+          xs_all[t * nb8 + b] = 8 * sum;
+        }
+      }
     for (size_t r = 0; r < n_rows; ++r) {
       const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
       for (size_t t = 0; t < nt; ++t) acc[t] = _mm256_setzero_ps();
@@ -90,30 +89,38 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
         __m128i dh = _mm_setzero_si128();  // built in registers: no store-forwarding stall
         for (size_t j = 0; j < m; ++j) {
           const Block& wb = wr[b0 + j];
-          if constexpr (sizeof(Block) == sizeof(BlockQ4_0))
-            wq[j] = q4_0_bytes(wb);
-          else
+          if constexpr (kQ4) {
+            const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wb.qs));
+            wq[j] = _mm256_and_si256(
+                _mm256_set_m128i(_mm_srli_epi16(q, 4), q), nib);  // elements 0..15 | 16..31
+          } else {
             wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs));
-          aw[j] = _mm256_sign_epi8(wq[j], wq[j]);
+            aw[j] = _mm256_sign_epi8(wq[j], wq[j]);
+          }
           dh = insert_u16(dh, wb.d, j);
         }
         const __m256 dw = _mm256_cvtph_ps(dh);
         for (size_t t = 0; t < nt; ++t) {
           const ActQ8* xb = xq + (t0 + t) * nb + b0;
           __m256i part[8];
-          __m256 dx = _mm256_setzero_ps();
           for (size_t j = 0; j < 8; ++j) {
             if (j >= m) {
               part[j] = _mm256_setzero_si256();
               continue;
             }
             const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[j].qs));
-            part[j] = P::q8_partial(aw[j], _mm256_sign_epi8(xv, wq[j]));
-            dx = insert_f32(dx, xb[j].d, j);
+            if constexpr (kQ4)
+              part[j] = P::q8_partial(wq[j], xv);
+            else
+              part[j] = P::q8_partial(aw[j], _mm256_sign_epi8(xv, wq[j]));
           }
+          __m256i isum = hsum8x8(part);
+          if constexpr (kQ4)
+            isum = _mm256_sub_epi32(isum, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                              &xs_all[t * nb8 + b0])));
           // p = d_w * d_x (one rounding, as the reference); missing blocks have p = 0, isum = 0.
-          const __m256 p = _mm256_mul_ps(dw, dx);
-          acc[t] = _mm256_fmadd_ps(p, _mm256_cvtepi32_ps(hsum8x8(part)), acc[t]);
+          const __m256 p = _mm256_mul_ps(dw, _mm256_loadu_ps(&dx_all[t * nb8 + b0]));
+          acc[t] = _mm256_fmadd_ps(p, _mm256_cvtepi32_ps(isum), acc[t]);
         }
       }
       for (size_t t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = reduce8(acc[t]);
