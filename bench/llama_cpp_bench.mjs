@@ -38,7 +38,7 @@ const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLev
 const model = await llama.loadModel({ modelPath: a.m, gpuLayers: 0 });
 const context = await model.createContext({
   contextSize: a.d + Math.max(a.p, a.n) + 16,
-  batchSize: Math.max(a.p, 1),
+  batchSize: a.p > 0 ? a.p : 512,
   threads: { ideal: a.t, min: a.t },
   sequences: 1,
 });
@@ -48,7 +48,7 @@ const after = ids.slice(a.d);
 // The depth's tokens, untimed, in chunks of the batch size.
 const fillDepth = async () => {
   await seq.clearHistory();
-  const chunk = Math.max(a.p, 1);
+  const chunk = a.p > 0 ? a.p : 512;
   for (let i = 0; i < a.d; i += chunk) await seq.controlledEvaluate(ids.slice(i, Math.min(a.d, i + chunk)));
 };
 const pp = [], tg = [];

@@ -200,8 +200,10 @@ Command add_bench(CLI::App& app) {
             ThreadPool pool(o->threads);
             const int gpu_layers = parse_gpu_layers(o->gpu_layers, hp.n_layer);
             check_gpu_mode(gpu_layers, mode_arg(o->mode));
+            // The depth is prefilled in chunks of -p tokens (512 with -p 0).
+            const int chunk = o->n_prompt > 0 ? o->n_prompt : std::min(std::max(depth, 1), 512);
             const auto fwd_ptr = make_forward(*model, pool,
-                                              {n_ctx, std::max(o->n_prompt, 1), kernels,
+                                              {n_ctx, chunk, kernels,
                                                mode_arg(o->mode) == Mode::fast, gpu_layers});
             Forward& fwd = *fwd_ptr;
             KvCache kv(hp, n_ctx);
@@ -210,7 +212,6 @@ Command add_bench(CLI::App& app) {
             for (size_t i = 0; i < tokens.size(); ++i)
               tokens[i] = int32_t((i * 7919 + 13) % size_t(hp.n_vocab));
             // The depth's positions, once: the tests below only write positions after them.
-            const int chunk = std::max(o->n_prompt, 1);
             for (int p0 = 0; p0 < depth; p0 += chunk) {
               if (!o->json && isatty(2)) std::fprintf(stderr, "\rdepth %d/%d", p0, depth);
               fwd.eval(&tokens[size_t(p0)], std::min(chunk, depth - p0), p0, kv, logits.data());
