@@ -32,6 +32,14 @@ struct KvRows {
   size_t block_size;
   size_t stride;  // floats between consecutive rows of a block
   const float* row(size_t t) const { return blocks[t / block_size] + (t % block_size) * stride; }
+  // The run of consecutive rows that starts at position t and ends before t1 or at its block's
+  // end: *rows = row(t), returns its length. Loops over runs without a callback (a lambda that
+  // captures a kernel's accumulators makes the compiler spill them at every row).
+  size_t run_at(size_t t, size_t t1, const float** rows) const {
+    const size_t off = t % block_size, n = block_size - off < t1 - t ? block_size - off : t1 - t;
+    *rows = blocks[t / block_size] + off * stride;
+    return n;
+  }
   // Calls f(first row, first position, row count) for the runs of consecutive rows covering
   // positions [t0, t1).
   template <typename F>

@@ -42,9 +42,26 @@ inline __m512 reduce16x16(const __m512* a) {
 }
 
 // Dot-v1 of q with 16 rows (rows[i], head_dim floats each); lanes past a head_dim tail keep
-// their accumulator (mask3), as in Avx512::dot16.
+// their accumulator (mask3), as in Avx512::dot16. NC > 0: head_dim == 16 * NC, q held in
+// registers and each key's chain run to its end (16 independent chains; one row pointer live at
+// a time). NC == 0: any head_dim, chunk by chunk over all 16 keys.
+template <int NC>
 inline __m512 dot16_keys(const float* q, const float* const* rows, size_t head_dim) {
   __m512 acc[16];
+  if constexpr (NC > 0) {
+    __m512 qv[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) qv[c] = _mm512_loadu_ps(q + 16 * c);
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) {
+      const float* r = rows[i];
+      __m512 a = _mm512_setzero_ps();
+#pragma GCC unroll 16
+      for (int c = 0; c < NC; ++c) a = _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(r + 16 * c), a);
+      acc[i] = a;
+    }
+    return reduce16x16(acc);
+  }
   for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
   size_t c = 0;
   for (; c + 16 <= head_dim; c += 16) {
@@ -70,7 +87,11 @@ void attn_scores_avx512(const float* q, size_t q_stride, size_t n_q, const KvRow
     for (size_t i = n_rows; i < 16; ++i) rows[i] = rows[0];  // padding, never stored
     const __mmask16 mk = __mmask16((1u << n_rows) - 1);
     for (size_t g = 0; g < n_q; ++g) {
-      const __m512 x = _mm512_mul_ps(dot16_keys(q + g * q_stride, rows, head_dim), sv);
+      const float* qg = q + g * q_stride;
+      const __m512 dots = head_dim == 64    ? dot16_keys<4>(qg, rows, head_dim)
+                          : head_dim == 128 ? dot16_keys<8>(qg, rows, head_dim)
+                                            : dot16_keys<0>(qg, rows, head_dim);
+      const __m512 x = _mm512_mul_ps(dots, sv);
       _mm512_mask_storeu_ps(s + g * ld + (first - t0), mk, x);
       const float mx = _mm512_mask_reduce_max_ps(mk, x);
       m[g] = std::fmax(m[g], mx);
@@ -93,23 +114,33 @@ template <int NG, int NV>
 void values_tile_avx512(const float* e, size_t ld, const KvRows& v, size_t t0, size_t t1,
                         size_t d0, __mmask16 tail, float* o, size_t o_stride) {
   __m512 acc[NG][NV];
+  #pragma GCC unroll 16
   for (int g = 0; g < NG; ++g)
+    #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_setzero_ps();
-  v.for_each_run(t0, t1, [&](const float* rows, size_t first, size_t n) {
-    const float* eg = e + (first - t0);
+  for (size_t t = t0; t < t1;) {
+    const float* rows;
+    const size_t n = v.run_at(t, t1, &rows);
+    const float* eg = e + (t - t0);
     for (size_t i = 0; i < n; ++i) {
       const float* row = rows + i * v.stride + d0;
       __m512 vv[NV];
+      #pragma GCC unroll 16
       for (int j = 0; j + 1 < NV; ++j) vv[j] = _mm512_loadu_ps(row + 16 * j);
       vv[NV - 1] = _mm512_maskz_loadu_ps(tail, row + 16 * (NV - 1));
+      #pragma GCC unroll 16
       for (int g = 0; g < NG; ++g) {
         const __m512 w = _mm512_set1_ps(eg[size_t(g) * ld + i]);
+        #pragma GCC unroll 16
         for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_fmadd_ps(w, vv[j], acc[g][j]);
       }
     }
-  });
+    t += n;
+  }
+  #pragma GCC unroll 16
   for (int g = 0; g < NG; ++g) {
     float* og = o + size_t(g) * o_stride + d0;
+    #pragma GCC unroll 16
     for (int j = 0; j + 1 < NV; ++j) _mm512_storeu_ps(og + 16 * j, acc[g][j]);
     _mm512_mask_storeu_ps(og + 16 * (NV - 1), tail, acc[g][NV - 1]);
   }

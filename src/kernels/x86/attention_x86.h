@@ -53,20 +53,31 @@ template <int NG, int NV>
 void values_tile_avx2(const float* e, size_t ld, const KvRows& v, size_t t0, size_t t1, size_t d0,
                       float* o, size_t o_stride) {
   __m256 acc[NG][NV];
+  #pragma GCC unroll 16
   for (int g = 0; g < NG; ++g)
+    #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) acc[g][j] = _mm256_setzero_ps();
-  v.for_each_run(t0, t1, [&](const float* rows, size_t first, size_t n) {
+  for (size_t t = t0; t < t1;) {
+    const float* rows;
+    const size_t n = v.run_at(t, t1, &rows);
+    const float* eg = e + (t - t0);
     for (size_t i = 0; i < n; ++i) {
       const float* row = rows + i * v.stride + d0;
       __m256 vv[NV];
+      #pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) vv[j] = _mm256_loadu_ps(row + 8 * j);
+      #pragma GCC unroll 16
       for (int g = 0; g < NG; ++g) {
-        const __m256 w = _mm256_set1_ps(e[size_t(g) * ld + (first + i - t0)]);
+        const __m256 w = _mm256_set1_ps(eg[size_t(g) * ld + i]);
+        #pragma GCC unroll 16
         for (int j = 0; j < NV; ++j) acc[g][j] = _mm256_fmadd_ps(w, vv[j], acc[g][j]);
       }
     }
-  });
+    t += n;
+  }
+  #pragma GCC unroll 16
   for (int g = 0; g < NG; ++g)
+    #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) _mm256_storeu_ps(o + size_t(g) * o_stride + d0 + 8 * j, acc[g][j]);
 }
 
@@ -77,6 +88,7 @@ void values_heads_avx2(const float* e, size_t ld, const KvRows& v, size_t t0, si
   for (; d + 32 <= head_dim; d += 32) values_tile_avx2<NG, 4>(e, ld, v, t0, t1, d, o, o_stride);
   for (; d + 8 <= head_dim; d += 8) values_tile_avx2<NG, 1>(e, ld, v, t0, t1, d, o, o_stride);
   for (; d < head_dim; ++d)  // head sizes that are not a multiple of 8
+    #pragma GCC unroll 16
     for (int g = 0; g < NG; ++g) {
       float acc = 0.0f;
       for (size_t t = t0; t < t1; ++t) acc = std::fma(e[size_t(g) * ld + (t - t0)], v.row(t)[d], acc);
