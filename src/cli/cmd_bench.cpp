@@ -141,131 +141,128 @@ Command add_bench(CLI::App& app) {
                   "The last N layers (or 'all') on the CUDA device (needs --mode portable)")
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON object");
-  return {sub, [o] {
-            if (!o->concurrency.empty()) {
-              check(o->n_gen > 0, "--concurrency needs -n > 0");
-              check(o->depth == 0, "--n-depth does not combine with --concurrency");
-              auto m = Model::load(o->model);
-              const int n_vocab = m->hparams().n_vocab;
-              m.reset();
-              nlohmann::json rows = nlohmann::json::array();
-              if (!o->json)
-                std::printf("model %s, threads %d, mode %s, prompt %d, generate %d per request\n",
-                            o->model.c_str(), o->threads, o->mode.c_str(), o->n_prompt, o->n_gen);
-              for (int c : o->concurrency) {
-                std::vector<double> total, decode;
-                for (int rep = 0; rep < o->reps; ++rep) {
-                  const ConcurrencyResult r =
-                      bench_concurrency(o->model, c, std::max(o->n_prompt, 1), o->n_gen, o->threads,
-                                        o->mode, o->kernels, o->gpu_layers, n_vocab);
-                  total.push_back(r.total_tokens_per_s);
-                  decode.push_back(r.decode_tokens_per_s);
-                  if (!o->json && isatty(2))
-                    std::fprintf(stderr, "\rC=%d rep %d/%d", c, rep + 1, o->reps);
-                }
-                const Stats t = stats(total), d = stats(decode);
-                if (o->json) {
-                  rows.push_back({{"concurrency", c},
-                                  {"tg_tokens_per_s", d.mean},
-                                  {"tg_sd", d.sd},
-                                  {"total_tokens_per_s", t.mean},
-                                  {"total_sd", t.sd}});
-                } else {
-                  if (isatty(2)) std::fprintf(stderr, "\r");
-                  std::printf(
-                      "C=%-4d generation %8.2f ± %.2f tokens/s aggregate (%.2f ± %.2f "
-                      "with prefill)\n",
-                      c, d.mean, d.sd, t.mean, t.sd);
-                }
-              }
-              if (o->json)
-                std::printf("%s\n", nlohmann::json({{"model", o->model},
-                                                    {"threads", o->threads},
-                                                    {"mode", o->mode},
-                                                    {"n_prompt", o->n_prompt},
-                                                    {"n_gen", o->n_gen},
-                                                    {"reps", o->reps},
-                                                    {"concurrency", rows}})
-                                        .dump()
-                                        .c_str());
-              return 0;
-            }
-            auto model = Model::load(o->model);
-            const HParams& hp = model->hparams();
-            const KernelSet& kernels = select_kernels(o->kernels);
-            const int depth = o->depth;
-            const int n_ctx = depth + std::max(o->n_prompt, o->n_gen) + 1;
-            // Past the trained context the numbers still measure speed (RoPE extends); the text
-            // would not be meaningful, which a speed test does not read.
-            ThreadPool pool(o->threads);
-            const int gpu_layers = parse_gpu_layers(o->gpu_layers, hp.n_layer);
-            check_gpu_mode(gpu_layers, mode_arg(o->mode));
-            // The depth is prefilled in chunks of -p tokens (512 with -p 0).
-            const int chunk = o->n_prompt > 0 ? o->n_prompt : std::min(std::max(depth, 1), 512);
-            const auto fwd_ptr = make_forward(*model, pool,
-                                              {n_ctx, chunk, kernels,
-                                               mode_arg(o->mode) == Mode::fast, gpu_layers});
-            Forward& fwd = *fwd_ptr;
-            KvCache kv(hp, n_ctx);
-            std::vector<float> logits(size_t(hp.n_vocab));
-            std::vector<int32_t> tokens(size_t(depth + std::max(o->n_prompt, o->n_gen)));
-            for (size_t i = 0; i < tokens.size(); ++i)
-              tokens[i] = int32_t((i * 7919 + 13) % size_t(hp.n_vocab));
-            // The depth's positions, once: the tests below only write positions after them.
-            for (int p0 = 0; p0 < depth; p0 += chunk) {
-              if (!o->json && isatty(2)) std::fprintf(stderr, "\rdepth %d/%d", p0, depth);
-              fwd.eval(&tokens[size_t(p0)], std::min(chunk, depth - p0), p0, kv, logits.data());
-            }
-            const int32_t* after = &tokens[size_t(depth)];
-            std::vector<double> pp, tg;
+  return {
+      sub, [o] {
+        if (!o->concurrency.empty()) {
+          check(o->n_gen > 0, "--concurrency needs -n > 0");
+          check(o->depth == 0, "--n-depth does not combine with --concurrency");
+          auto m = Model::load(o->model);
+          const int n_vocab = m->hparams().n_vocab;
+          m.reset();
+          nlohmann::json rows = nlohmann::json::array();
+          if (!o->json)
+            std::printf("model %s, threads %d, mode %s, prompt %d, generate %d per request\n",
+                        o->model.c_str(), o->threads, o->mode.c_str(), o->n_prompt, o->n_gen);
+          for (int c : o->concurrency) {
+            std::vector<double> total, decode;
             for (int rep = 0; rep < o->reps; ++rep) {
-              if (o->n_prompt > 0) {
-                const double t0 = now();
-                fwd.eval(after, o->n_prompt, depth, kv, logits.data());
-                pp.push_back(o->n_prompt / (now() - t0));
-              }
-              if (o->n_gen > 0) {
-                const double t0 = now();
-                for (int i = 0; i < o->n_gen; ++i)
-                  fwd.eval(&after[size_t(i)], 1, depth + i, kv, logits.data());
-                tg.push_back(o->n_gen / (now() - t0));
-              }
-              if (!o->json && isatty(2)) std::fprintf(stderr, "\rrep %d/%d", rep + 1, o->reps);
+              const ConcurrencyResult r =
+                  bench_concurrency(o->model, c, std::max(o->n_prompt, 1), o->n_gen, o->threads,
+                                    o->mode, o->kernels, o->gpu_layers, n_vocab);
+              total.push_back(r.total_tokens_per_s);
+              decode.push_back(r.decode_tokens_per_s);
+              if (!o->json && isatty(2))
+                std::fprintf(stderr, "\rC=%d rep %d/%d", c, rep + 1, o->reps);
             }
-            const Stats p = stats(pp), g = stats(tg);
-            const double file_gb = double(model->gguf().file_size()) / 1e9;
+            const Stats t = stats(total), d = stats(decode);
             if (o->json) {
-              nlohmann::json j = {
-                  {"model", o->model},       {"model_bytes", model->gguf().file_size()},
-                  {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
-                  {"n_depth", depth},        {"threads", o->threads},
-                  {"mode", o->mode},
-                  {"kernels", kernels.name}, {"reps", o->reps}};
-              j["gpu_layers"] = o->gpu_layers;
-              if (fwd.device()) j["device"] = fwd.device()->describe();
-              j["pp_tokens_per_s"] = o->n_prompt > 0 ? nlohmann::json(p.mean) : nlohmann::json();
-              j["pp_sd"] = p.sd;
-              j["tg_tokens_per_s"] = o->n_gen > 0 ? nlohmann::json(g.mean) : nlohmann::json();
-              j["tg_sd"] = g.sd;
-              j["tg_weight_gb_per_s"] =
-                  o->n_gen > 0 ? nlohmann::json(g.mean * weight_bytes_per_token(*model) / 1e9)
-                               : nlohmann::json();
-              std::printf("%s\n", j.dump().c_str());
+              rows.push_back({{"concurrency", c},
+                              {"tg_tokens_per_s", d.mean},
+                              {"tg_sd", d.sd},
+                              {"total_tokens_per_s", t.mean},
+                              {"total_sd", t.sd}});
             } else {
               if (isatty(2)) std::fprintf(stderr, "\r");
-              std::printf("model %s (%.2f GB), threads %d, kernels %s, mode %s\n", o->model.c_str(),
-                          file_gb, o->threads, kernels.name, o->mode.c_str());
-              const std::string at = depth ? " @ d" + std::to_string(depth) : "";
-              if (o->n_prompt > 0)
-                std::printf("pp%-5d%s %8.2f ± %.2f tokens/s\n", o->n_prompt, at.c_str(), p.mean,
-                            p.sd);
-              if (o->n_gen > 0)
-                std::printf("tg%-5d%s %8.2f ± %.2f tokens/s (weights read at %.1f GB/s)\n",
-                            o->n_gen, at.c_str(), g.mean, g.sd,
-                            g.mean * weight_bytes_per_token(*model) / 1e9);
+              std::printf(
+                  "C=%-4d generation %8.2f ± %.2f tokens/s aggregate (%.2f ± %.2f "
+                  "with prefill)\n",
+                  c, d.mean, d.sd, t.mean, t.sd);
             }
-            return 0;
-          }};
+          }
+          if (o->json)
+            std::printf("%s\n", nlohmann::json({{"model", o->model},
+                                                {"threads", o->threads},
+                                                {"mode", o->mode},
+                                                {"n_prompt", o->n_prompt},
+                                                {"n_gen", o->n_gen},
+                                                {"reps", o->reps},
+                                                {"concurrency", rows}})
+                                    .dump()
+                                    .c_str());
+          return 0;
+        }
+        auto model = Model::load(o->model);
+        const HParams& hp = model->hparams();
+        const KernelSet& kernels = select_kernels(o->kernels);
+        const int depth = o->depth;
+        const int n_ctx = depth + std::max(o->n_prompt, o->n_gen) + 1;
+        // Past the trained context the numbers still measure speed (RoPE extends); the text
+        // would not be meaningful, which a speed test does not read.
+        ThreadPool pool(o->threads);
+        const int gpu_layers = parse_gpu_layers(o->gpu_layers, hp.n_layer);
+        check_gpu_mode(gpu_layers, mode_arg(o->mode));
+        // The depth is prefilled in chunks of -p tokens (512 with -p 0).
+        const int chunk = o->n_prompt > 0 ? o->n_prompt : std::min(std::max(depth, 1), 512);
+        const auto fwd_ptr = make_forward(
+            *model, pool, {n_ctx, chunk, kernels, mode_arg(o->mode) == Mode::fast, gpu_layers});
+        Forward& fwd = *fwd_ptr;
+        KvCache kv(hp, n_ctx);
+        std::vector<float> logits(size_t(hp.n_vocab));
+        std::vector<int32_t> tokens(size_t(depth + std::max(o->n_prompt, o->n_gen)));
+        for (size_t i = 0; i < tokens.size(); ++i)
+          tokens[i] = int32_t((i * 7919 + 13) % size_t(hp.n_vocab));
+        // The depth's positions, once: the tests below only write positions after them.
+        for (int p0 = 0; p0 < depth; p0 += chunk) {
+          if (!o->json && isatty(2)) std::fprintf(stderr, "\rdepth %d/%d", p0, depth);
+          fwd.eval(&tokens[size_t(p0)], std::min(chunk, depth - p0), p0, kv, logits.data());
+        }
+        const int32_t* after = &tokens[size_t(depth)];
+        std::vector<double> pp, tg;
+        for (int rep = 0; rep < o->reps; ++rep) {
+          if (o->n_prompt > 0) {
+            const double t0 = now();
+            fwd.eval(after, o->n_prompt, depth, kv, logits.data());
+            pp.push_back(o->n_prompt / (now() - t0));
+          }
+          if (o->n_gen > 0) {
+            const double t0 = now();
+            for (int i = 0; i < o->n_gen; ++i)
+              fwd.eval(&after[size_t(i)], 1, depth + i, kv, logits.data());
+            tg.push_back(o->n_gen / (now() - t0));
+          }
+          if (!o->json && isatty(2)) std::fprintf(stderr, "\rrep %d/%d", rep + 1, o->reps);
+        }
+        const Stats p = stats(pp), g = stats(tg);
+        const double file_gb = double(model->gguf().file_size()) / 1e9;
+        if (o->json) {
+          nlohmann::json j = {{"model", o->model},       {"model_bytes", model->gguf().file_size()},
+                              {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
+                              {"n_depth", depth},        {"threads", o->threads},
+                              {"mode", o->mode},         {"kernels", kernels.name},
+                              {"reps", o->reps}};
+          j["gpu_layers"] = o->gpu_layers;
+          if (fwd.device()) j["device"] = fwd.device()->describe();
+          j["pp_tokens_per_s"] = o->n_prompt > 0 ? nlohmann::json(p.mean) : nlohmann::json();
+          j["pp_sd"] = p.sd;
+          j["tg_tokens_per_s"] = o->n_gen > 0 ? nlohmann::json(g.mean) : nlohmann::json();
+          j["tg_sd"] = g.sd;
+          j["tg_weight_gb_per_s"] =
+              o->n_gen > 0 ? nlohmann::json(g.mean * weight_bytes_per_token(*model) / 1e9)
+                           : nlohmann::json();
+          std::printf("%s\n", j.dump().c_str());
+        } else {
+          if (isatty(2)) std::fprintf(stderr, "\r");
+          std::printf("model %s (%.2f GB), threads %d, kernels %s, mode %s\n", o->model.c_str(),
+                      file_gb, o->threads, kernels.name, o->mode.c_str());
+          const std::string at = depth ? " @ d" + std::to_string(depth) : "";
+          if (o->n_prompt > 0)
+            std::printf("pp%-5d%s %8.2f ± %.2f tokens/s\n", o->n_prompt, at.c_str(), p.mean, p.sd);
+          if (o->n_gen > 0)
+            std::printf("tg%-5d%s %8.2f ± %.2f tokens/s (weights read at %.1f GB/s)\n", o->n_gen,
+                        at.c_str(), g.mean, g.sd, g.mean * weight_bytes_per_token(*model) / 1e9);
+        }
+        return 0;
+      }};
 }
 
 }  // namespace tzero::cli

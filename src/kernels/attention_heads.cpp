@@ -23,8 +23,8 @@ void attn_finish(size_t n_q, size_t head_dim, const float* z, float* o, size_t o
 }
 
 void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t n_q,
-                     const KvRows& kr, const KvRows& vr, size_t n_kv, size_t head_dim,
-                     float scale, AttnScratch& sc, float* out, size_t out_stride) {
+                     const KvRows& kr, const KvRows& vr, size_t n_kv, size_t head_dim, float scale,
+                     AttnScratch& sc, float* out, size_t out_stride) {
   const size_t ld = (n_kv + 15) / 16 * 16;
   if (sc.s.size() < n_q * ld) sc.s.resize(n_q * ld);
   if (sc.o_j.size() < n_q * head_dim) sc.o_j.resize(n_q * head_dim);

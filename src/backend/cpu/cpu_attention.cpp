@@ -96,7 +96,7 @@ std::vector<size_t> balanced_ranges(size_t n, size_t parts, Cost cost) {
 
 }  // namespace
 
-// Work items are (token, kv head): the group's query heads share each loaded key and value
+// Work items are (kv head, token): the group's query heads share each loaded key and value
 // row. With enough items each thread takes whole items (attention_heads runs the position
 // blocks in order); with few items and long contexts (decode) the position blocks of attn-v2
 // are spread over the threads and merged afterwards, left to right. Both give the same bits.
@@ -164,7 +164,8 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
   std::vector<float> m(n_items * group, -INFINITY);  // the max is exact in any order
   for (size_t u = 0; u < n_units; ++u)
     for (size_t g = 0; g < group; ++g)
-      m[units[u].item * group + g] = std::fmax(m[units[u].item * group + g], split_m_[u * group + g]);
+      m[units[u].item * group + g] =
+          std::fmax(m[units[u].item * group + g], split_m_[u * group + g]);
   pool_.run(threads, [&](size_t p0, size_t p1) {  // e, z_j and o_j of each block
     for (size_t u = bounds[p0]; u < bounds[p1]; ++u) {
       const Unit& un = units[u];

@@ -108,43 +108,19 @@ void attn_scores_avx512(const float* q, size_t q_stride, size_t n_q, const KvRow
   flush();
 }
 
-// o[g][d0 .. d0 + 16 * NV) for NG heads; the last vector is masked by `tail` (its lanes past
-// the head are computed on zeros and never stored).
-template <int NG, int NV>
-void values_tile_avx512(const float* e, size_t ld, const KvRows& v, size_t t0, size_t t1,
-                        size_t d0, __mmask16 tail, float* o, size_t o_stride) {
-  __m512 acc[NG][NV];
-  #pragma GCC unroll 16
-  for (int g = 0; g < NG; ++g)
-    #pragma GCC unroll 16
-    for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_setzero_ps();
-  for (size_t t = t0; t < t1;) {
-    const float* rows;
-    const size_t n = v.run_at(t, t1, &rows);
-    const float* eg = e + (t - t0);
-    for (size_t i = 0; i < n; ++i) {
-      const float* row = rows + i * v.stride + d0;
-      __m512 vv[NV];
-      #pragma GCC unroll 16
-      for (int j = 0; j + 1 < NV; ++j) vv[j] = _mm512_loadu_ps(row + 16 * j);
-      vv[NV - 1] = _mm512_maskz_loadu_ps(tail, row + 16 * (NV - 1));
-      #pragma GCC unroll 16
-      for (int g = 0; g < NG; ++g) {
-        const __m512 w = _mm512_set1_ps(eg[size_t(g) * ld + i]);
-        #pragma GCC unroll 16
-        for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_fmadd_ps(w, vv[j], acc[g][j]);
-      }
-    }
-    t += n;
-  }
-  #pragma GCC unroll 16
-  for (int g = 0; g < NG; ++g) {
-    float* og = o + size_t(g) * o_stride + d0;
-    #pragma GCC unroll 16
-    for (int j = 0; j + 1 < NV; ++j) _mm512_storeu_ps(og + 16 * j, acc[g][j]);
-    _mm512_mask_storeu_ps(og + 16 * (NV - 1), tail, acc[g][NV - 1]);
-  }
-}
+// The AVX-512 vector policy of values_tile (attention_x86.h): masked tail vectors.
+struct Zmm {
+  using Vec = __m512;
+  using Mask = __mmask16;
+  static constexpr int kLanes = 16;
+  static Vec zero() { return _mm512_setzero_ps(); }
+  static Vec load(const float* p) { return _mm512_loadu_ps(p); }
+  static Vec load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
+  static Vec set1(float x) { return _mm512_set1_ps(x); }
+  static Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+  static void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+  static void store(float* p, Vec v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
+};
 
 template <int NG>
 void values_heads_avx512(const float* e, size_t ld, const KvRows& v, size_t t0, size_t t1,
@@ -155,24 +131,23 @@ void values_heads_avx512(const float* e, size_t ld, const KvRows& v, size_t t0, 
     const __mmask16 tail = left % 16 ? __mmask16((1u << (left % 16)) - 1) : __mmask16(0xffff);
     switch (nv) {
       case 1:
-        values_tile_avx512<NG, 1>(e, ld, v, t0, t1, d, tail, o, o_stride);
+        values_tile<Zmm, NG, 1>(e, ld, v, t0, t1, d, tail, o, o_stride);
         break;
       case 2:
-        values_tile_avx512<NG, 2>(e, ld, v, t0, t1, d, tail, o, o_stride);
+        values_tile<Zmm, NG, 2>(e, ld, v, t0, t1, d, tail, o, o_stride);
         break;
       case 3:
-        values_tile_avx512<NG, 3>(e, ld, v, t0, t1, d, tail, o, o_stride);
+        values_tile<Zmm, NG, 3>(e, ld, v, t0, t1, d, tail, o, o_stride);
         break;
       default:
-        values_tile_avx512<NG, 4>(e, ld, v, t0, t1, d, tail, o, o_stride);
+        values_tile<Zmm, NG, 4>(e, ld, v, t0, t1, d, tail, o, o_stride);
         break;
     }
   }
 }
 
-void attn_block_avx512(float* s, size_t ld, size_t n_q, const float* m, const KvRows& v,
-                       size_t t0, size_t t1, size_t head_dim, float* z, float* o,
-                       size_t o_stride) {
+void attn_block_avx512(float* s, size_t ld, size_t n_q, const float* m, const KvRows& v, size_t t0,
+                       size_t t1, size_t head_dim, float* z, float* o, size_t o_stride) {
   const size_t n = t1 - t0;
   for (size_t g = 0; g < n_q; ++g) {
     exp_shifted(s + g * ld, n, m[g]);

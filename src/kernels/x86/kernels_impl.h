@@ -64,8 +64,8 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
   const ActQ8* xq = static_cast<const ActQ8*>(x);
   __m256 acc[kTokTile];
   __m256i wq[8], aw[8];
-  thread_local std::vector<float> dx_all;     // (kTokTile, nb8) activation scales, 0 past nb
-  thread_local std::vector<int32_t> xs_all;   // (kTokTile, nb8) Q4_0: 8 * sum of x_q per block
+  thread_local std::vector<float> dx_all;    // (kTokTile, nb8) activation scales, 0 past nb
+  thread_local std::vector<int32_t> xs_all;  // (kTokTile, nb8) Q4_0: 8 * sum of x_q per block
   const __m256i nib = _mm256_set1_epi8(15);
   for (size_t t0 = 0; t0 < n_tok; t0 += kTokTile) {
     const size_t nt = n_tok - t0 < kTokTile ? n_tok - t0 : kTokTile;
@@ -91,8 +91,8 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
           const Block& wb = wr[b0 + j];
           if constexpr (kQ4) {
             const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wb.qs));
-            wq[j] = _mm256_and_si256(
-                _mm256_set_m128i(_mm_srli_epi16(q, 4), q), nib);  // elements 0..15 | 16..31
+            wq[j] = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q),
+                                     nib);  // elements 0..15 | 16..31
           } else {
             wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs));
             aw[j] = _mm256_sign_epi8(wq[j], wq[j]);
@@ -116,8 +116,8 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
           }
           __m256i isum = hsum8x8(part);
           if constexpr (kQ4)
-            isum = _mm256_sub_epi32(isum, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                              &xs_all[t * nb8 + b0])));
+            isum = _mm256_sub_epi32(
+                isum, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&xs_all[t * nb8 + b0])));
           // p = d_w * d_x (one rounding, as the reference); missing blocks have p = 0, isum = 0.
           const __m256 p = _mm256_mul_ps(dw, _mm256_loadu_ps(&dx_all[t * nb8 + b0]));
           acc[t] = _mm256_fmadd_ps(p, _mm256_cvtepi32_ps(isum), acc[t]);
