@@ -148,11 +148,7 @@ void values_heads_avx512(const float* e, size_t ld, const KvRows& v, size_t t0, 
 
 void attn_block_avx512(float* s, size_t ld, size_t n_q, const float* m, const KvRows& v, size_t t0,
                        size_t t1, size_t head_dim, float* z, float* o, size_t o_stride) {
-  const size_t n = t1 - t0;
-  for (size_t g = 0; g < n_q; ++g) {
-    exp_shifted(s + g * ld, n, m[g]);
-    z[g] = sum16(s + g * ld, n);
-  }
+  block_weights(s, ld, n_q, m, t1 - t0, z);
   size_t g = 0;
   for (; g + 4 <= n_q; g += 4)
     values_heads_avx512<4>(s + g * ld, ld, v, t0, t1, head_dim, o + g * o_stride, o_stride);

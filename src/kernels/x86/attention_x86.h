@@ -116,13 +116,18 @@ void values_heads_avx2(const float* e, size_t ld, const KvRows& v, size_t t0, si
     }
 }
 
-void attn_block_avx2(float* s, size_t ld, size_t n_q, const float* m, const KvRows& v, size_t t0,
-                     size_t t1, size_t head_dim, float* z, float* o, size_t o_stride) {
-  const size_t n = t1 - t0;
+// The first part of attn_block for n_q heads: scores to e = exp_ref(s - m) in place, z = their
+// 16-lane sum.
+inline void block_weights(float* s, size_t ld, size_t n_q, const float* m, size_t n, float* z) {
   for (size_t g = 0; g < n_q; ++g) {
     exp_shifted(s + g * ld, n, m[g]);
     z[g] = sum16(s + g * ld, n);
   }
+}
+
+void attn_block_avx2(float* s, size_t ld, size_t n_q, const float* m, const KvRows& v, size_t t0,
+                     size_t t1, size_t head_dim, float* z, float* o, size_t o_stride) {
+  block_weights(s, ld, n_q, m, t1 - t0, z);
   size_t g = 0;
   for (; g + 2 <= n_q; g += 2)
     values_heads_avx2<2>(s + g * ld, ld, v, t0, t1, head_dim, o + g * o_stride, o_stride);
