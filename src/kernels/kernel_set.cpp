@@ -2,10 +2,12 @@
 
 #include <cpuid.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -89,6 +91,12 @@ bool request_tile_permission(std::string* why) {
 #endif
 }
 
+// The tile permission and the self-check: the real tile path has not yet run on hardware
+// (docs/BENCHMARKS.md, "AMX"), so survives_in_child tries them first.
+bool tiles_permitted_and_checked(std::string* why) {
+  return request_tile_permission(why) && amx_tiles_self_check(why);
+}
+
 AmxStatus check_amx() {
   AmxStatus s;
   const CpuFeatures f = detect_cpu();
@@ -109,6 +117,11 @@ AmxStatus check_amx() {
     s.why = "the OS does not enable the tile state (XCR0 bits 17-18)";
     return s;
   }
+  if (std::getenv("TZ_NO_AMX")) {
+    s.why = "TZ_NO_AMX is set";
+    return s;
+  }
+  if (!survives_in_child(tiles_permitted_and_checked, &s.why)) return s;
   if (!request_tile_permission(&s.why)) return s;
   if (!amx_tiles_self_check(&s.why)) return s;
   s.ok = true;
@@ -125,6 +138,29 @@ const AmxStatus& amx_status() {
 }
 
 }  // namespace
+
+bool survives_in_child(bool (*check)(std::string* why), std::string* why) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    *why = std::string("fork for a self-check failed: ") + std::strerror(errno);
+    return false;
+  }
+  if (pid == 0) {
+    std::string w;
+    _exit(check(&w) ? 0 : 1);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    *why = "the self-check died of signal " + std::to_string(WTERMSIG(status)) +
+           " in a child process (TZ_NO_AMX=1 skips the AMX one)";
+    return false;
+  }
+  return true;
+}
 
 bool amx_usable(std::string* why) {
   const AmxStatus& s = amx_status();
@@ -174,17 +210,26 @@ const KernelSet& scalar_kernels() {
   return set;
 }
 
-std::vector<const KernelSet*> available_kernels() {
+namespace {
+// The sets that need no run-time check beyond CPUID (everything but AMX).
+std::vector<const KernelSet*> cpuid_kernels() {
   std::vector<const KernelSet*> v = {&scalar_kernels()};
   if (cpu_has_avx2()) v.push_back(&avx2_kernels());
   if (cpu_has_avx512()) v.push_back(&avx512_kernels());
+  return v;
+}
+}  // namespace
+
+std::vector<const KernelSet*> available_kernels() {
+  std::vector<const KernelSet*> v = cpuid_kernels();
   if (cpu_has_avx512() && amx_usable()) v.push_back(&amx_kernels());
   return v;
 }
 
 const KernelSet& select_kernels(const std::string& choice) {
-  const auto avail = available_kernels();
-  if (choice == "auto") return *avail.back();
+  if (choice == "auto") return *available_kernels().back();
+  // A named set other than amx never runs the AMX checks (nor their child process).
+  const auto avail = choice == "amx" ? available_kernels() : cpuid_kernels();
   for (const KernelSet* k : avail)
     if (choice == k->name) return *k;
   if (choice == "avx2" || choice == "avx512")

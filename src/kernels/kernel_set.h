@@ -58,6 +58,10 @@ const KernelSet& avx512_kernels();
 // and amx_tiles_self_check() matches the scalar reference's bits. When the CPU has AMX but a
 // step fails, one line on stderr says why (once per process). why: the reason when false.
 bool amx_usable(std::string* why = nullptr);
+// Runs check(why) in a forked child first: false (and *why) when the child dies of a signal, so
+// an untested instruction path can fault without taking the process down; otherwise true (the
+// caller then runs the check in process for its answer). Used for the AMX self-check.
+bool survives_in_child(bool (*check)(std::string* why), std::string* why);
 const KernelSet& amx_kernels();  // only after amx_usable()
 // The same set over the scalar tile emulator (kernels/x86/amx_tiles.h): the AMX code path on any
 // CPU with the avx512 set, slowly. For tests and `--kernels amx-emu`; never chosen by "auto".

@@ -12,6 +12,7 @@
 //                refuses a wrong TDPBSSD; the selection (--kernels amx / amx-emu / auto).
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstring>
 #include <random>
 #include <string>
@@ -324,3 +325,28 @@ TEST(AmxKernels, SelectionForcesAmxOrFailsClearly) {
 }
 
 }  // namespace
+
+namespace {
+bool check_passes(std::string*) {
+  return true;
+}
+bool check_fails(std::string* why) {
+  *why = "no";
+  return false;
+}
+bool check_faults(std::string*) {
+  std::raise(SIGILL);  // what a wrong tile instruction or configuration does
+  return true;
+}
+}  // namespace
+
+// The AMX self-check runs first in a child process (kernel_set.cpp): a fault there costs AMX,
+// with a reason, and never the process; a check that returns (true or false) lets the caller
+// run it in process.
+TEST(AmxKernels, SelfCheckFaultInAChildIsReportedNotFatal) {
+  std::string why;
+  EXPECT_TRUE(tzero::survives_in_child(check_passes, &why));
+  EXPECT_TRUE(tzero::survives_in_child(check_fails, &why));
+  EXPECT_FALSE(tzero::survives_in_child(check_faults, &why));
+  EXPECT_NE(why.find("signal " + std::to_string(SIGILL)), std::string::npos) << why;
+}
