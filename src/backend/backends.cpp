@@ -2,6 +2,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "base/error.h"
 
 namespace tzero {
 
@@ -11,6 +12,10 @@ std::unique_ptr<Forward> make_forward(const Model& model, ThreadPool& pool,
   auto host = std::make_unique<CpuBackend>(model.hparams(), arch->layout(), pool, c.kernels, c.fast,
                                            c.n_ctx);
   std::unique_ptr<BackendOps> device;
+  if (c.gpu_layers > 0 && model.hparams().moe())
+    throw Error("--gpu-layers: the CUDA backend does not run mixture-of-experts layers (" +
+                model.hparams().arch_name + " with " + std::to_string(model.hparams().n_expert) +
+                " experts) yet; run with --gpu-layers 0");
   if (c.gpu_layers > 0)
     device = make_cuda_backend(model.hparams(), arch->layout(),
                                model.hparams().n_layer - c.gpu_layers, c.n_ctx, c.n_batch);

@@ -35,6 +35,19 @@ const std::vector<ModelPreset>& model_presets() {
       // passes the messages' text through, so run and chat see the same prompt tokens.
       {"tiny-eot", "tiny with an EOT token (260) and a pass-through chat template: for tests",
        "llama", 512, 256, 512, 2, 4, 2, 64, 512, 10000.0, 1e-5f, false},
+      // Mixture of experts. The tiny ones: more experts than a batch's tokens choose, so batch
+      // mates share some experts and not others.
+      {"tiny-qwen3moe", "qwen3moe, 16 experts (top 4, 256 wide): for tests", "qwen3moe", 512, 256,
+       1024, 2, 4, 2, 128, 512, 1000000.0, 1e-6f, true, 16, 4, 256, 0},
+      {"tiny-mixtral", "llama with 8 experts (top 2, Mixtral style): for tests", "llama", 512, 256,
+       512, 2, 4, 2, 64, 512, 1000000.0, 1e-5f, false, 8, 2, 512, 0},
+      {"tiny-qwen2moe", "qwen2moe, 8 experts (top 4, not renormalised) + a shared expert: for tests",
+       "qwen2moe", 512, 256, 1024, 2, 4, 2, 64, 512, 1000000.0, 1e-6f, false, 8, 4, 256, 512},
+      // Qwen3-30B-A3B's layer and vocabulary (128 experts, top 8, 768 wide; 32 query and 4 kv
+      // heads of 128) with 8 of its 48 layers: the real expert shapes and routing fan-out at a
+      // size that fits these machines (3.6 GB at q4_k) and generates in minutes.
+      {"qwen3-30b-a3b-8l", "Qwen3-30B-A3B shape, 8 of 48 layers", "qwen3moe", 151936, 2048, 6144,
+       8, 32, 4, 128, 40960, 1000000.0, 1e-6f, false, 128, 8, 768, 0},
   };
   return presets;
 }
@@ -108,6 +121,13 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   w.add_u32(a + "rope.dimension_count", uint32_t(P.head_dim));
   w.add_f32(a + "rope.freq_base", float(P.rope_base));
   w.add_f32(a + "attention.layer_norm_rms_epsilon", P.rms_eps);
+  if (P.n_expert > 0) {
+    w.add_u32(a + "expert_count", uint32_t(P.n_expert));
+    w.add_u32(a + "expert_used_count", uint32_t(P.n_expert_used));
+    if (P.arch != "llama") w.add_u32(a + "expert_feed_forward_length", uint32_t(P.n_ff_exp));
+    if (P.n_ff_shexp > 0)
+      w.add_u32(a + "expert_shared_feed_forward_length", uint32_t(P.n_ff_shexp));
+  }
   const SpmVocabData vocab = make_synthetic_spm_vocab(P.n_vocab);
   write_spm_vocab(w, vocab);
   w.add_string("tokenizer.ggml.pre", "default");
@@ -164,20 +184,35 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
     add(p + "attn_q.weight", {E, Q}, 0.0f, amp(E), true);
     add(p + "attn_k.weight", {E, KV}, 0.0f, amp(E), true);
     add(p + "attn_v.weight", {E, KV}, 0.0f, amp(E), true);
-    if (P.arch == "qwen2") {
+    if (P.arch == "qwen2" || P.arch == "qwen2moe") {
       add(p + "attn_q.bias", {Q}, 0.0f, 0.1f, false);
       add(p + "attn_k.bias", {KV}, 0.0f, 0.1f, false);
       add(p + "attn_v.bias", {KV}, 0.0f, 0.1f, false);
     }
-    if (P.arch == "qwen3") {
+    if (P.arch == "qwen3" || P.arch == "qwen3moe") {
       add(p + "attn_q_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
       add(p + "attn_k_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
     }
     add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
     add(p + "ffn_norm.weight", {E}, 1.0f, 0.1f, false);
-    add(p + "ffn_gate.weight", {E, F}, 0.0f, amp(E), true);
-    add(p + "ffn_up.weight", {E, F}, 0.0f, amp(E), true);
-    add(p + "ffn_down.weight", {F, E}, 0.0f, amp(F), true);
+    if (P.n_expert == 0) {
+      add(p + "ffn_gate.weight", {E, F}, 0.0f, amp(E), true);
+      add(p + "ffn_up.weight", {E, F}, 0.0f, amp(E), true);
+      add(p + "ffn_down.weight", {F, E}, 0.0f, amp(F), true);
+      continue;
+    }
+    // The router stays f32, as llama.cpp's quantizer leaves ffn_gate_inp.
+    const int64_t X = P.n_expert, FX = P.n_ff_exp, S = P.n_ff_shexp;
+    add(p + "ffn_gate_inp.weight", {E, X}, 0.0f, amp(E), false);
+    add(p + "ffn_gate_exps.weight", {E, FX, X}, 0.0f, amp(E), true);
+    add(p + "ffn_up_exps.weight", {E, FX, X}, 0.0f, amp(E), true);
+    add(p + "ffn_down_exps.weight", {FX, E, X}, 0.0f, amp(FX), true);
+    if (S > 0) {
+      add(p + "ffn_gate_inp_shexp.weight", {E}, 0.0f, amp(E), false);
+      add(p + "ffn_gate_shexp.weight", {E, S}, 0.0f, amp(E), true);
+      add(p + "ffn_up_shexp.weight", {E, S}, 0.0f, amp(E), true);
+      add(p + "ffn_down_shexp.weight", {S, E}, 0.0f, amp(S), true);
+    }
   }
   w.write(out_path);
   return notes;

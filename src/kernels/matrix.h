@@ -18,4 +18,18 @@ struct Matrix {
   const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
 };
 
+// The experts of a mixture-of-experts layer: n_expert matrices of the same shape and type, one
+// after another (a 3-D GGUF tensor, ne = [n_cols, n_rows, n_expert]).
+struct ExpertMatrix {
+  TensorType type = TensorType::F32;
+  const uint8_t* data = nullptr;
+  int64_t n_expert = 0;
+  int64_t n_rows = 0;
+  int64_t n_cols = 0;
+  size_t row_bytes = 0;
+  Matrix expert(int64_t e) const {
+    return Matrix{type, data + size_t(e) * size_t(n_rows) * row_bytes, n_rows, n_cols, row_bytes};
+  }
+};
+
 }  // namespace tzero

@@ -59,6 +59,13 @@ struct AttentionSpec {
   int window = 0;
 };
 
+// A mixture-of-experts layer's routing: softmax over n_expert router logits, the n_used largest
+// (ties to the lower id), their weights renormalised to sum 1 when norm_weights (moe-v1).
+struct MoeSpec {
+  int n_expert = 0, n_used = 0;
+  bool norm_weights = true;
+};
+
 // The gated feed-forward activation: out = act(gate) * up. SiLU (SwiGLU, silu-v1) is the only
 // one implemented; GELU-tanh (Gemma) joins here.
 enum class Activation { SiLU };
@@ -104,6 +111,20 @@ class BackendOps {
   virtual void add(Act x, Act y, size_t rows) = 0;
   // out = act(gate) * up, element by element; out may be gate.
   virtual void glu(Activation act, Act gate, Act up, Act out, size_t rows) = 0;
+  // ---- mixture of experts (kernels/moe.h, moe-v1). A token's k = spec.n_used slots are its
+  // chosen experts in rank order; slot buffers hold a token's k slots in one row (k * len).
+  // probs row = softmax of the router logits row; ids row = the k expert ids as floats (exact
+  // integers); weights row = their weights.
+  virtual void moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, Act weights,
+                         size_t rows) = 0;
+  // y slot (t, j) = W[ids (t, j)] times x row t (x_per_slot false) or x slot (t, j) (true);
+  // y.len = k * W rows. Tokens are grouped by expert: each chosen expert is read once.
+  virtual void matmul_experts(const ExpertMatrix& w, Act x, bool x_per_slot, Act ids, Act y,
+                              size_t rows) = 0;
+  // out row t = sum over j of weights (t, j) * y slot (t, j), in rank order (moe-v1).
+  virtual void moe_combine(Act y, Act weights, Act out, size_t rows) = 0;
+  // x row t *= sigmoid(g row t [0]) (qwen2moe's shared-expert gate; g.len = 1).
+  virtual void scale_by_sigmoid(Act x, Act g, size_t rows) = 0;
   // out row r = x row batch.logits_rows[r].
   virtual void gather_logits_rows(Act x, Act out) = 0;
 };

@@ -4,6 +4,58 @@
 
 namespace tzero {
 
+namespace {
+
+// The mixture-of-experts keys, as llama.cpp reads them. A file whose counts do not fit is an
+// error here, before any tensor is looked at.
+void read_experts(const GgufFile& f, const std::string& a, bool moe_arch, HParams& hp) {
+  constexpr int kMaxExperts = 512;  // llama.cpp's LLAMA_MAX_EXPERTS
+  const int64_t n_expert = f.get_int(a + "expert_count", 0);
+  const int64_t n_used = f.get_int(a + "expert_used_count", 0);
+  if (n_expert == 0 && n_used == 0) {
+    if (moe_arch) f.fail("architecture '" + hp.arch_name + "' needs metadata '" + a +
+                         "expert_count'");
+    return;
+  }
+  if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3)
+    f.fail("metadata '" + a + "expert_count' on architecture '" + hp.arch_name +
+           "', which has no experts (" + hp.arch_name + "moe has)");
+  if (n_expert < 1 || n_expert > kMaxExperts)
+    f.fail("metadata '" + a + "expert_count' = " + std::to_string(n_expert) +
+           " is out of range (1.." + std::to_string(kMaxExperts) + ")");
+  if (n_used < 1 || n_used > n_expert)
+    f.fail("metadata '" + a + "expert_used_count' = " + std::to_string(n_used) +
+           " does not fit expert_count = " + std::to_string(n_expert) +
+           " (each token runs 1..expert_count experts)");
+  hp.n_expert = int(n_expert);
+  hp.n_expert_used = int(n_used);
+  const std::string ff = a + "expert_feed_forward_length";
+  int64_t n_ff_exp = f.get_int(ff, 0);
+  if (n_ff_exp == 0) {
+    // llama (Mixtral) experts have the dense length; qwen*moe default to n_ff / k as llama.cpp.
+    n_ff_exp = hp.arch == Arch::Llama ? hp.n_ff : hp.n_ff / hp.n_expert_used;
+    if (n_ff_exp <= 0) f.fail("missing metadata '" + ff + "'");
+  }
+  if (n_ff_exp < 1 || n_ff_exp > (1 << 22))
+    f.fail("metadata '" + ff + "' = " + std::to_string(n_ff_exp) + " is out of range");
+  hp.n_ff_exp = int(n_ff_exp);
+  if (hp.arch == Arch::Qwen2Moe) {
+    const std::string sh = a + "expert_shared_feed_forward_length";
+    const int64_t n_sh = f.get_int(sh, hp.n_ff);
+    if (n_sh < 1 || n_sh > (1 << 22))
+      f.fail("metadata '" + sh + "' = " + std::to_string(n_sh) + " is out of range");
+    hp.n_ff_shexp = int(n_sh);
+  }
+  // llama.cpp renormalises the k weights for llama and qwen3moe, not for qwen2moe.
+  hp.expert_weights_norm = f.get_bool(a + "expert_weights_norm", hp.arch != Arch::Qwen2Moe);
+  const int64_t gating = f.get_int(a + "expert_gating_func", 1);
+  if (gating != 1)
+    f.fail("metadata '" + a + "expert_gating_func' = " + std::to_string(gating) +
+           ": only softmax gating (1) is supported");
+}
+
+}  // namespace
+
 HParams read_hparams(const GgufFile& f) {
   HParams hp;
   hp.arch_name = f.get_string("general.architecture");
@@ -14,9 +66,13 @@ HParams read_hparams(const GgufFile& f) {
     hp.arch = Arch::Qwen2;
   } else if (hp.arch_name == "qwen3") {
     hp.arch = Arch::Qwen3;
+  } else if (hp.arch_name == "qwen2moe") {
+    hp.arch = Arch::Qwen2Moe;
+  } else if (hp.arch_name == "qwen3moe") {
+    hp.arch = Arch::Qwen3Moe;
   } else {
     f.fail("architecture '" + hp.arch_name + "' is not supported (supported: llama, mistral, " +
-           "qwen2, qwen3)");
+           "qwen2, qwen3, qwen2moe, qwen3moe)");
   }
   const std::string a = hp.arch_name + ".";
   auto positive = [&](const std::string& key, int64_t v, int64_t max) {
@@ -29,7 +85,12 @@ HParams read_hparams(const GgufFile& f) {
   hp.n_head = positive(a + "attention.head_count", f.require_int(a + "attention.head_count"), 4096);
   hp.n_head_kv = positive(a + "attention.head_count_kv",
                           f.get_int(a + "attention.head_count_kv", hp.n_head), 4096);
-  hp.n_ff = positive(a + "feed_forward_length", f.require_int(a + "feed_forward_length"), 1 << 22);
+  const bool moe_arch = hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Moe;
+  if (moe_arch && !f.has(a + "feed_forward_length"))
+    hp.n_ff = 0;  // experts only: their own length below
+  else
+    hp.n_ff =
+        positive(a + "feed_forward_length", f.require_int(a + "feed_forward_length"), 1 << 22);
   hp.n_ctx_train = positive(a + "context_length", f.get_int(a + "context_length", 2048), 1 << 24);
   if (hp.n_embd % hp.n_head != 0 && !f.has(a + "attention.key_length"))
     f.fail("embedding_length is not a multiple of head_count and no attention.key_length");
@@ -52,7 +113,8 @@ HParams read_hparams(const GgufFile& f) {
   const std::string scaling = f.get_string(a + "rope.scaling.type", "none");
   if (scaling != "none" && !(scaling == "linear" && f.get_float(a + "rope.scaling.factor", 1) == 1))
     f.fail("rope scaling '" + scaling + "' is not supported yet");
-  hp.rope_neox = hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3;
+  hp.rope_neox = hp.arch != Arch::Llama;
+  read_experts(f, a, moe_arch, hp);
   return hp;
 }
 

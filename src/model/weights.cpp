@@ -18,6 +18,10 @@ std::unique_ptr<Model> Model::load(const std::string& path, bool mmap) {
       std::make_unique<GgufFile>(path, mmap ? MappedFile::Load::Map : MappedFile::Load::Read));
 }
 
+namespace {
+const char* kSupportedTypes = "supported: f32, f16, bf16, q8_0, q4_0, q4_k, q6_k";
+}
+
 Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required) {
   const GgufTensorInfo* t = file_->find_tensor(name);
   if (!t) {
@@ -29,10 +33,45 @@ Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bo
                 std::to_string(n_cols) + ", " + std::to_string(n_rows) + "]");
   const auto& tr = traits(t->type);
   if (!tr.supported)
-    file_->fail(
-        "tensor '" + name + "' has type " + tr.name +
-        ", which tzero cannot compute yet (supported: f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)");
+    file_->fail("tensor '" + name + "' has type " + tr.name + ", which tzero cannot compute yet (" +
+                kSupportedTypes + ")");
   return Matrix{t->type, t->data, n_rows, n_cols, row_bytes(t->type, size_t(n_cols))};
+}
+
+ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n_rows,
+                            int64_t n_cols) {
+  const GgufTensorInfo* t = file_->find_tensor(name);
+  if (!t) file_->fail("missing tensor '" + name + "'");
+  if (t->ne.size() != 3 || t->ne[0] != n_cols || t->ne[1] != n_rows || t->ne[2] != n_expert)
+    file_->fail("tensor '" + name + "' has shape " + shape_str(t->ne) + ", expected [" +
+                std::to_string(n_cols) + ", " + std::to_string(n_rows) + ", " +
+                std::to_string(n_expert) + "] (columns, rows, experts)");
+  const auto& tr = traits(t->type);
+  if (!tr.supported)
+    file_->fail("tensor '" + name + "' has type " + tr.name + ", which tzero cannot compute yet (" +
+                kSupportedTypes + ")");
+  return ExpertMatrix{t->type, t->data, n_expert, n_rows, n_cols,
+                      row_bytes(t->type, size_t(n_cols))};
+}
+
+void Model::load_experts(const std::string& p, LayerWeights& l) {
+  const int64_t E = hp_.n_embd, X = hp_.n_expert, F = hp_.n_ff_exp;
+  if (!file_->find_tensor(p + "ffn_gate_exps.weight") && file_->find_tensor(p + "ffn_gate.0.weight"))
+    file_->fail("tensor '" + p + "ffn_gate.0.weight': experts stored one tensor each (an old "
+                "Mixtral conversion) are not supported; convert again with llama.cpp's "
+                "convert_hf_to_gguf.py (3-D ffn_{gate,up,down}_exps)");
+  l.gate_inp = matrix(p + "ffn_gate_inp.weight", X, E);
+  l.gate_exps = experts(p + "ffn_gate_exps.weight", X, F, E);
+  l.up_exps = experts(p + "ffn_up_exps.weight", X, F, E);
+  l.down_exps = experts(p + "ffn_down_exps.weight", X, E, F);
+  if (hp_.arch != Arch::Qwen2Moe) return;
+  const int64_t S = hp_.n_ff_shexp;
+  l.gate_shexp = matrix(p + "ffn_gate_shexp.weight", S, E);
+  l.up_shexp = matrix(p + "ffn_up_shexp.weight", S, E);
+  l.down_shexp = matrix(p + "ffn_down_shexp.weight", E, S);
+  const float* g = vector(p + "ffn_gate_inp_shexp.weight", E);
+  l.gate_inp_shexp = Matrix{TensorType::F32, reinterpret_cast<const uint8_t*>(g), 1, E,
+                            size_t(E) * sizeof(float)};
 }
 
 const float* Model::vector(const std::string& name, int64_t n, bool required) {
@@ -61,6 +100,8 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   hp_.n_vocab = int(embd->ne[1]);
   const int64_t V = hp_.n_vocab, E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(), F = hp_.n_ff,
                 D = hp_.head_dim;
+  const bool biases = hp_.arch == Arch::Qwen2 || hp_.arch == Arch::Qwen2Moe;
+  const bool qk_norm = hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe;
   tok_embd_ = matrix("token_embd.weight", V, E);
   output_norm_ = vector("output_norm.weight", E);
   output_ = matrix("output.weight", V, E, false);
@@ -78,17 +119,19 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
     l.wk = matrix(p + "attn_k.weight", KV, E);
     l.wv = matrix(p + "attn_v.weight", KV, E);
     l.wo = matrix(p + "attn_output.weight", E, Q);
-    const bool biases = hp_.arch == Arch::Qwen2;
     l.bq = vector(p + "attn_q.bias", Q, biases);
     l.bk = vector(p + "attn_k.bias", KV, biases);
     l.bv = vector(p + "attn_v.bias", KV, biases);
-    const bool qk_norm = hp_.arch == Arch::Qwen3;
     l.q_norm = vector(p + "attn_q_norm.weight", D, qk_norm);
     l.k_norm = vector(p + "attn_k_norm.weight", D, qk_norm);
     l.ffn_norm = vector(p + "ffn_norm.weight", E);
-    l.w_gate = matrix(p + "ffn_gate.weight", F, E);
-    l.w_up = matrix(p + "ffn_up.weight", F, E);
-    l.w_down = matrix(p + "ffn_down.weight", E, F);
+    if (hp_.moe()) {
+      load_experts(p, l);
+    } else {
+      l.w_gate = matrix(p + "ffn_gate.weight", F, E);
+      l.w_up = matrix(p + "ffn_up.weight", F, E);
+      l.w_down = matrix(p + "ffn_down.weight", E, F);
+    }
     layers_.push_back(l);
   }
 }

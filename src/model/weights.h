@@ -23,7 +23,14 @@ struct LayerWeights {
   const float* q_norm = nullptr;  // optional per-head RMSNorm (qwen3): (head_dim)
   const float* k_norm = nullptr;
   const float* ffn_norm = nullptr;  // (n_embd)
-  Matrix w_gate, w_up, w_down;      // (n_ff, n_embd) x2, (n_embd, n_ff)
+  Matrix w_gate, w_up, w_down;      // (n_ff, n_embd) x2, (n_embd, n_ff); dense layers only
+  // Mixture of experts (hparams.moe()) instead of the dense feed-forward:
+  Matrix gate_inp;                          // (n_expert, n_embd) the router
+  ExpertMatrix gate_exps, up_exps;          // (n_expert, n_ff_exp, n_embd)
+  ExpertMatrix down_exps;                   // (n_expert, n_embd, n_ff_exp)
+  Matrix gate_shexp, up_shexp, down_shexp;  // qwen2moe's shared expert: (n_ff_shexp, n_embd)
+                                            // x2, (n_embd, n_ff_shexp)
+  Matrix gate_inp_shexp;                    // (1, n_embd) f32: its gate's logit
 };
 
 class Model {
@@ -44,6 +51,8 @@ class Model {
  private:
   Matrix matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required = true);
   const float* vector(const std::string& name, int64_t n, bool required = true);
+  ExpertMatrix experts(const std::string& name, int64_t n_expert, int64_t n_rows, int64_t n_cols);
+  void load_experts(const std::string& prefix, LayerWeights& l);
 
   std::unique_ptr<GgufFile> file_;
   HParams hp_;

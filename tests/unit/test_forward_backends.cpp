@@ -44,6 +44,15 @@ class OpaqueCpu final : public BackendOps {
   }
   void add(Act x, Act y, size_t rows) override { c_->add(x, y, rows); }
   void glu(Activation a, Act g, Act u, Act o, size_t rows) override { c_->glu(a, g, u, o, rows); }
+  void moe_route(Act l, const MoeSpec& s, Act p, Act i, Act w, size_t rows) override {
+    c_->moe_route(l, s, p, i, w, rows);
+  }
+  void matmul_experts(const ExpertMatrix& w, Act x, bool per_slot, Act i, Act y,
+                      size_t rows) override {
+    c_->matmul_experts(w, x, per_slot, i, y, rows);
+  }
+  void moe_combine(Act y, Act w, Act o, size_t rows) override { c_->moe_combine(y, w, o, rows); }
+  void scale_by_sigmoid(Act x, Act g, size_t rows) override { c_->scale_by_sigmoid(x, g, rows); }
   void gather_logits_rows(Act x, Act o) override { c_->gather_logits_rows(x, o); }
 
  private:

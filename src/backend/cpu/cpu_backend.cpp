@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "kernels/moe.h"
 
 namespace tzero {
 
@@ -104,6 +105,49 @@ void CpuBackend::glu(Activation act, Act gate, Act up, Act o, size_t rows) {
       kern_.swiglu(in(gate), in(up), rows * gate.len, y);
       return;
     }
+  }
+}
+
+void CpuBackend::moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, Act weights,
+                           size_t rows) {
+  const size_t E = size_t(spec.n_expert), k = size_t(spec.n_used);
+  const float* l = in(logits);
+  float* p = out(probs, rows);
+  float* id = out(ids, rows);
+  float* w = out(weights, rows);
+  std::vector<int32_t> top(k);
+  for (size_t t = 0; t < rows; ++t) {
+    moe_route_ref(&l[t * logits.len], E, k, spec.norm_weights, &p[t * probs.len], top.data(),
+                  &w[t * weights.len]);
+    for (size_t j = 0; j < k; ++j) id[t * ids.len + j] = float(top[j]);
+  }
+}
+
+void CpuBackend::matmul_experts(const ExpertMatrix& w, Act x, bool x_per_slot, Act ids, Act y,
+                                size_t rows) {
+  const size_t k = ids.len;
+  const float* id = in(ids);
+  expert_ids_.resize(rows * k);
+  for (size_t i = 0; i < rows * k; ++i) expert_ids_[i] = int32_t(id[i]);
+  tzero::matmul_experts(pool_, kern_, w, in(x), x_per_slot, expert_ids_.data(), rows, k,
+                        out(y, rows), experts_);
+}
+
+void CpuBackend::moe_combine(Act y, Act weights, Act o, size_t rows) {
+  const size_t k = weights.len, n = o.len;
+  const float* a = in(y);
+  const float* w = in(weights);
+  float* r = out(o, rows);
+  if (fast_) return moe_combine_arrival(pool_, a, w, rows, k, n, r);
+  for (size_t t = 0; t < rows; ++t) moe_combine_ref(&a[t * y.len], &w[t * k], k, n, &r[t * n]);
+}
+
+void CpuBackend::scale_by_sigmoid(Act x, Act g, size_t rows) {
+  float* a = in(x);
+  const float* b = in(g);
+  for (size_t t = 0; t < rows; ++t) {
+    const float s = sigmoid_ref(b[t * g.len]);
+    for (size_t i = 0; i < x.len; ++i) a[t * x.len + i] *= s;
   }
 }
 

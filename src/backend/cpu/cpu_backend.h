@@ -3,8 +3,9 @@
 // one thread, in its canonical order, so the thread count never changes bits).
 //
 // `fast` (--mode fast) gives up the contract to show what it costs: matmul rows scheduled
-// dynamically, and attention split over the key range with partial results merged in arrival
-// order (cpu_attention.cpp).
+// dynamically, attention split over the key range with partial results merged in arrival
+// order (cpu_attention.cpp), and a token's expert outputs added into its row in arrival order
+// with atomic adds (kernels/moe.h).
 #pragma once
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include "base/thread_pool.h"
 #include "kernels/kernel_set.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_experts.h"
 #include "kernels/ops.h"
 #include "model/backend_ops.h"
 #include "model/hparams.h"
@@ -41,6 +43,12 @@ class CpuBackend final : public BackendOps {
   void attention(int layer, Act q, Act out, const AttentionSpec& spec) override;
   void add(Act x, Act y, size_t rows) override;
   void glu(Activation act, Act gate, Act up, Act out, size_t rows) override;
+  void moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, Act weights,
+                 size_t rows) override;
+  void matmul_experts(const ExpertMatrix& w, Act x, bool x_per_slot, Act ids, Act y,
+                      size_t rows) override;
+  void moe_combine(Act y, Act weights, Act out, size_t rows) override;
+  void scale_by_sigmoid(Act x, Act g, size_t rows) override;
   void gather_logits_rows(Act x, Act out) override;
 
  private:
@@ -70,6 +78,8 @@ class CpuBackend final : public BackendOps {
   bool fast_;
   RopeTable rope_;
   MatmulScratch mm_;
+  ExpertScratch experts_;
+  std::vector<int32_t> expert_ids_;  // (rows, k) the ids of an ids buffer as integers
   std::vector<std::vector<float>> bufs_;  // one per Act of the layout
   // The pass.
   const ForwardBatch* batch_ = nullptr;

@@ -153,6 +153,15 @@ class CudaBackend final : public BackendOps {
       }
     }
   }
+  // Mixture of experts: not on the device yet (backend/backends.cpp refuses such a model
+  // before a pass starts; these are the backstop).
+  void moe_route(Act, const MoeSpec&, Act, Act, Act, size_t) override { no_moe(); }
+  void matmul_experts(const ExpertMatrix&, Act, bool, Act, Act, size_t) override { no_moe(); }
+  void moe_combine(Act, Act, Act, size_t) override { no_moe(); }
+  void scale_by_sigmoid(Act, Act, size_t) override { no_moe(); }
+  [[noreturn]] static void no_moe() {
+    throw Error("--gpu-layers: the CUDA backend does not run mixture-of-experts layers yet");
+  }
   void gather_logits_rows(Act x, Act o) override {
     cuda::gather_rows(in(x), out_rows_.i(), n_out_, x.len, out(o, n_out_));
   }

@@ -9,6 +9,8 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::Llama:
     case Arch::Qwen2:
     case Arch::Qwen3:
+    case Arch::Qwen2Moe:
+    case Arch::Qwen3Moe:
       return make_llama_family(model);
   }
   throw Error("no architecture for '" + model.hparams().arch_name + "'");

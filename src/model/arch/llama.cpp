@@ -1,6 +1,8 @@
 // The llama family: llama (and Mistral, TinyLlama: grouped-query attention), qwen2 (Q/K/V
-// biases, neox RoPE), qwen3 (per-head Q/K RMSNorm, head_dim != n_embd / n_head). They differ
-// by optional tensors and the RoPE layout, not by copies of the loop.
+// biases, neox RoPE), qwen3 (per-head Q/K RMSNorm, head_dim != n_embd / n_head), and their
+// mixture-of-experts kin: llama with experts (Mixtral), qwen2moe (qwen2 attention, a shared
+// expert), qwen3moe (qwen3 attention), whose feed-forward is model/arch/moe_ffn.h. They differ
+// by optional tensors, the RoPE layout and the feed-forward block, not by copies of the loop.
 //
 // Per layer (names as traced):
 //   attn_norm = rmsnorm(x)                                 Qcur/Kcur/Vcur = W{q,k,v} attn_norm
@@ -9,10 +11,14 @@
 //   ffn_inp = x + attn_out                                 ffn_norm = rmsnorm(ffn_inp)
 //   ffn_gate, ffn_up = W{gate,up} ffn_norm                 ffn_swiglu = silu(gate) * up
 //   ffn_out = Wdown ffn_swiglu                             l_out = ffn_inp + ffn_out
+//   (with experts, ffn_gate .. ffn_out are the MoE block's: ffn_moe_* .. ffn_moe_out)
 // then result_norm = rmsnorm(x of the logits rows), result_output = Woutput result_norm.
 #include <cmath>
 
+#include <optional>
+
 #include "model/arch/architecture.h"
+#include "model/arch/moe_ffn.h"
 
 namespace tzero {
 
@@ -30,8 +36,12 @@ class LlamaFamily final : public Architecture {
     v_ = layout_.add(KV);                        // (n_tok, kv_dim)
     att_ = layout_.add(Q);                       // (n_tok, q_dim) attention output per head
     proj_ = layout_.add(E);                      // (n_tok, n_embd) attention or ffn projection
-    gate_ = layout_.add(F);                      // (n_tok, n_ff)
-    up_ = layout_.add(F);                        // (n_tok, n_ff)
+    if (hp_.moe()) {
+      moe_.emplace(hp_, layout_);
+    } else {
+      gate_ = layout_.add(F);  // (n_tok, n_ff)
+      up_ = layout_.add(F);    // (n_tok, n_ff)
+    }
     rows_ = layout_.add(E);                      // (n_out, n_embd) residual rows of the logits rows
     out_ = layout_.add(E);                       // (n_out, n_embd) their final norm
     logits_ = layout_.add(size_t(hp_.n_vocab));  // (n_out, n_vocab)
@@ -79,9 +89,15 @@ class LlamaFamily final : public Architecture {
     o.add(x_, proj_, n);
     p.trace("ffn_inp", il, x_, n);
 
-    // Feed-forward block (SwiGLU).
+    // Feed-forward block (SwiGLU, or the experts').
     o.rmsnorm(x_, L.ffn_norm, eps, xb_, n);
     p.trace("ffn_norm", il, xb_, n);
+    if (moe_) {
+      moe_->run(p, il, L, xb_, proj_);
+      o.add(x_, proj_, n);
+      p.trace("l_out", il, x_, n);
+      return;
+    }
     o.matmul(L.w_gate, xb_, gate_, n);
     o.matmul(L.w_up, xb_, up_, n);
     p.trace("ffn_gate", il, gate_, n);
@@ -107,6 +123,7 @@ class LlamaFamily final : public Architecture {
   const Model& model_;
   const HParams& hp_;
   Act x_, xb_, q_, k_, v_, att_, proj_, gate_, up_, rows_, out_;
+  std::optional<MoeFeedForward> moe_;
   AttentionSpec attn_;
   RopeLayout rope_;
 };

@@ -1,0 +1,110 @@
+#include "kernels/matmul_experts.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.h"
+#include "kernels/quant.h"
+#include "kernels/quant_k.h"
+
+namespace tzero {
+
+namespace {
+
+// Bytes of one activation row as the weight type's gemm takes it (kernels/kernel_set.h).
+size_t act_row_bytes(TensorType t, size_t K) {
+  if (t == TensorType::Q8_0 || t == TensorType::Q4_0) return K / kQBlock * sizeof(ActQ8);
+  if (t == TensorType::Q4_K || t == TensorType::Q6_K) return K / kSuperBlock * sizeof(ActQ8K);
+  return K * sizeof(float);
+}
+
+constexpr size_t kRowChunk = 16;  // weight rows per unit of the partition
+constexpr size_t kRowCost = 2;    // a weight row's read, in units of one token's dot product
+
+}  // namespace
+
+void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatrix& w,
+                    const float* x, bool x_per_slot, const int32_t* ids, size_t n_tok, size_t k,
+                    float* y, ExpertScratch& s) {
+  const size_t K = size_t(w.n_cols), N = size_t(w.n_rows), E = size_t(w.n_expert);
+  const size_t n_slots = n_tok * k;
+  const GemmFn gemm = kernels.gemm_for(w.type);
+  check(gemm != nullptr, std::string("matmul: no kernel for ") + traits(w.type).name);
+
+  // Group the slots by expert (counting sort: ascending expert, then ascending slot).
+  s.start.assign(E + 1, 0);
+  for (size_t i = 0; i < n_slots; ++i) {
+    check(ids[i] >= 0 && size_t(ids[i]) < E, "internal: expert id out of range");
+    ++s.start[size_t(ids[i]) + 1];
+  }
+  for (size_t e = 0; e < E; ++e) s.start[e + 1] += s.start[e];
+  s.slot_order.resize(n_slots);
+  {
+    std::vector<int32_t> fill(s.start.begin(), s.start.end() - 1);
+    for (size_t i = 0; i < n_slots; ++i) s.slot_order[size_t(fill[size_t(ids[i])]++)] = int32_t(i);
+  }
+
+  // The activations once, then gathered by expert (row-local quantization: same bits).
+  const size_t n_x = x_per_slot ? n_slots : n_tok, arb = act_row_bytes(w.type, K);
+  const auto* xq =
+      static_cast<const uint8_t*>(quantize_activations(kernels, w.type, x, n_x, K, s.quant));
+  s.gathered.resize(n_slots * arb);
+  for (size_t i = 0; i < n_slots; ++i) {
+    const size_t slot = size_t(s.slot_order[i]), row = x_per_slot ? slot : slot / k;
+    std::memcpy(&s.gathered[i * arb], xq + row * arb, arb);
+  }
+  s.grouped.resize(n_slots * N);
+
+  // The units: kRowChunk weight rows of one chosen expert, costing rows * (tokens + kRowCost);
+  // each thread takes a contiguous run of units of about equal cost.
+  struct Unit {
+    uint32_t expert, r0, r1;
+    size_t cost_end;  // cumulative cost through this unit
+  };
+  std::vector<Unit> units;
+  size_t total = 0;
+  for (size_t e = 0; e < E; ++e) {
+    const size_t n_e = size_t(s.start[e + 1] - s.start[e]);
+    if (n_e == 0) continue;
+    for (size_t r0 = 0; r0 < N; r0 += kRowChunk) {
+      const size_t r1 = std::min(N, r0 + kRowChunk);
+      total += (r1 - r0) * (n_e + kRowCost);
+      units.push_back({uint32_t(e), uint32_t(r0), uint32_t(r1), total});
+    }
+  }
+  const size_t T = size_t(pool.size());
+  pool.run(T, [&](size_t i, size_t) {
+    // Units whose cost ends in (total * i / T, total * (i + 1) / T].
+    const size_t lo = total * i / T, hi = total * (i + 1) / T;
+    auto first = std::upper_bound(units.begin(), units.end(), lo,
+                                  [](size_t c, const Unit& u) { return c < u.cost_end; });
+    for (auto u = first; u != units.end() && u->cost_end <= hi;) {
+      // Merge the run of units of one expert into one call.
+      auto v = u;
+      while (v + 1 != units.end() && (v + 1)->cost_end <= hi && (v + 1)->expert == u->expert) ++v;
+      const size_t e = u->expert, g0 = size_t(s.start[e]), n_e = size_t(s.start[e + 1]) - g0;
+      const Matrix m = w.expert(int64_t(e));
+      gemm(m.row(u->r0), m.row_bytes, &s.gathered[g0 * arb], K, v->r1 - u->r0, n_e,
+           &s.grouped[g0 * N + u->r0], N);
+      u = v + 1;
+    }
+  });
+
+  // Back to slot order.
+  pool.run(n_slots, [&](size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; ++i)
+      std::memcpy(y + size_t(s.slot_order[i]) * N, &s.grouped[i * N], N * sizeof(float));
+  });
+}
+
+void matmul_experts_ref(const ExpertMatrix& w, const float* x, bool x_per_slot, const int32_t* ids,
+                        size_t n_tok, size_t k, float* y) {
+  const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
+  for (size_t s = 0; s < n_tok * k; ++s) {
+    const Matrix m = w.expert(ids[s]);
+    const float* xr = x + (x_per_slot ? s : s / k) * K;
+    for (size_t r = 0; r < N; ++r) y[s * N + r] = matmul_row_ref(m, r, xr);
+  }
+}
+
+}  // namespace tzero

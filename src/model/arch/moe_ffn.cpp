@@ -1,0 +1,61 @@
+#include "model/arch/moe_ffn.h"
+
+namespace tzero {
+
+MoeFeedForward::MoeFeedForward(const HParams& hp, ActLayout& layout)
+    : shared_(hp.arch == Arch::Qwen2Moe) {
+  spec_.n_expert = hp.n_expert;
+  spec_.n_used = hp.n_expert_used;
+  spec_.norm_weights = hp.expert_weights_norm;
+  const size_t X = size_t(hp.n_expert), k = size_t(hp.n_expert_used), F = size_t(hp.n_ff_exp),
+               E = size_t(hp.n_embd);
+  logits_ = layout.add(X);      // (n_tok, n_expert) router logits
+  probs_ = layout.add(X);       // (n_tok, n_expert) their softmax
+  ids_ = layout.add(k);         // (n_tok, k) chosen expert ids (as floats), rank order
+  weights_ = layout.add(k);     // (n_tok, k) their weights
+  gate_ = layout.add(k * F);    // (n_tok, k, n_ff_exp) per slot
+  up_ = layout.add(k * F);      // (n_tok, k, n_ff_exp)
+  down_ = layout.add(k * E);    // (n_tok, k, n_embd)
+  if (shared_) {
+    const size_t S = size_t(hp.n_ff_shexp);
+    sh_gate_ = layout.add(S);   // (n_tok, n_ff_shexp)
+    sh_up_ = layout.add(S);     // (n_tok, n_ff_shexp)
+    sh_out_ = layout.add(E);    // (n_tok, n_embd)
+    sh_logit_ = layout.add(1);  // (n_tok, 1)
+  }
+}
+
+void MoeFeedForward::run(const Pass& p, int il, const LayerWeights& L, Act x, Act out) const {
+  BackendOps& o = *p.ops;
+  const size_t n = p.n_tok;
+  o.matmul(L.gate_inp, x, logits_, n);
+  p.trace("ffn_moe_logits", il, logits_, n);
+  o.moe_route(logits_, spec_, probs_, ids_, weights_, n);
+  p.trace("ffn_moe_probs", il, probs_, n);
+  p.trace("ffn_moe_topk", il, ids_, n);
+  p.trace("ffn_moe_weights", il, weights_, n);
+  o.matmul_experts(L.gate_exps, x, false, ids_, gate_, n);
+  o.matmul_experts(L.up_exps, x, false, ids_, up_, n);
+  p.trace("ffn_moe_gate", il, gate_, n);
+  p.trace("ffn_moe_up", il, up_, n);
+  o.glu(Activation::SiLU, gate_, up_, gate_, n);
+  p.trace("ffn_moe_swiglu", il, gate_, n);
+  o.matmul_experts(L.down_exps, gate_, true, ids_, down_, n);
+  p.trace("ffn_moe_down", il, down_, n);
+  o.moe_combine(down_, weights_, out, n);
+  p.trace("ffn_moe_out", il, out, n);
+  if (!shared_) return;
+  o.matmul(L.gate_shexp, x, sh_gate_, n);
+  o.matmul(L.up_shexp, x, sh_up_, n);
+  o.glu(Activation::SiLU, sh_gate_, sh_up_, sh_gate_, n);
+  o.matmul(L.down_shexp, sh_gate_, sh_out_, n);
+  p.trace("ffn_shexp", il, sh_out_, n);
+  o.matmul(L.gate_inp_shexp, x, sh_logit_, n);
+  p.trace("ffn_shexp_gate_inp", il, sh_logit_, n);
+  o.scale_by_sigmoid(sh_out_, sh_logit_, n);
+  p.trace("ffn_shexp_out", il, sh_out_, n);
+  o.add(out, sh_out_, n);
+  p.trace("ffn_out", il, out, n);
+}
+
+}  // namespace tzero
