@@ -160,7 +160,10 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
         line += std::string(cfg.deterministic ? "DIVERGED" : "differs (fast mode, expected)") +
                 " at position " + std::to_string(o.first_pos) + ", " +
                 (o.first_layer < 0 ? std::string() : "blk." + std::to_string(o.first_layer) + ".") +
-                o.first_op;
+                o.first_op +
+                (op_description(o.first_op).empty()
+                     ? std::string()
+                     : " (" + std::string(op_description(o.first_op)) + ")");
       if (o.cached_tokens > 0)
         line += " (" + std::to_string(o.cached_tokens) + " prompt tokens cached)";
       if (o.preempted > 0) line += " (preempted " + std::to_string(o.preempted) + "x)";

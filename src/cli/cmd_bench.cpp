@@ -39,13 +39,17 @@ double now() {
 }
 
 // Bytes of weights one decode step reads: every matmul's matrix (the embedding table is a row
-// lookup, unless the output reuses it).
+// lookup, unless the output reuses it); of the experts, the k a token chose.
 double weight_bytes_per_token(const Model& m) {
   auto bytes = [](const Matrix& w) { return double(w.n_rows) * double(w.row_bytes); };
+  const double k = m.hparams().n_expert_used;
+  auto experts = [k](const ExpertMatrix& w) { return k * double(w.n_rows) * double(w.row_bytes); };
   double b = bytes(m.output());
   for (const LayerWeights& l : m.layers())
     b += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) +
-         bytes(l.w_down);
+         bytes(l.w_down) + bytes(l.gate_inp) + experts(l.gate_exps) + experts(l.up_exps) +
+         experts(l.down_exps) + bytes(l.gate_shexp) + bytes(l.up_shexp) + bytes(l.down_shexp) +
+         bytes(l.gate_inp_shexp);
   return b;
 }
 

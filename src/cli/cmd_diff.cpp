@@ -45,7 +45,10 @@ Command add_diff(CLI::App& app) {
                                   {"truncated_b", b.truncated},
                                   {"metadata_differs", d.metadata_differs}};
               if (d.has_first)
-                j["first"] = {{"pos", d.first_pos}, {"layer", d.first_layer}, {"op", d.first_op}};
+                j["first"] = {{"pos", d.first_pos},
+                              {"layer", d.first_layer},
+                              {"op", d.first_op},
+                              {"what", std::string(op_description(d.first_op))}};
               for (const auto& r : d.layers)
                 j["layers"].push_back({{"layer", r.layer},
                                        {"differing", r.differing},
@@ -91,8 +94,11 @@ Command add_diff(CLI::App& app) {
                           a.truncated || b.truncated ? "; a trace ends in a cut record" : "");
               return 1;
             }
-            std::printf("first divergence: position %u, %s, op %s\n", d.first_pos,
-                        layer_name(d.first_layer).c_str(), terminal_safe(d.first_op).c_str());
+            const std::string_view what = op_description(d.first_op);
+            std::printf("first divergence: position %u, %s, op %s%s%s%s\n", d.first_pos,
+                        layer_name(d.first_layer).c_str(), terminal_safe(d.first_op).c_str(),
+                        what.empty() ? "" : " (", std::string(what).c_str(),
+                        what.empty() ? "" : ")");
             std::printf("%zu of %zu shared records differ\n\n%-18s %10s %10s  %s\n", d.differing,
                         d.shared, "layer", "differ", "compared", "ops that differ");
             for (const auto& r : d.layers) {

@@ -48,6 +48,11 @@ const std::vector<ModelPreset>& model_presets() {
       // size that fits these machines (3.6 GB at q4_k) and generates in minutes.
       {"qwen3-30b-a3b-8l", "Qwen3-30B-A3B shape, 8 of 48 layers", "qwen3moe", 151936, 2048, 6144,
        8, 32, 4, 128, 40960, 1000000.0, 1e-6f, false, 128, 8, 768, 0},
+      // Qwen1.5-MoE-A2.7B, whole (24 layers; 60 experts, top 4, 1408 wide, not renormalised; a
+      // 5632-wide shared expert): 8.4 GB at q4_k, its 1408-long rows in q8_0 (llama.cpp falls
+      // back to q5_0 or q8_0 there).
+      {"qwen1.5-moe-a2.7b", "Qwen1.5-MoE-A2.7B shape (qwen2moe)", "qwen2moe", 151936, 2048, 5632,
+       24, 16, 16, 128, 8192, 1000000.0, 1e-6f, false, 60, 4, 1408, 5632},
   };
   return presets;
 }

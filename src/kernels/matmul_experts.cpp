@@ -48,11 +48,16 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
   const size_t n_x = x_per_slot ? n_slots : n_tok, arb = act_row_bytes(w.type, K);
   const auto* xq =
       static_cast<const uint8_t*>(quantize_activations(kernels, w.type, x, n_x, K, s.quant));
+  auto x_row = [&](size_t i) {  // the activation row of slot_order[i]
+    const size_t slot = size_t(s.slot_order[i]);
+    return xq + (x_per_slot ? slot : slot / k) * arb;
+  };
+  // Experts with one slot read its row where it is; the others get theirs gathered.
   s.gathered.resize(n_slots * arb);
-  for (size_t i = 0; i < n_slots; ++i) {
-    const size_t slot = size_t(s.slot_order[i]), row = x_per_slot ? slot : slot / k;
-    std::memcpy(&s.gathered[i * arb], xq + row * arb, arb);
-  }
+  for (size_t e = 0; e < E; ++e)
+    if (s.start[e + 1] - s.start[e] > 1)
+      for (size_t i = size_t(s.start[e]); i < size_t(s.start[e + 1]); ++i)
+        std::memcpy(&s.gathered[i * arb], x_row(i), arb);
   s.grouped.resize(n_slots * N);
 
   // The units: kRowChunk weight rows of one chosen expert, costing rows * (tokens + kRowCost);
@@ -83,17 +88,20 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
       auto v = u;
       while (v + 1 != units.end() && (v + 1)->cost_end <= hi && (v + 1)->expert == u->expert) ++v;
       const size_t e = u->expert, g0 = size_t(s.start[e]), n_e = size_t(s.start[e + 1]) - g0;
+      const size_t r0 = u->r0, nr = v->r1 - u->r0;
       const Matrix m = w.expert(int64_t(e));
-      gemm(m.row(u->r0), m.row_bytes, &s.gathered[g0 * arb], K, v->r1 - u->r0, n_e,
-           &s.grouped[g0 * N + u->r0], N);
+      if (n_e == 1) {  // one slot: straight into its row of y
+        gemm(m.row(int64_t(r0)), m.row_bytes, x_row(g0), K, nr, 1,
+             y + size_t(s.slot_order[g0]) * N + r0, N);
+      } else {  // then back to slot order, the rows this thread computed
+        gemm(m.row(int64_t(r0)), m.row_bytes, &s.gathered[g0 * arb], K, nr, n_e,
+             &s.grouped[g0 * N + r0], N);
+        for (size_t i = g0; i < g0 + n_e; ++i)
+          std::memcpy(y + size_t(s.slot_order[i]) * N + r0, &s.grouped[i * N + r0],
+                      nr * sizeof(float));
+      }
       u = v + 1;
     }
-  });
-
-  // Back to slot order.
-  pool.run(n_slots, [&](size_t i0, size_t i1) {
-    for (size_t i = i0; i < i1; ++i)
-      std::memcpy(y + size_t(s.slot_order[i]) * N, &s.grouped[i * N], N * sizeof(float));
   });
 }
 

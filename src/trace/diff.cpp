@@ -51,6 +51,41 @@ std::vector<std::string> metadata_differences(const std::string& a, const std::s
 }
 }  // namespace
 
+std::string_view op_description(std::string_view name) {
+  static const std::map<std::string_view, std::string_view> words = {
+      {"inp_embd", "the token embedding"},
+      {"attn_norm", "the attention input norm"},
+      {"Qcur", "the query projection"},
+      {"Kcur", "the key projection"},
+      {"Vcur", "the value projection"},
+      {"kqv_out", "attention"},
+      {"attn_out", "the attention output projection"},
+      {"ffn_inp", "the residual after attention"},
+      {"ffn_norm", "the feed-forward input norm"},
+      {"ffn_gate", "the feed-forward gate projection"},
+      {"ffn_up", "the feed-forward up projection"},
+      {"ffn_swiglu", "the SwiGLU activation"},
+      {"ffn_out", "the feed-forward output"},
+      {"ffn_moe_logits", "the expert router's logits"},
+      {"ffn_moe_probs", "the expert router's softmax"},
+      {"ffn_moe_topk", "the expert choice (top-k)"},
+      {"ffn_moe_weights", "the chosen experts' weights"},
+      {"ffn_moe_gate", "the experts' gate projections"},
+      {"ffn_moe_up", "the experts' up projections"},
+      {"ffn_moe_swiglu", "the experts' SwiGLU"},
+      {"ffn_moe_down", "the experts' down projections"},
+      {"ffn_moe_out", "the expert combine"},
+      {"ffn_shexp", "the shared expert"},
+      {"ffn_shexp_gate_inp", "the shared expert's gate"},
+      {"ffn_shexp_out", "the gated shared expert"},
+      {"l_out", "the layer output"},
+      {"result_norm", "the final norm"},
+      {"result_output", "the logits"},
+  };
+  const auto it = words.find(name);
+  return it == words.end() ? std::string_view() : it->second;
+}
+
 TraceDiff diff_traces(const TraceFile& a, const TraceFile& b) {
   using Key = std::tuple<uint32_t, int32_t, std::string>;
   // Forward order of ops: the order of first appearance in trace A (then B).

@@ -56,6 +56,10 @@ TraceDiff diff_traces(const TraceFile& a, const TraceFile& b);
 // the file's: a hostile trace must not reach the terminal's escape sequences).
 std::string terminal_safe(std::string_view text);
 
+// What a traced op is, in words ("ffn_moe_out" -> "the expert combine"), for llama.cpp's graph
+// names as the architectures trace them; "" for a name it does not know.
+std::string_view op_description(std::string_view name);
+
 // Distance in units in the last place between two floats (0 for equal bits).
 uint64_t ulp_distance(float a, float b);
 

@@ -69,17 +69,26 @@ std::string patched(std::string b, size_t at, T v) {
 // Rewrites the tiny model through GgufWriter: `edit_kv` may replace a value (return true when
 // it added its own), `keep_tensors` false drops every tensor, and `retype` names one tensor to
 // store as `new_type` (zero bytes; tzero must refuse it before reading them).
-std::string rewrite_tiny(const std::string& name,
-                         std::function<bool(tzero::GgufWriter&, const std::string&)> edit_kv,
-                         bool keep_tensors, const std::string& retype = "",
-                         tzero::TensorType new_type = tzero::TensorType::F32) {
-  tzero::GgufFile src(tzero::test::generated_model("tiny", "f32"));
+// `rewrite_model` does the same to another preset's f32 file, and may reshape one tensor
+// (`reshape`: its new ne, the data cut or zero-padded to fit).
+std::string rewrite_model(const std::string& preset, const std::string& name,
+                          std::function<bool(tzero::GgufWriter&, const std::string&)> edit_kv,
+                          bool keep_tensors, const std::string& retype = "",
+                          tzero::TensorType new_type = tzero::TensorType::F32,
+                          const std::string& reshape = "", std::vector<int64_t> new_ne = {}) {
+  tzero::GgufFile src(tzero::test::generated_model(preset, "f32"));
   tzero::GgufWriter w;
   for (const auto& [key, v] : src.metadata())
     if (!edit_kv || !edit_kv(w, key)) w.add_value(key, v);
   if (keep_tensors) {
     for (const auto& t : src.tensors()) {
-      if (t.name == retype) {
+      if (t.name == reshape) {
+        size_t n = 4;
+        for (int64_t d : new_ne) n *= size_t(d);
+        std::vector<uint8_t> bytes(t.data, t.data + std::min(n, size_t(t.n_bytes)));
+        bytes.resize(n, 0);
+        w.add_tensor(t.name, t.type, new_ne, bytes);
+      } else if (t.name == retype) {
         const auto& tr = tzero::traits(new_type);
         const size_t n = size_t(t.n_elements()) / tr.block_size * tr.type_size;
         w.add_tensor(t.name, new_type, t.ne, std::vector<uint8_t>(n, 0));
@@ -91,6 +100,23 @@ std::string rewrite_tiny(const std::string& name,
   const std::string path = scratch(name);
   w.write(path);
   return path;
+}
+
+std::string rewrite_tiny(const std::string& name,
+                         std::function<bool(tzero::GgufWriter&, const std::string&)> edit_kv,
+                         bool keep_tensors, const std::string& retype = "",
+                         tzero::TensorType new_type = tzero::TensorType::F32) {
+  return rewrite_model("tiny", name, std::move(edit_kv), keep_tensors, retype, new_type);
+}
+
+// A metadata edit setting integer `key` to `value`.
+std::function<bool(tzero::GgufWriter&, const std::string&)> set_u32(const std::string& key,
+                                                                    uint32_t value) {
+  return [key, value](tzero::GgufWriter& w, const std::string& k) {
+    if (k != key) return false;
+    w.add_u32(k, value);
+    return true;
+  };
 }
 
 // A small GGUF with one tensor "t" (f32, 4 elements) and no metadata: its type field sits at
@@ -243,4 +269,69 @@ TEST(BadFiles, KnownButUnsupportedTensorType) {
   EXPECT_EQ(i.exit_code, 0) << i.err;
   EXPECT_NE(i.out.find(name), std::string::npos);
   EXPECT_TRUE(clean_error(run(f), f, "tensor 'blk.0.attn_q.weight' has type " + name));
+}
+
+// Mixture-of-experts files whose counts or shapes do not fit: one clean error at load.
+TEST(BadFiles, ExpertCountsThatDoNotFit) {
+  const std::string a = "qwen3moe.";
+  struct Case {
+    const char* file;
+    std::string key;
+    uint32_t value;
+    const char* says;
+  } cases[] = {
+      {"moe_used_gt_count.gguf", a + "expert_used_count", 17,
+       "'qwen3moe.expert_used_count' = 17 does not fit expert_count = 16"},
+      {"moe_used_zero.gguf", a + "expert_used_count", 0, "expert_used_count' = 0 does not fit"},
+      {"moe_count_huge.gguf", a + "expert_count", 100000, "expert_count' = 100000 is out of range"},
+      {"moe_count_fewer.gguf", a + "expert_count", 8,
+       "tensor 'blk.0.ffn_gate_inp.weight' has shape [256, 16], expected [256, 8]"},
+      {"moe_ff_exp.gguf", a + "expert_feed_forward_length", 512,
+       "tensor 'blk.0.ffn_gate_exps.weight' has shape [256, 256, 16], expected [256, 512, 16]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const std::string f = rewrite_model("tiny-qwen3moe", c.file, set_u32(c.key, c.value), true);
+    EXPECT_TRUE(clean_error(run(f), f, c.says));
+  }
+}
+
+TEST(BadFiles, ExpertTensorsThatDoNotFit) {
+  {  // a 2-D expert tensor
+    const std::string f = rewrite_model("tiny-qwen3moe", "moe_2d.gguf", nullptr, true, "",
+                                        tzero::TensorType::F32, "blk.1.ffn_down_exps.weight",
+                                        {256, 256});
+    EXPECT_TRUE(clean_error(run(f), f, "tensor 'blk.1.ffn_down_exps.weight' has shape [256, 256]"));
+  }
+  if (!tzero::traits(tzero::TensorType::Q5_1).supported) {  // experts of a type tzero cannot compute
+    const std::string f = rewrite_model("tiny-qwen3moe", "moe_type.gguf", nullptr, true,
+                                        "blk.0.ffn_up_exps.weight", tzero::TensorType::Q5_1);
+    EXPECT_TRUE(clean_error(run(f), f, "tensor 'blk.0.ffn_up_exps.weight' has type q5_1"));
+  }
+  {  // expert metadata on an architecture without experts
+    const std::string f = rewrite_model(
+        "tiny-qwen2", "moe_on_qwen2.gguf",
+        [](tzero::GgufWriter& w, const std::string& key) {
+          if (key != "general.architecture") return false;
+          w.add_string(key, "qwen2");
+          w.add_u32("qwen2.expert_count", 8);
+          w.add_u32("qwen2.expert_used_count", 2);
+          return true;
+        },
+        true);
+    EXPECT_TRUE(clean_error(run(f), f, "'qwen2.expert_count' on architecture 'qwen2'"));
+  }
+  {  // a dense llama file that claims experts: the router is missing
+    const std::string f = rewrite_tiny(
+        "moe_missing.gguf",
+        [](tzero::GgufWriter& w, const std::string& key) {
+          if (key != "general.architecture") return false;
+          w.add_string(key, "llama");
+          w.add_u32("llama.expert_count", 8);
+          w.add_u32("llama.expert_used_count", 2);
+          return true;
+        },
+        true);
+    EXPECT_TRUE(clean_error(run(f), f, "missing tensor 'blk.0.ffn_gate_inp.weight'"));
+  }
 }

@@ -3,7 +3,9 @@
 // mates, arrival order, token budget, prefill chunk, KV block size, prefix cache, preemption).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <thread>
 
@@ -183,8 +185,9 @@ TEST(EngineBatching, SoloEqualsGenerate) {
 // under many token budgets, prefill chunks, block sizes, cache capacities and with the prefix
 // cache on and off; every request's output equals its solo run bit for bit, and no KV block
 // is left held at the end.
-TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
-  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+// Every request of a random load, over several schedules (token budgets, prefill chunks, block
+// sizes, pool sizes, prefix cache), equals its solo run bit for bit. Returns the preemptions.
+uint64_t check_random_schedules(const std::string& model, size_t n_configs) {
   const auto reqs = random_requests(12, 512, 7);
   const std::vector<Output> solo = run_solo(model, reqs);
   struct Config {
@@ -197,8 +200,9 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
       {48, 0, 16, 96, 16, false}, {100, 0, 5, 90, 16, true},
   };
   uint32_t seed = 1;
-  uint64_t preemptions = 0, cached = 0;
-  for (const Config& c : configs) {
+  uint64_t preemptions = 0;
+  for (size_t ci = 0; ci < std::min(n_configs, std::size(configs)); ++ci) {
+    const Config& c = configs[ci];
     EngineOptions o = options_for(model);
     o.max_batch_tokens = c.budget;
     o.prefill_chunk = c.chunk;
@@ -209,15 +213,26 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
     tzero::EngineStats st;
     const std::vector<Output> got = run_batched(o, reqs, seed++, &st);
     preemptions += st.preemptions;
-    cached += st.cached_tokens;
     for (size_t i = 0; i < reqs.size(); ++i)
       expect_same(solo[i], got[i],
-                  "request " + std::to_string(i) + " budget " + std::to_string(c.budget) +
-                      " chunk " + std::to_string(c.chunk) + " block " + std::to_string(c.block) +
-                      " kv " + std::to_string(c.kv_tokens));
+                  model + ": request " + std::to_string(i) + " budget " +
+                      std::to_string(c.budget) + " chunk " + std::to_string(c.chunk) + " block " +
+                      std::to_string(c.block) + " kv " + std::to_string(c.kv_tokens));
   }
-  // The schedules really exercised preemption (small pools) and prefix hits.
-  EXPECT_GT(preemptions, 0u);
+  return preemptions;
+}
+
+TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
+  // The schedules really exercise preemption (small pools) too.
+  EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny", "q8_0"), 8), 0u);
+}
+
+// Mixture of experts: batch mates choose some of the same experts and not others, so each
+// expert's grouped product sees a batch that depends on every request; the bits may not.
+TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithExperts) {
+  EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny-qwen3moe", "q4_k"), 5), 0u);
+  check_random_schedules(tzero::test::generated_model("tiny-mixtral", "q8_0"), 3);
+  check_random_schedules(tzero::test::generated_model("tiny-qwen2moe", "f16"), 2);
 }
 
 // Proves: a pool far too small for the load forces preemption and recomputation, and outputs

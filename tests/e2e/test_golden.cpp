@@ -80,7 +80,8 @@ TEST(Golden, TableCoversEveryTinyPresetAndDtype) {
   size_t n_gen = 0;
   // tiny-eot has tiny's weights (its digests equal tiny's: the golden prompt's 16 tokens never
   // reach its EOT) and its own file hash (the EOT and chat template metadata).
-  for (const char* preset : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-eot"})
+  for (const char* preset : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-eot", "tiny-qwen3moe",
+                             "tiny-mixtral", "tiny-qwen2moe"})
     for (const char* dtype : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q6_k"}) {
       const std::string name = std::string(preset) + "/" + dtype;
       bool found = false;
@@ -88,13 +89,14 @@ TEST(Golden, TableCoversEveryTinyPresetAndDtype) {
       EXPECT_TRUE(found) << name << " has no golden row";
       n_gen += found;
     }
-  EXPECT_EQ(n_gen, 28u);
+  EXPECT_EQ(n_gen, 49u);
   bool stories = false;
   for (const auto& r : rows) stories = stories || r.model == "shared:gguf/stories260K.gguf";
   EXPECT_TRUE(stories) << "stories260K has no golden row";
   size_t n_long = 0;
   for (const auto& r : rows) n_long += r.model.rfind("long:", 0) == 0;
-  EXPECT_GE(n_long, 3u) << "the long-context rows (several attention blocks) are missing";
+  EXPECT_GE(n_long, 6u) << "the long-context rows (several attention blocks, experts with "
+                            "groups of 16+ tokens) are missing";
 }
 
 TEST(Golden, EveryDigestIsTheTables) {
@@ -142,5 +144,39 @@ TEST(Golden, LongRowsDoNotDependOnThreadsOrChunks) {
       ++checked;
     }
   }
+  EXPECT_GE(checked, 18);
+}
+
+// The mixture-of-experts rows under every kernel set: the long rows group 100+ tokens per
+// expert (the batched, tiled and AMX-sized kernels), the short ones a few (the decode kernels).
+TEST(Golden, MoeRowsDoNotDependOnKernels) {
+  std::string version;
+  // The sets this build and CPU run (selecting another is an error, exit 2).
+  std::vector<std::string> sets;
+  const std::string probe = tzero::test::generated_model("tiny", "f32");
+  for (const char* k : {"scalar", "avx2", "avx512", "amx", "amx-emu"})
+    if (run_tzero({"run", "-m", probe, "-n", "1", "-p", "a", "--kernels", k}).exit_code == 0)
+      sets.push_back(k);
+  std::cout << "kernel sets:";
+  for (const auto& k : sets) std::cout << " " << k;
+  std::cout << "\n";
+  int checked = 0;
+  for (const GoldenRow& row : read_table(&version)) {
+    if (row.model.find("moe") == std::string::npos && row.model.find("mixtral") == std::string::npos)
+      continue;
+    const bool is_long = row.model.rfind("long:", 0) == 0;
+    if (!is_long && row.model.find("/q8_0") == std::string::npos &&
+        row.model.find("/q4_k") == std::string::npos)
+      continue;
+    SCOPED_TRACE(row.model);
+    for (const std::string& k : sets) {
+      if (k == "amx-emu" && !is_long) continue;  // the emulator's tiles take 16+ tokens
+      CliResult r = run_tzero(golden_args(row, model_path(row.model), {"--kernels", k}));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(std::string(json::parse(r.out)["logits_digest"]), row.digest) << k;
+      ++checked;
+    }
+  }
+  std::cout << "MoE rows checked over kernel sets: " << checked << "\n";
   EXPECT_GE(checked, 9);
 }

@@ -1,0 +1,238 @@
+// The mixture-of-experts kernels (kernels/moe.h, kernels/matmul_experts.h): routing and the
+// combine in the moe-v1 order, re-implemented here from the header's comments and compared as
+// bits; the grouped expert products of every kernel variant, thread count and batch equal to the
+// scalar reference one slot at a time (memcmp); fast mode's arrival-order combine.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/rng.h"
+#include "base/thread_pool.h"
+#include "kernels/dot.h"
+#include "kernels/kernel_set.h"
+#include "kernels/math.h"
+#include "kernels/matmul_experts.h"
+#include "kernels/moe.h"
+#include "kernels/quant.h"
+#include "support/test_support.h"
+
+namespace tzero {
+namespace {
+
+bool same_bits(const float* a, const float* b, size_t n) {
+  return std::memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+struct Route {
+  std::vector<float> probs, weights;
+  std::vector<int32_t> ids;
+};
+Route route(const std::vector<float>& logits, size_t k, bool norm) {
+  Route r;
+  r.probs.resize(logits.size());
+  r.ids.resize(k);
+  r.weights.resize(k);
+  moe_route_ref(logits.data(), logits.size(), k, norm, r.probs.data(), r.ids.data(),
+                r.weights.data());
+  return r;
+}
+
+TEST(MoeRoute, TiesGoToTheLowerExpertId) {
+  // Experts 5, 2 and 7 tie for the largest logit, 1 and 6 for the next.
+  std::vector<float> l = {0.1f, 0.5f, 2.0f, -1.0f, 0.0f, 2.0f, 0.5f, 2.0f};
+  const Route r = route(l, 5, true);
+  EXPECT_EQ(r.ids, (std::vector<int32_t>{2, 5, 7, 1, 6}));
+  // Equal logits give equal probs and equal weights.
+  EXPECT_EQ(std::bit_cast<uint32_t>(r.weights[0]), std::bit_cast<uint32_t>(r.weights[2]));
+  // All equal: the first k ids, in order.
+  EXPECT_EQ(route(std::vector<float>(16, 0.25f), 4, false).ids,
+            (std::vector<int32_t>{0, 1, 2, 3}));
+}
+
+TEST(MoeRoute, SoftmaxTopKAndWeightsInTheDocumentedOrder) {
+  SplitMix64 rng(3);
+  for (size_t E : {4, 8, 60, 128}) {
+    for (size_t k : {1, 2, 4, 8}) {
+      if (k > E) continue;
+      std::vector<float> l(E);
+      for (auto& x : l) x = 4.0f * (2.0f * rng.uniform() - 1.0f);
+      for (bool norm : {false, true}) {
+        const Route r = route(l, k, norm);
+        // probs: e_i / z with e_i = exp_ref(l_i - max) and z = sum_f32_ref(e).
+        float m = l[0];
+        for (float x : l) m = std::max(m, x);
+        std::vector<float> e(E), p(E);
+        for (size_t i = 0; i < E; ++i) e[i] = exp_ref(l[i] - m);
+        const float z = sum_f32_ref(e.data(), E);
+        for (size_t i = 0; i < E; ++i) p[i] = e[i] / z;
+        ASSERT_TRUE(same_bits(p.data(), r.probs.data(), E));
+        // ids: distinct, by descending prob then ascending id, and no unchosen expert beats one.
+        std::set<int32_t> chosen(r.ids.begin(), r.ids.end());
+        ASSERT_EQ(chosen.size(), k);
+        for (size_t j = 1; j < k; ++j) {
+          const float a = p[size_t(r.ids[j - 1])], b = p[size_t(r.ids[j])];
+          EXPECT_TRUE(a > b || (a == b && r.ids[j - 1] < r.ids[j]));
+        }
+        for (size_t i = 0; i < E; ++i)
+          if (!chosen.count(int32_t(i))) EXPECT_LE(p[i], p[size_t(r.ids[k - 1])]);
+        // weights: probs of the chosen, over their rank-order sum when renormalised.
+        float s = p[size_t(r.ids[0])];
+        for (size_t j = 1; j < k; ++j) s += p[size_t(r.ids[j])];
+        for (size_t j = 0; j < k; ++j) {
+          const float want = norm ? p[size_t(r.ids[j])] / s : p[size_t(r.ids[j])];
+          EXPECT_EQ(std::bit_cast<uint32_t>(want), std::bit_cast<uint32_t>(r.weights[j]));
+        }
+      }
+    }
+  }
+}
+
+TEST(MoeCombine, RankOrderLeftToRightAndTheOrderMatters) {
+  SplitMix64 rng(5);
+  const size_t k = 8, n = 1000;
+  std::vector<float> y(k * n), w(k), out(n);
+  for (auto& x : y) x = 2.0f * rng.uniform() - 1.0f;
+  for (auto& x : w) x = rng.uniform();
+  moe_combine_ref(y.data(), w.data(), k, n, out.data());
+  std::vector<float> want(n), reversed(n);
+  for (size_t i = 0; i < n; ++i) {
+    float a = w[0] * y[i];
+    for (size_t j = 1; j < k; ++j) {
+      const float p = w[j] * y[j * n + i];
+      a = a + p;
+    }
+    want[i] = a;
+    float b = w[k - 1] * y[(k - 1) * n + i];
+    for (size_t j = k - 1; j-- > 0;) {
+      const float p = w[j] * y[j * n + i];
+      b = b + p;
+    }
+    reversed[i] = b;
+  }
+  EXPECT_TRUE(same_bits(want.data(), out.data(), n));
+  // Another order (ascending expert id would be one) gives other bits on some element: a
+  // change of order is a change of moe-v1.
+  EXPECT_FALSE(same_bits(reversed.data(), out.data(), n));
+}
+
+TEST(MoeCombine, ArrivalOrderIsTheReferenceOnOneThreadAndAFloatSumOnMany) {
+  SplitMix64 rng(9);
+  const size_t n_tok = 3, k = 8, n = 512;
+  std::vector<float> y(n_tok * k * n), w(n_tok * k), ref(n_tok * n), got(n_tok * n);
+  for (auto& x : y) x = 2.0f * rng.uniform() - 1.0f;
+  for (auto& x : w) x = rng.uniform();
+  for (size_t t = 0; t < n_tok; ++t)
+    moe_combine_ref(&y[t * k * n], &w[t * k], k, n, &ref[t * n]);
+  ThreadPool one(1);
+  moe_combine_arrival(one, y.data(), w.data(), n_tok, k, n, got.data());
+  EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()));
+  ThreadPool four(4);
+  moe_combine_arrival(four, y.data(), w.data(), n_tok, k, n, got.data());
+  for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(ref[i], got[i], 1e-5f);
+}
+
+TEST(MoeMath, SigmoidIsOneOverOnePlusExpRef) {
+  for (float x : {-100.0f, -3.5f, -0.0f, 0.0f, 0.25f, 7.0f, 90.0f}) {
+    const float want = 1.0f / (1.0f + exp_ref(-x));
+    EXPECT_EQ(std::bit_cast<uint32_t>(want), std::bit_cast<uint32_t>(sigmoid_ref(x))) << x;
+  }
+}
+
+// n_expert experts of (N, K) random weights of `type`.
+ExpertMatrix random_experts(TensorType type, size_t n_expert, size_t N, size_t K, uint32_t seed,
+                            std::vector<uint8_t>& bytes) {
+  const size_t rb = row_bytes(type, K);
+  bytes.assign(n_expert * N * rb, 0);
+  const std::vector<float> wf = test::random_floats(n_expert * N * K, seed);
+  for (size_t r = 0; r < n_expert * N; ++r) quantize_row(type, &wf[r * K], &bytes[r * rb], K);
+  return ExpertMatrix{type, bytes.data(), int64_t(n_expert), int64_t(N), int64_t(K), rb};
+}
+
+std::vector<const KernelSet*> every_set() {
+  std::vector<const KernelSet*> v = available_kernels();
+  try {
+    v.push_back(&select_kernels("amx-emu"));
+  } catch (const Error&) {
+  }
+  return v;
+}
+
+// Random routes: k distinct experts per token, some shared between tokens, some never chosen.
+std::vector<int32_t> random_ids(size_t n_tok, size_t k, size_t n_expert, uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<int32_t> ids;
+  for (size_t t = 0; t < n_tok; ++t) {
+    std::vector<int32_t> row;
+    while (row.size() < k) {
+      const auto e = int32_t(rng.next() % (n_expert - 1));  // the last expert is never chosen
+      if (std::find(row.begin(), row.end(), e) == row.end()) row.push_back(e);
+    }
+    ids.insert(ids.end(), row.begin(), row.end());
+  }
+  return ids;
+}
+
+TEST(MoeMatmul, GroupedProductsEqualTheScalarReferenceSlotBySlot) {
+  const TensorType types[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
+                              TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
+                              TensorType::Q6_K};
+  uint32_t seed = 1;
+  ThreadPool p1(1), p2(2), p3(3);
+  for (TensorType type : types) {
+    const size_t K = 256, N = 40, E = 9, k = 3;
+    std::vector<uint8_t> bytes;
+    const ExpertMatrix w = random_experts(type, E, N, K, seed++, bytes);
+    for (size_t n_tok : {1, 2, 7, 20}) {
+      for (bool per_slot : {false, true}) {
+        const size_t n_x = per_slot ? n_tok * k : n_tok;
+        const std::vector<float> x = test::random_floats(n_x * K, seed++);
+        const std::vector<int32_t> ids = random_ids(n_tok, k, E, seed++);
+        std::vector<float> ref(n_tok * k * N), got(ref.size());
+        matmul_experts_ref(w, x.data(), per_slot, ids.data(), n_tok, k, ref.data());
+        for (const KernelSet* ks : every_set())
+          for (ThreadPool* pool : {&p1, &p2, &p3}) {
+            ExpertScratch scratch;
+            std::fill(got.begin(), got.end(), -7.0f);
+            matmul_experts(*pool, *ks, w, x.data(), per_slot, ids.data(), n_tok, k, got.data(),
+                           scratch);
+            EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
+                << traits(type).name << " " << ks->name << " threads " << pool->size()
+                << " tokens " << n_tok << (per_slot ? " per slot" : "");
+          }
+      }
+    }
+  }
+}
+
+// A token's expert outputs do not depend on its batch mates: alone, or among tokens that chose
+// the same experts (a bigger group, AMX-sized at 16+), the bits are the same.
+TEST(MoeMatmul, ATokensRowsDoNotDependOnItsBatchMates) {
+  const size_t K = 512, N = 64, E = 4, k = 2, n_tok = 24;
+  std::vector<uint8_t> bytes;
+  ThreadPool pool(2);
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::F16}) {
+    const ExpertMatrix w = random_experts(type, E, N, K, 11, bytes);
+    const std::vector<float> x = test::random_floats(n_tok * K, 12);
+    const std::vector<int32_t> ids = random_ids(n_tok, k, E, 13);
+    for (const KernelSet* ks : every_set()) {
+      ExpertScratch scratch;
+      std::vector<float> batch(n_tok * k * N), solo(k * N);
+      matmul_experts(pool, *ks, w, x.data(), false, ids.data(), n_tok, k, batch.data(), scratch);
+      for (size_t t = 0; t < n_tok; ++t) {
+        matmul_experts(pool, *ks, w, &x[t * K], false, &ids[t * k], 1, k, solo.data(), scratch);
+        EXPECT_TRUE(same_bits(solo.data(), &batch[t * k * N], k * N))
+            << traits(type).name << " " << ks->name << " token " << t;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tzero
