@@ -3,6 +3,7 @@
 #include "kernels/kernel_set.h"
 #include "kernels/x86/attention_avx512.h"
 #include "kernels/x86/gemm_float.h"
+#include "kernels/x86/gemm_q4k_decode.h"
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
 
@@ -87,7 +88,7 @@ void gemm_q4_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_
   if (n_tok >= x86::kVnniMinTokQ4K && n_cols >= size_t(kSuperBlock))
     x86::gemm_q4_k_vnni(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else
-    x86::gemm_q4_k_x86(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    x86::gemm_q4_k_decode_avx512(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
 void gemm_q6_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
