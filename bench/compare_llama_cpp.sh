@@ -17,9 +17,15 @@ fi
 rows=()
 for model in "$@"; do
   echo "== $model (threads $threads, depth $depth, load $(cut -d' ' -f1 /proc/loadavg))" >&2
+  # Each engine starts with the file in the page cache: llama.cpp copies (repacks) weights into
+  # its own memory, which can push a large file out of the cache for the next engine.
+  warm() { cat "$model" >/dev/null; }
+  warm
   det=$("$tzero" bench -m "$model" -p "$pp" -n "$tg" -d "$depth" -t "$threads" -r "$reps" --json)
+  warm
   fast=$("$tzero" bench -m "$model" -p "$pp" -n "$tg" -d "$depth" -t "$threads" -r "$reps" \
     --mode fast --json)
+  warm
   peer=$(node "$here/llama_cpp_bench.mjs" -m "$model" -p "$pp" -n "$tg" -d "$depth" -t "$threads" \
     -r "$reps")
   printf '%s\n%s\n%s\n' "$det" "$fast" "$peer"
