@@ -59,6 +59,38 @@ TEST(Trace, DiffNamesThePerturbedLayerOpAndPosition) {
   }
 }
 
+// A mixture-of-experts model traces its intermediates under llama.cpp's names (ffn_moe_*), the
+// same at any thread count and chunking, and diff names a flipped bit in the expert combine in
+// words.
+TEST(Trace, ExpertIntermediatesAreNamedAndTheCombineIsFound) {
+  const std::string model = tzero::test::generated_model("tiny-qwen2moe", "q8_0");
+  const std::string base = trace_of(model, "moe_base", {"-t", "2"});
+  const std::string other = trace_of(model, "moe_t3", {"-t", "3", "-b", "2"});
+  const auto same = run_tzero({"diff", base, other, "--json"});
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  const json js = json::parse(same.out);
+  EXPECT_TRUE(js["identical"].get<bool>());
+  const std::string p = trace_of(model, "moe_p", {"-t", "2", "--perturb", "1:ffn_moe_out:4"});
+  const auto r = run_tzero({"diff", base, p, "--json"});
+  EXPECT_EQ(r.exit_code, 1);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["first"]["layer"], 1);
+  EXPECT_EQ(j["first"]["op"], "ffn_moe_out");
+  EXPECT_EQ(j["first"]["what"], "the expert combine");
+  const auto text = run_tzero({"diff", base, p});
+  EXPECT_NE(text.out.find("first divergence: position 4, blk.1, op ffn_moe_out (the expert "
+                          "combine)"),
+            std::string::npos)
+      << text.out;
+  // Every MoE intermediate is in the trace, in forward order.
+  const std::string bytes = tzero::test::read_file(base);
+  for (const char* name : {"ffn_moe_logits", "ffn_moe_probs", "ffn_moe_topk", "ffn_moe_weights",
+                           "ffn_moe_gate", "ffn_moe_up", "ffn_moe_swiglu", "ffn_moe_down",
+                           "ffn_moe_out", "ffn_shexp", "ffn_shexp_gate_inp", "ffn_shexp_out",
+                           "ffn_out"})
+    EXPECT_NE(bytes.find(name), std::string::npos) << name;
+}
+
 TEST(Trace, TruncatedTraceKeepsItsPrefixAndBadFilesAreErrors) {
   const std::string model = tzero::test::generated_model("tiny", "f32");
   const std::string a = trace_of(model, "full", {});
