@@ -26,10 +26,18 @@ Command add_gen_model(CLI::App& app) {
   sub->add_flag("--list", o->list, "List the presets");
   return {sub, [o] {
             if (o->list) {
-              for (const auto& p : model_presets())
-                std::printf("%-16s %-6s vocab %6d embd %4d ff %4d layers %2d heads %2d/%-2d  %s\n",
-                            p.name.c_str(), p.arch.c_str(), p.n_vocab, p.n_embd, p.n_ff, p.n_layer,
-                            p.n_head, p.n_head_kv, p.description.c_str());
+              // name, arch, then the shape; the first column is the name (scripts read it).
+              for (const auto& p : model_presets()) {
+                const std::string experts = p.n_expert > 0 ? std::to_string(p.n_expert) + "/" +
+                                                                 std::to_string(p.n_expert_used)
+                                                           : "-";
+                std::printf(
+                    "%-18s %-8s %7.3fB params  vocab %6d embd %4d ff %4d layers %2d heads "
+                    "%2d/%-2d experts %-6s %s\n",
+                    p.name.c_str(), p.arch.c_str(), preset_parameters(p) / 1e9, p.n_vocab, p.n_embd,
+                    p.n_ff, p.n_layer, p.n_head, p.n_head_kv, experts.c_str(),
+                    p.description.c_str());
+              }
               return 0;
             }
             if (o->out.empty()) throw Error("gen-model: give the output file with -o FILE");

@@ -41,13 +41,14 @@ const std::vector<ModelPreset>& model_presets() {
        1024, 2, 4, 2, 128, 512, 1000000.0, 1e-6f, true, 16, 4, 256, 0},
       {"tiny-mixtral", "llama with 8 experts (top 2, Mixtral style): for tests", "llama", 512, 256,
        512, 2, 4, 2, 64, 512, 1000000.0, 1e-5f, false, 8, 2, 512, 0},
-      {"tiny-qwen2moe", "qwen2moe, 8 experts (top 4, not renormalised) + a shared expert: for tests",
-       "qwen2moe", 512, 256, 1024, 2, 4, 2, 64, 512, 1000000.0, 1e-6f, false, 8, 4, 256, 512},
+      {"tiny-qwen2moe",
+       "qwen2moe, 8 experts (top 4, not renormalised) + a shared expert: for tests", "qwen2moe",
+       512, 256, 1024, 2, 4, 2, 64, 512, 1000000.0, 1e-6f, false, 8, 4, 256, 512},
       // Qwen3-30B-A3B's layer and vocabulary (128 experts, top 8, 768 wide; 32 query and 4 kv
       // heads of 128) with 8 of its 48 layers: the real expert shapes and routing fan-out at a
       // size that fits these machines (3.6 GB at q4_k) and generates in minutes.
-      {"qwen3-30b-a3b-8l", "Qwen3-30B-A3B shape, 8 of 48 layers", "qwen3moe", 151936, 2048, 6144,
-       8, 32, 4, 128, 40960, 1000000.0, 1e-6f, false, 128, 8, 768, 0},
+      {"qwen3-30b-a3b-8l", "Qwen3-30B-A3B shape, 8 of 48 layers", "qwen3moe", 151936, 2048, 6144, 8,
+       32, 4, 128, 40960, 1000000.0, 1e-6f, false, 128, 8, 768, 0},
       // Qwen1.5-MoE-A2.7B, whole (24 layers; 60 experts, top 4, 1408 wide, not renormalised; a
       // 5632-wide shared expert): 8.4 GB at q4_k, its 1408-long rows in q8_0 (llama.cpp falls
       // back to q5_0 or q8_0 there).
@@ -64,6 +65,20 @@ PresetTokenizerExtras preset_tokenizer_extras(const std::string& preset_name) {
     x.chat_template = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
   }
   return x;
+}
+
+double preset_parameters(const ModelPreset& P) {
+  const double V = P.n_vocab, E = P.n_embd, F = P.n_ff, Q = double(P.n_head) * P.head_dim,
+               KV = double(P.n_head_kv) * P.head_dim, X = P.n_expert, FX = P.n_ff_exp,
+               S = P.n_ff_shexp;
+  double layer = 2 * E + 2 * E * Q + 2 * E * KV;  // norms, q and o, k and v
+  if (P.arch == "qwen2" || P.arch == "qwen2moe") layer += Q + 2 * KV;
+  if (P.arch == "qwen3" || P.arch == "qwen3moe") layer += 2 * P.head_dim;
+  if (P.n_expert == 0)
+    layer += 3 * E * F;
+  else
+    layer += E * X + 3 * X * E * FX + (S > 0 ? 3 * E * S + E : 0);
+  return V * E * (P.tied_output ? 1 : 2) + E + P.n_layer * layer;
 }
 
 const ModelPreset* find_preset(const std::string& name) {

@@ -33,6 +33,8 @@ struct PresetTokenizerExtras {
 PresetTokenizerExtras preset_tokenizer_extras(const std::string& preset_name);
 
 const std::vector<ModelPreset>& model_presets();
+// The number of weights a preset's file holds (every tensor's elements).
+double preset_parameters(const ModelPreset& preset);
 const ModelPreset* find_preset(const std::string& name);
 
 // Writes the model. 2-D weight matrices get `dtype`; any whose row length is not a multiple of

@@ -13,8 +13,8 @@ void read_experts(const GgufFile& f, const std::string& a, bool moe_arch, HParam
   const int64_t n_expert = f.get_int(a + "expert_count", 0);
   const int64_t n_used = f.get_int(a + "expert_used_count", 0);
   if (n_expert == 0 && n_used == 0) {
-    if (moe_arch) f.fail("architecture '" + hp.arch_name + "' needs metadata '" + a +
-                         "expert_count'");
+    if (moe_arch)
+      f.fail("architecture '" + hp.arch_name + "' needs metadata '" + a + "expert_count'");
     return;
   }
   if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3)

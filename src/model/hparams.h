@@ -1,6 +1,6 @@
-// Hyper-parameters of the llama-family architectures (and their mixture-of-experts kin), read from GGUF metadata as llama.cpp
-// writes it ("{arch}.embedding_length", ...). One struct with the few options the family
-// varies on, not a field per model.
+// Hyper-parameters of the llama-family architectures (and their mixture-of-experts kin), read from
+// GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...). One struct with the few
+// options the family varies on, not a field per model.
 #pragma once
 
 #include <string>
@@ -28,10 +28,10 @@ struct HParams {
   bool rope_neox = false;  // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
   // Mixture of experts (n_expert > 0: every layer's feed-forward is experts; qwen2moe, qwen3moe,
   // and llama with experts as Mixtral).
-  int n_expert = 0;         // expert_count
-  int n_expert_used = 0;    // expert_used_count: k, the experts each token runs
-  int n_ff_exp = 0;         // expert_feed_forward_length (llama: feed_forward_length)
-  int n_ff_shexp = 0;       // expert_shared_feed_forward_length (qwen2moe's shared expert)
+  int n_expert = 0;                 // expert_count
+  int n_expert_used = 0;            // expert_used_count: k, the experts each token runs
+  int n_ff_exp = 0;                 // expert_feed_forward_length (llama: feed_forward_length)
+  int n_ff_shexp = 0;               // expert_shared_feed_forward_length (qwen2moe's shared expert)
   bool expert_weights_norm = true;  // renormalise the k weights (qwen2moe: false)
 
   bool moe() const { return n_expert > 0; }

@@ -50,14 +50,16 @@ ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n
   if (!tr.supported)
     file_->fail("tensor '" + name + "' has type " + tr.name + ", which tzero cannot compute yet (" +
                 kSupportedTypes + ")");
-  return ExpertMatrix{t->type, t->data, n_expert, n_rows, n_cols,
-                      row_bytes(t->type, size_t(n_cols))};
+  return ExpertMatrix{t->type, t->data, n_expert,
+                      n_rows,  n_cols,  row_bytes(t->type, size_t(n_cols))};
 }
 
 void Model::load_experts(const std::string& p, LayerWeights& l) {
   const int64_t E = hp_.n_embd, X = hp_.n_expert, F = hp_.n_ff_exp;
-  if (!file_->find_tensor(p + "ffn_gate_exps.weight") && file_->find_tensor(p + "ffn_gate.0.weight"))
-    file_->fail("tensor '" + p + "ffn_gate.0.weight': experts stored one tensor each (an old "
+  if (!file_->find_tensor(p + "ffn_gate_exps.weight") &&
+      file_->find_tensor(p + "ffn_gate.0.weight"))
+    file_->fail("tensor '" + p +
+                "ffn_gate.0.weight': experts stored one tensor each (an old "
                 "Mixtral conversion) are not supported; convert again with llama.cpp's "
                 "convert_hf_to_gguf.py (3-D ffn_{gate,up,down}_exps)");
   l.gate_inp = matrix(p + "ffn_gate_inp.weight", X, E);
@@ -70,8 +72,8 @@ void Model::load_experts(const std::string& p, LayerWeights& l) {
   l.up_shexp = matrix(p + "ffn_up_shexp.weight", S, E);
   l.down_shexp = matrix(p + "ffn_down_shexp.weight", E, S);
   const float* g = vector(p + "ffn_gate_inp_shexp.weight", E);
-  l.gate_inp_shexp = Matrix{TensorType::F32, reinterpret_cast<const uint8_t*>(g), 1, E,
-                            size_t(E) * sizeof(float)};
+  l.gate_inp_shexp =
+      Matrix{TensorType::F32, reinterpret_cast<const uint8_t*>(g), 1, E, size_t(E) * sizeof(float)};
 }
 
 const float* Model::vector(const std::string& name, int64_t n, bool required) {

@@ -139,7 +139,8 @@ std::vector<RegisteredOp> registered_ops() {
   std::vector<RegisteredOp> out;
   for (const tzero::KernelSet* k : tzero::available_kernels()) {
     if (std::string(k->name) == "scalar") continue;  // the reference itself
-    for (const auto& m : tzero::kMatmulOps) out.push_back({m[0], std::string("builtin:") + k->name});
+    for (const auto& m : tzero::kMatmulOps)
+      out.push_back({m[0], std::string("builtin:") + k->name});
     out.push_back({"rmsnorm", std::string("builtin:") + k->name});
     out.push_back({"swiglu", std::string("builtin:") + k->name});
   }

@@ -26,16 +26,16 @@ struct GenerateOptions {
   uint64_t seed = 0;
   bool add_bos = true;  // allow the BOS the vocabulary asks for (runtime/prompt.h); false: --no-bos
   bool parse_special = false;
-  std::string logits_out;           // file for the raw float32 logits rows ("" = none)
-  std::string kernels = "auto";     // scalar, avx2, avx512, amx, amx-emu or auto: same bits
-  Mode mode = Mode::deterministic;  // or fast: no reproducibility contract, or portable:
-                                    // the GPU running the CPU's orders (with gpu_layers)
-  std::string gpu_layers = "0";     // "all" or N: the last N layers on the GPU (backend.h)
-  std::string trace_path;           // trace file ("" = no trace), trace/trace_file.h
-  std::string trace_dump;           // globs of tensor names whose values the trace stores
-  std::string trace_metadata;       // JSON stored in the trace header
-  std::string perturb;              // test hook "LAYER:OP:POS" (Forward::set_perturbation)
-  bool keep_logits = false;         // return every logits row in GenerateResult::logits
+  std::string logits_out;                 // file for the raw float32 logits rows ("" = none)
+  std::string kernels = "auto";           // scalar, avx2, avx512, amx, amx-emu or auto: same bits
+  Mode mode = Mode::deterministic;        // or fast: no reproducibility contract, or portable:
+                                          // the GPU running the CPU's orders (with gpu_layers)
+  std::string gpu_layers = "0";           // "all" or N: the last N layers on the GPU (backend.h)
+  std::string trace_path;                 // trace file ("" = no trace), trace/trace_file.h
+  std::string trace_dump;                 // globs of tensor names whose values the trace stores
+  std::string trace_metadata;             // JSON stored in the trace header
+  std::string perturb;                    // test hook "LAYER:OP:POS" (Forward::set_perturbation)
+  bool keep_logits = false;               // return every logits row in GenerateResult::logits
   std::vector<std::string> op_overrides;  // "matmul.f32=NAME": registered custom kernels
   std::vector<std::string> stop;          // stop strings (cut from the text; --stop)
   std::vector<int32_t> stop_tokens;       // stop token ids besides EOS and EOT (--stop-token)

@@ -39,6 +39,19 @@ TEST(Audit, ContractHoldsAndReportIsWritten) {
   EXPECT_NE(html.find("bit-identical to the baseline"), std::string::npos);
 }
 
+// The audit's rows on a mixture-of-experts model: every deterministic row identical, and a bit
+// flipped in the expert combine of one row is caught and named there.
+TEST(Audit, ContractHoldsOnExpertsAndABrokenCombineIsNamed) {
+  const std::string model = tzero::test::generated_model("tiny-qwen3moe", "q4_k");
+  const auto r = tzero::test::run_tzero({"audit", "-m", model, "-n", "6"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("contract holds"), std::string::npos) << r.out;
+  const auto b =
+      tzero::test::run_tzero({"audit", "-m", model, "-n", "4", "--perturb", "1:ffn_moe_out:2"});
+  EXPECT_EQ(b.exit_code, 1) << b.out;
+  EXPECT_NE(b.out.find("first at position 2, blk.1.ffn_moe_out"), std::string::npos) << b.out;
+}
+
 TEST(Audit, Stories260KContractHolds) {
   TZ_REQUIRE_SHARED(gguf, "gguf/stories260K.gguf");
   const auto r = tzero::test::run_tzero({"audit", "-m", gguf, "-n", "24"});

@@ -150,7 +150,8 @@ TEST(BadFiles, TruncatedTensorData) {
 // A model cut short inside its header: in the tensor infos (the padding after them is under
 // 32 bytes), and so early that the metadata count no longer fits.
 TEST(BadFiles, TruncatedHeader) {
-  const size_t data_offset = tzero::GgufFile(tzero::test::generated_model("tiny", "f32")).data_offset();
+  const size_t data_offset =
+      tzero::GgufFile(tzero::test::generated_model("tiny", "f32")).data_offset();
   std::string f = write_bytes("trunc_infos.gguf", tiny_bytes().substr(0, data_offset - 40));
   EXPECT_TRUE(clean_error(info(f), f, "truncated: tensor"));
   EXPECT_TRUE(clean_error(run(f), f, "truncated: tensor"));
@@ -258,8 +259,9 @@ TEST(BadFiles, UnsupportedArchitecture) {
 // legacy quants that this build does not compute with; q4_k and q6_k are supported.)
 TEST(BadFiles, KnownButUnsupportedTensorType) {
   std::optional<tzero::TensorType> type;
-  for (tzero::TensorType t : {tzero::TensorType::Q5_K, tzero::TensorType::Q3_K, tzero::TensorType::Q2_K,
-                           tzero::TensorType::Q5_0, tzero::TensorType::Q4_1, tzero::TensorType::Q8_K})
+  for (tzero::TensorType t :
+       {tzero::TensorType::Q5_K, tzero::TensorType::Q3_K, tzero::TensorType::Q2_K,
+        tzero::TensorType::Q5_0, tzero::TensorType::Q4_1, tzero::TensorType::Q8_K})
     if (!type && !tzero::traits(t).supported) type = t;
   if (!type) GTEST_SKIP() << "every candidate tensor type is supported";
   const std::string name = tzero::traits(*type).name;
@@ -298,12 +300,13 @@ TEST(BadFiles, ExpertCountsThatDoNotFit) {
 
 TEST(BadFiles, ExpertTensorsThatDoNotFit) {
   {  // a 2-D expert tensor
-    const std::string f = rewrite_model("tiny-qwen3moe", "moe_2d.gguf", nullptr, true, "",
-                                        tzero::TensorType::F32, "blk.1.ffn_down_exps.weight",
-                                        {256, 256});
+    const std::string f =
+        rewrite_model("tiny-qwen3moe", "moe_2d.gguf", nullptr, true, "", tzero::TensorType::F32,
+                      "blk.1.ffn_down_exps.weight", {256, 256});
     EXPECT_TRUE(clean_error(run(f), f, "tensor 'blk.1.ffn_down_exps.weight' has shape [256, 256]"));
   }
-  if (!tzero::traits(tzero::TensorType::Q5_1).supported) {  // experts of a type tzero cannot compute
+  if (!tzero::traits(tzero::TensorType::Q5_1)
+           .supported) {  // experts of a type tzero cannot compute
     const std::string f = rewrite_model("tiny-qwen3moe", "moe_type.gguf", nullptr, true,
                                         "blk.0.ffn_up_exps.weight", tzero::TensorType::Q5_1);
     EXPECT_TRUE(clean_error(run(f), f, "tensor 'blk.0.ffn_up_exps.weight' has type q5_1"));

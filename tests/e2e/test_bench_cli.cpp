@@ -11,7 +11,8 @@ using nlohmann::json;
 // Proves: --json prints the documented fields for prefill and decode, and -p 0 skips prefill.
 TEST(BenchCli, JsonHasPrefillAndDecodeRates) {
   const std::string model = tzero::test::generated_model("tiny", "q8_0");
-  auto r = tzero::test::run_tzero({"bench", "-m", model, "-p", "8", "-n", "4", "-r", "1", "--json"});
+  auto r =
+      tzero::test::run_tzero({"bench", "-m", model, "-p", "8", "-n", "4", "-r", "1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_GT(j["pp_tokens_per_s"].get<double>(), 0);

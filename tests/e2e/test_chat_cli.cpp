@@ -13,7 +13,7 @@ const char* kMessages =
 TEST(ChatCli, RendersNamedFormats) {
   const std::string model = tzero::test::generated_model("tiny", "f32");
   auto r = tzero::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "chatml"},
-                               kMessages);
+                                  kMessages);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
             "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
@@ -21,7 +21,7 @@ TEST(ChatCli, RendersNamedFormats) {
             "<|im_start|>assistant\n");
   // bos_token and eos_token come from the vocabulary (<s>, </s>).
   r = tzero::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "llama2"},
-                          kMessages);
+                             kMessages);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
             "<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello </s>"
@@ -34,7 +34,8 @@ TEST(ChatCli, ErrorsAreClear) {
   auto r = tzero::test::run_tzero({"chat", "--render", "-m", model}, kMessages);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--chat-template NAME"), std::string::npos) << r.err;
-  r = tzero::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "nope"}, kMessages);
+  r = tzero::test::run_tzero({"chat", "--render", "-m", model, "--chat-template", "nope"},
+                             kMessages);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown chat template 'nope'"), std::string::npos) << r.err;
   r = tzero::test::run_tzero(

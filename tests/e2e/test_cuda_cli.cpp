@@ -51,7 +51,8 @@ TEST(CudaCli, DeviceAndFingerprintReportTheBuild) {
   const std::string m = tzero::test::generated_model("tiny", "q8_0");
   const CliResult f = run_tzero({"fingerprint", "-m", m, "--json"});
   ASSERT_EQ(f.exit_code, 0) << f.err;
-  EXPECT_EQ(json::parse(f.out)["manifest"]["device"]["cuda_built"].get<bool>(), tzero::cuda_built());
+  EXPECT_EQ(json::parse(f.out)["manifest"]["device"]["cuda_built"].get<bool>(),
+            tzero::cuda_built());
 }
 
 TEST(CudaCli, BadGpuLayersAndModePairsAreInputErrors) {

@@ -215,9 +215,9 @@ uint64_t check_random_schedules(const std::string& model, size_t n_configs) {
     preemptions += st.preemptions;
     for (size_t i = 0; i < reqs.size(); ++i)
       expect_same(solo[i], got[i],
-                  model + ": request " + std::to_string(i) + " budget " +
-                      std::to_string(c.budget) + " chunk " + std::to_string(c.chunk) + " block " +
-                      std::to_string(c.block) + " kv " + std::to_string(c.kv_tokens));
+                  model + ": request " + std::to_string(i) + " budget " + std::to_string(c.budget) +
+                      " chunk " + std::to_string(c.chunk) + " block " + std::to_string(c.block) +
+                      " kv " + std::to_string(c.kv_tokens));
   }
   return preemptions;
 }

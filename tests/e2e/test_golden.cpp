@@ -96,7 +96,7 @@ TEST(Golden, TableCoversEveryTinyPresetAndDtype) {
   size_t n_long = 0;
   for (const auto& r : rows) n_long += r.model.rfind("long:", 0) == 0;
   EXPECT_GE(n_long, 6u) << "the long-context rows (several attention blocks, experts with "
-                            "groups of 16+ tokens) are missing";
+                           "groups of 16+ tokens) are missing";
 }
 
 TEST(Golden, EveryDigestIsTheTables) {
@@ -162,7 +162,8 @@ TEST(Golden, MoeRowsDoNotDependOnKernels) {
   std::cout << "\n";
   int checked = 0;
   for (const GoldenRow& row : read_table(&version)) {
-    if (row.model.find("moe") == std::string::npos && row.model.find("mixtral") == std::string::npos)
+    if (row.model.find("moe") == std::string::npos &&
+        row.model.find("mixtral") == std::string::npos)
       continue;
     const bool is_long = row.model.rfind("long:", 0) == 0;
     if (!is_long && row.model.find("/q8_0") == std::string::npos &&

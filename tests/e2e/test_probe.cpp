@@ -36,8 +36,8 @@ std::string prompts_file(const std::vector<std::string>& prompts) {
 
 // Runs the probe with --json and small settings; extra arguments are appended.
 tzero::test::CliResult probe(const std::string& url, const std::vector<std::string>& extra,
-                          const std::vector<std::string>& prompts = {"Once upon a time",
-                                                                     "Two plus two is"}) {
+                             const std::vector<std::string>& prompts = {"Once upon a time",
+                                                                        "Two plus two is"}) {
   std::vector<std::string> args = {
       "probe", "--base-url",          url,      "--model", "fake",
       "-f",    prompts_file(prompts), "--runs", "2",       "--concurrency",
@@ -182,8 +182,9 @@ TEST(Probe, TableOnTheTerminal) {
   FakeServerOptions o;
   o.perturb_every = 3;
   FakeOpenAIServer server(o);
-  const auto r = tzero::test::run_tzero({"probe", "--base-url", server.url() + "/v1", "--model", "m",
-                                      "--runs", "2", "--concurrency", "1", "--max-tokens", "6"});
+  const auto r =
+      tzero::test::run_tzero({"probe", "--base-url", server.url() + "/v1", "--model", "m", "--runs",
+                              "2", "--concurrency", "1", "--max-tokens", "6"});
   ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
   EXPECT_NE(r.out.find("unique"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Once upon a time"), std::string::npos) << r.out;  // a built-in prompt
@@ -339,7 +340,7 @@ TEST(Probe, ProbeAgainstTzeroServe) {
     }
   }
   const auto r = tzero::test::run_tzero({"probe", "--base-url", url, "--model", name, "--runs", "2",
-                                      "--concurrency", "8", "--max-tokens", "8", "--json"});
+                                         "--concurrency", "8", "--max-tokens", "8", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const json j = parse(r);
   EXPECT_TRUE(j["identical"].get<bool>());

@@ -248,8 +248,9 @@ TEST(ServeApi, SeedsChoicesAndStops) {
   const std::string got = cut["choices"][0]["text"];
   EXPECT_EQ(got, text.substr(0, text.find(stop)));
   EXPECT_EQ(cut["choices"][0]["finish_reason"], "stop");
-  EXPECT_EQ(tzero::test::gen_of_stream(tzero::test::post_stream(*c, "/v1/completions", sj, &st)).text,
-            got);
+  EXPECT_EQ(
+      tzero::test::gen_of_stream(tzero::test::post_stream(*c, "/v1/completions", sj, &st)).text,
+      got);
 }
 
 // Real text: stories260K through the server equals `tzero run` (greedy).

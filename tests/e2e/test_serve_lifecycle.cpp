@@ -69,7 +69,8 @@ TEST(ServeLifecycle, DisconnectMidStreamCancelsAndFreesKv) {
   EXPECT_NE(met->body.find("tzero_kv_blocks_used 0"), std::string::npos);
   // And it still serves.
   int st = 0;
-  tzero::test::post_json(*srv->client(), "/v1/completions", {{"prompt", "x"}, {"max_tokens", 2}}, &st);
+  tzero::test::post_json(*srv->client(), "/v1/completions", {{"prompt", "x"}, {"max_tokens", 2}},
+                         &st);
   EXPECT_EQ(st, 200);
 }
 

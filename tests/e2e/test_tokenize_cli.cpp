@@ -7,8 +7,8 @@
 
 TEST(TokenizeCli, JsonIdsWithoutBos) {
   TZ_REQUIRE_SHARED(vocab, "vocab/ggml-vocab-llama-spm.gguf");
-  auto r =
-      tzero::test::run_tzero({"tokenize", "-m", vocab, "-p", "ied 4 ½ months", "--no-bos", "--json"});
+  auto r = tzero::test::run_tzero(
+      {"tokenize", "-m", vocab, "-p", "ied 4 ½ months", "--no-bos", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["ids"],
             nlohmann::json::array({474, 287, 29871, 29946, 29871, 30226, 7378}));

@@ -84,10 +84,10 @@ TEST(Trace, ExpertIntermediatesAreNamedAndTheCombineIsFound) {
       << text.out;
   // Every MoE intermediate is in the trace, in forward order.
   const std::string bytes = tzero::test::read_file(base);
-  for (const char* name : {"ffn_moe_logits", "ffn_moe_probs", "ffn_moe_topk", "ffn_moe_weights",
-                           "ffn_moe_gate", "ffn_moe_up", "ffn_moe_swiglu", "ffn_moe_down",
-                           "ffn_moe_out", "ffn_shexp", "ffn_shexp_gate_inp", "ffn_shexp_out",
-                           "ffn_out"})
+  for (const char* name :
+       {"ffn_moe_logits", "ffn_moe_probs", "ffn_moe_topk", "ffn_moe_weights", "ffn_moe_gate",
+        "ffn_moe_up", "ffn_moe_swiglu", "ffn_moe_down", "ffn_moe_out", "ffn_shexp",
+        "ffn_shexp_gate_inp", "ffn_shexp_out", "ffn_out"})
     EXPECT_NE(bytes.find(name), std::string::npos) << name;
 }
 

@@ -202,7 +202,8 @@ void write_shrunk(const std::string& src_path, const std::string& out_path) {
   tzero::GgufFile src(src_path);
   tzero::GgufWriter w;
   for (const auto& [key, v] : src.metadata()) {
-    if (v.type == tzero::GgufValueType::ARRAY && v.elem_type == tzero::GgufValueType::ARRAY) continue;
+    if (v.type == tzero::GgufValueType::ARRAY && v.elem_type == tzero::GgufValueType::ARRAY)
+      continue;
     tzero::GgufValue c = v;
     if (c.type == tzero::GgufValueType::ARRAY && c.count > 256) {
       c.count = 256;

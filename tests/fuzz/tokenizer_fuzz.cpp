@@ -63,8 +63,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::fprintf(stderr, "%s: token id %d out of range\n", l.name.c_str(), id);
         std::abort();
       }
-    const bool spm_mark =
-        l.vocab->kind() == tzero::Vocab::Kind::Spm && text.find("\xE2\x96\x81") != std::string::npos;
+    const bool spm_mark = l.vocab->kind() == tzero::Vocab::Kind::Spm &&
+                          text.find("\xE2\x96\x81") != std::string::npos;
     if (!spm_mark && l.vocab->detokenize(ids) != text) {
       std::fprintf(stderr, "%s: decode(encode(text)) != text\n", l.name.c_str());
       std::abort();

@@ -15,7 +15,7 @@ namespace tzero::test {
 
 // Skips the test, visibly, where there is no usable CUDA device (cudaGetDeviceCount fails or
 // returns 0): these tests prove GPU bits and cannot run without one.
-#define TZ_REQUIRE_GPU()               \
+#define TZ_REQUIRE_GPU()                  \
   if (::tzero::cuda::device_count() == 0) \
   GTEST_SKIP() << "no CUDA device present: GPU test skipped (run bench/cuda_check.sh on a GPU)"
 

@@ -24,6 +24,8 @@
 #   PEER_CACHE     where generated models and per-case outputs go (default: <dir of TZERO_BIN>/peer-cache)
 #   PEER_KEEP_MB   generated models larger than this are deleted after use (default 1024)
 #   PEER_MIN_FREE_GB    skip generating a large model when less disk than this is free (default 8)
+#   PEER_MAX_MODEL_GB   skip a preset whose file would be larger than this (default: 40% of RAM,
+#                  since llama.cpp may hold a repacked copy of the weights beside the mapped file)
 #   PEER_REPORT    JSON report path (default: <dir of TZERO_BIN>/peer-report.json)
 #   PEER_TIMEOUT   seconds allowed for each command (default 3600)
 set -u -o pipefail
@@ -55,6 +57,16 @@ MIN_FREE_GB=${PEER_MIN_FREE_GB:-8}
 TIMEOUT=${PEER_TIMEOUT:-3600}
 DTYPES=${PEER_DTYPES:-f32 f16 bf16 q8_0 q4_0}
 PRESETS=${PEER_PRESETS:-$("$TZ" gen-model --list | awk '{print $1}' | tr '\n' ' ')}
+MEM_GB=$(awk '/MemTotal/ {printf "%d", $2 / 1048576}' /proc/meminfo)
+MAX_MODEL_GB=${PEER_MAX_MODEL_GB:-$((MEM_GB * 2 / 5))}
+# Estimated file size in GB of a preset at a dtype: parameters (gen-model --list) x bytes each.
+est_gb() {
+  local params
+  params=$("$TZ" gen-model --list | awk -v p="$1" '$1 == p {sub("B", "", $3); print $3}')
+  local b
+  case "$2" in f32) b=4 ;; f16 | bf16) b=2 ;; q8_0) b=1.0625 ;; q6_k) b=0.8203 ;; *) b=0.5625 ;; esac
+  awk -v n="${params:-0}" -v b="$b" 'BEGIN { printf "%d", n * b + 0.5 }'
+}
 mkdir -p "$CACHE/models" "$CACHE/runs" || die "cannot create $CACHE"
 ROWS="$CACHE/rows.jsonl"
 : >"$ROWS"
@@ -170,6 +182,11 @@ for preset in $PRESETS; do
     name="$preset-$dtype"
     f="$CACHE/models/$name.gguf"
     # Regenerate when missing or older than the tzero binary (gen-model may have changed).
+    if [ "$(est_gb "$preset" "$dtype")" -gt "$MAX_MODEL_GB" ]; then
+      echo "== SKIP $name: about $(est_gb "$preset" "$dtype") GB, more than PEER_MAX_MODEL_GB=$MAX_MODEL_GB"
+      row skip --name "$name" --reason "about $(est_gb "$preset" "$dtype") GB: too large for this machine"
+      continue
+    fi
     if [ ! -f "$f" ] || [ "$f" -ot "$TZ" ]; then
       if ! is_small "$preset" && [ "$(free_gb "$CACHE")" -lt "$MIN_FREE_GB" ]; then
         echo "== SKIP $name: only $(free_gb "$CACHE") GB free in $CACHE (PEER_MIN_FREE_GB=$MIN_FREE_GB)"

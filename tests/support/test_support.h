@@ -15,7 +15,7 @@ std::string shared_data(const std::string& relative);
 
 // Skips the current test with a visible message when the shared file is absent.
 #define TZ_REQUIRE_SHARED(var, rel)                            \
-  const std::string var = ::tzero::test::shared_data(rel);        \
+  const std::string var = ::tzero::test::shared_data(rel);     \
   if (var.empty())                                             \
   GTEST_SKIP() << "shared data absent: ../shared/data/" << rel \
                << " (see ../shared/data/PROVENANCE.md)"

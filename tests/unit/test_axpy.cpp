@@ -26,7 +26,8 @@ TEST(Axpy, TreeReduceIsStableAcrossRunsAndThreadCounts) {
   const auto first = tzero::axpy_accumulate(p, tzero::AxpyVersion::TreeReduce, 1);
   for (int threads : {1, 2, 3, 4, 7, 16})
     for (int run = 0; run < 10; ++run)
-      ASSERT_TRUE(same_bits(tzero::axpy_accumulate(p, tzero::AxpyVersion::TreeReduce, threads), first))
+      ASSERT_TRUE(
+          same_bits(tzero::axpy_accumulate(p, tzero::AxpyVersion::TreeReduce, threads), first))
           << threads << " threads, run " << run;
   // The tree is a different order than the sequential sum: on this data some element differs,
   // which proves the comparison above is about order and not trivially equal values.

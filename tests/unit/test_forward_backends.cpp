@@ -81,11 +81,11 @@ struct RunResult {
 // Prefill of 11 tokens in chunks of 5 and 6, then 3 decode steps, traced.
 RunResult run(Forward& f, const Model& m, const std::string& perturb_op = "") {
   RunResult r;
-  f.set_trace([&](std::string_view name, int layer, const float* data, size_t n, size_t len,
-                  int pos) {
-    r.trace += std::string(name) + "/" + std::to_string(layer) + "@" + std::to_string(pos) + "=" +
-               xxh128_hex(data, n * len * 4) + "\n";
-  });
+  f.set_trace(
+      [&](std::string_view name, int layer, const float* data, size_t n, size_t len, int pos) {
+        r.trace += std::string(name) + "/" + std::to_string(layer) + "@" + std::to_string(pos) +
+                   "=" + xxh128_hex(data, n * len * 4) + "\n";
+      });
   if (!perturb_op.empty()) f.set_perturbation(1, perturb_op, 7);
   KvCache kv(m.hparams(), kCtx);
   std::vector<float> logits(size_t(m.hparams().n_vocab));

@@ -52,8 +52,7 @@ TEST(MoeRoute, TiesGoToTheLowerExpertId) {
   // Equal logits give equal probs and equal weights.
   EXPECT_EQ(std::bit_cast<uint32_t>(r.weights[0]), std::bit_cast<uint32_t>(r.weights[2]));
   // All equal: the first k ids, in order.
-  EXPECT_EQ(route(std::vector<float>(16, 0.25f), 4, false).ids,
-            (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(route(std::vector<float>(16, 0.25f), 4, false).ids, (std::vector<int32_t>{0, 1, 2, 3}));
 }
 
 TEST(MoeRoute, SoftmaxTopKAndWeightsInTheDocumentedOrder) {
@@ -128,8 +127,7 @@ TEST(MoeCombine, ArrivalOrderIsTheReferenceOnOneThreadAndAFloatSumOnMany) {
   std::vector<float> y(n_tok * k * n), w(n_tok * k), ref(n_tok * n), got(n_tok * n);
   for (auto& x : y) x = 2.0f * rng.uniform() - 1.0f;
   for (auto& x : w) x = rng.uniform();
-  for (size_t t = 0; t < n_tok; ++t)
-    moe_combine_ref(&y[t * k * n], &w[t * k], k, n, &ref[t * n]);
+  for (size_t t = 0; t < n_tok; ++t) moe_combine_ref(&y[t * k * n], &w[t * k], k, n, &ref[t * n]);
   ThreadPool one(1);
   moe_combine_arrival(one, y.data(), w.data(), n_tok, k, n, got.data());
   EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()));
@@ -203,8 +201,8 @@ TEST(MoeMatmul, GroupedProductsEqualTheScalarReferenceSlotBySlot) {
             matmul_experts(*pool, *ks, w, x.data(), per_slot, ids.data(), n_tok, k, got.data(),
                            scratch);
             EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
-                << traits(type).name << " " << ks->name << " threads " << pool->size()
-                << " tokens " << n_tok << (per_slot ? " per slot" : "");
+                << traits(type).name << " " << ks->name << " threads " << pool->size() << " tokens "
+                << n_tok << (per_slot ? " per slot" : "");
           }
       }
     }

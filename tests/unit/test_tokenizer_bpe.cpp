@@ -148,8 +148,8 @@ TEST(TokenizerBpe, MissingMergesIsAnError) {
 TEST(TokenizerBpe, MergesApplyInRankOrder) {
   const int ab = 256, bc = 257, aa = 258;
   {
-    tzero::GgufFile f(tzero::test::write_byte_level_vocab(scratch("rank1.gguf"), {"ab", "bc", "aa"},
-                                                    {{"b", "c"}, {"a", "b"}, {"a", "a"}}, "gpt-2"));
+    tzero::GgufFile f(tzero::test::write_byte_level_vocab(
+        scratch("rank1.gguf"), {"ab", "bc", "aa"}, {{"b", "c"}, {"a", "b"}, {"a", "a"}}, "gpt-2"));
     const tzero::Vocab v = tzero::Vocab::from_gguf(f);
     EXPECT_EQ(ids_of(v, "abc"), (Ids{'a', bc}));
     EXPECT_EQ(ids_of(v, "aaa"), (Ids{aa, 'a'})) << "ties: the leftmost pair first";
@@ -157,7 +157,7 @@ TEST(TokenizerBpe, MergesApplyInRankOrder) {
   }
   {
     tzero::GgufFile f(tzero::test::write_byte_level_vocab(scratch("rank2.gguf"), {"ab", "bc", "aa"},
-                                                    {{"a", "b"}, {"b", "c"}}, "gpt-2"));
+                                                          {{"a", "b"}, {"b", "c"}}, "gpt-2"));
     const tzero::Vocab v = tzero::Vocab::from_gguf(f);
     EXPECT_EQ(ids_of(v, "abc"), (Ids{ab, 'c'}));
     EXPECT_EQ(ids_of(v, "aaa"), (Ids{'a', 'a', 'a'})) << "a token without a merge is not used";
@@ -168,7 +168,8 @@ TEST(TokenizerBpe, MergesApplyInRankOrder) {
 TEST(TokenizerBpe, LlamaBpeTakesWholeWordTokens) {
   const std::vector<std::string> extra = {"ab", "abc"};
   const std::vector<std::pair<std::string, std::string>> merges = {{"a", "b"}};
-  tzero::GgufFile f1(tzero::test::write_byte_level_vocab(scratch("im1.gguf"), extra, merges, "gpt-2"));
+  tzero::GgufFile f1(
+      tzero::test::write_byte_level_vocab(scratch("im1.gguf"), extra, merges, "gpt-2"));
   tzero::GgufFile f2(
       tzero::test::write_byte_level_vocab(scratch("im2.gguf"), extra, merges, "llama-bpe"));
   const tzero::Vocab gpt2 = tzero::Vocab::from_gguf(f1), llama3 = tzero::Vocab::from_gguf(f2);

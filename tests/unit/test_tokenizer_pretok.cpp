@@ -32,7 +32,8 @@ TEST(PreTokenizer, KnownNamesAndAliases) {
   EXPECT_FALSE(tzero::find_pre_tokenizer("gpt-2")->nfc);
   EXPECT_TRUE(tzero::find_pre_tokenizer("llama-bpe")->ignore_merges);
   // Every expression compiles.
-  for (const auto& spec : tzero::pre_tokenizer_specs()) EXPECT_NO_THROW(tzero::PreTokenizer p(spec));
+  for (const auto& spec : tzero::pre_tokenizer_specs())
+    EXPECT_NO_THROW(tzero::PreTokenizer p(spec));
 }
 
 TEST(PreTokenizer, WhitespaceEscapesAreUnicodeWhiteSpace) {

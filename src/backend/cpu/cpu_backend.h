@@ -79,7 +79,7 @@ class CpuBackend final : public BackendOps {
   RopeTable rope_;
   MatmulScratch mm_;
   ExpertScratch experts_;
-  std::vector<int32_t> expert_ids_;  // (rows, k) the ids of an ids buffer as integers
+  std::vector<int32_t> expert_ids_;       // (rows, k) the ids of an ids buffer as integers
   std::vector<std::vector<float>> bufs_;  // one per Act of the layout
   // The pass.
   const ForwardBatch* batch_ = nullptr;

@@ -61,8 +61,8 @@ void q4_k_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, si
         const uint32_t sc_lo = s[0] & 0x3f3f3f3fu, m_lo = s[1] & 0x3f3f3f3fu;
         const uint32_t sc_hi = (s[2] & 0x0f0f0f0fu) | (((s[0] >> 6) & 0x03030303u) << 4);
         const uint32_t m_hi = ((s[2] >> 4) & 0x0f0f0f0fu) | (((s[1] >> 6) & 0x03030303u) << 4);
-        const __m128i sc16 = _mm_cvtepu8_epi16(
-            _mm_cvtsi64_si128(int64_t(uint64_t(sc_lo) | uint64_t(sc_hi) << 32)));
+        const __m128i sc16 =
+            _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(uint64_t(sc_lo) | uint64_t(sc_hi) << 32)));
         const __m128i m16 =
             _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(uint64_t(m_lo) | uint64_t(m_hi) << 32)));
         const __m512i scz = _mm512_castsi128_si512(sc16);

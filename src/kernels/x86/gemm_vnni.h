@@ -265,7 +265,8 @@ inline void repack_w_q4_k(const BlockQ4_K* w, size_t nb, KGroupW* out) {
       out[g].sc[2 * p] = _mm256_cvtepu8_epi32(sc_cols[p]);
       out[g].sc[2 * p + 1] = _mm256_cvtepu8_epi32(_mm_srli_si128(sc_cols[p], 8));
       // Lane i: the int16 pair (m[2p], m[2p+1]) of block i.
-      out[g].m[p] = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m_cols[p], _mm_srli_si128(m_cols[p], 8)));
+      out[g].m[p] =
+          _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m_cols[p], _mm_srli_si128(m_cols[p], 8)));
     }
     out[g].d = _mm256_cvtph_ps(_mm_setr_epi16(short(d[0]), short(d[1]), short(d[2]), short(d[3]),
                                               short(d[4]), short(d[5]), short(d[6]), short(d[7])));

@@ -14,7 +14,6 @@
 //   (with experts, ffn_gate .. ffn_out are the MoE block's: ffn_moe_* .. ffn_moe_out)
 // then result_norm = rmsnorm(x of the logits rows), result_output = Woutput result_norm.
 #include <cmath>
-
 #include <optional>
 
 #include "model/arch/architecture.h"
@@ -29,13 +28,13 @@ class LlamaFamily final : public Architecture {
   explicit LlamaFamily(const Model& model) : model_(model), hp_(model.hparams()) {
     const size_t E = size_t(hp_.n_embd), Q = size_t(hp_.q_dim()), KV = size_t(hp_.kv_dim()),
                  F = size_t(hp_.n_ff);
-    x_ = residual_ = layout_.add(E);             // (n_tok, n_embd) residual stream
-    xb_ = layout_.add(E);                        // (n_tok, n_embd) normed input of a block
-    q_ = layout_.add(Q);                         // (n_tok, q_dim)
-    k_ = layout_.add(KV);                        // (n_tok, kv_dim)
-    v_ = layout_.add(KV);                        // (n_tok, kv_dim)
-    att_ = layout_.add(Q);                       // (n_tok, q_dim) attention output per head
-    proj_ = layout_.add(E);                      // (n_tok, n_embd) attention or ffn projection
+    x_ = residual_ = layout_.add(E);  // (n_tok, n_embd) residual stream
+    xb_ = layout_.add(E);             // (n_tok, n_embd) normed input of a block
+    q_ = layout_.add(Q);              // (n_tok, q_dim)
+    k_ = layout_.add(KV);             // (n_tok, kv_dim)
+    v_ = layout_.add(KV);             // (n_tok, kv_dim)
+    att_ = layout_.add(Q);            // (n_tok, q_dim) attention output per head
+    proj_ = layout_.add(E);           // (n_tok, n_embd) attention or ffn projection
     if (hp_.moe()) {
       moe_.emplace(hp_, layout_);
     } else {

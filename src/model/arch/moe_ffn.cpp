@@ -9,13 +9,13 @@ MoeFeedForward::MoeFeedForward(const HParams& hp, ActLayout& layout)
   spec_.norm_weights = hp.expert_weights_norm;
   const size_t X = size_t(hp.n_expert), k = size_t(hp.n_expert_used), F = size_t(hp.n_ff_exp),
                E = size_t(hp.n_embd);
-  logits_ = layout.add(X);      // (n_tok, n_expert) router logits
-  probs_ = layout.add(X);       // (n_tok, n_expert) their softmax
-  ids_ = layout.add(k);         // (n_tok, k) chosen expert ids (as floats), rank order
-  weights_ = layout.add(k);     // (n_tok, k) their weights
-  gate_ = layout.add(k * F);    // (n_tok, k, n_ff_exp) per slot
-  up_ = layout.add(k * F);      // (n_tok, k, n_ff_exp)
-  down_ = layout.add(k * E);    // (n_tok, k, n_embd)
+  logits_ = layout.add(X);    // (n_tok, n_expert) router logits
+  probs_ = layout.add(X);     // (n_tok, n_expert) their softmax
+  ids_ = layout.add(k);       // (n_tok, k) chosen expert ids (as floats), rank order
+  weights_ = layout.add(k);   // (n_tok, k) their weights
+  gate_ = layout.add(k * F);  // (n_tok, k, n_ff_exp) per slot
+  up_ = layout.add(k * F);    // (n_tok, k, n_ff_exp)
+  down_ = layout.add(k * E);  // (n_tok, k, n_embd)
   if (shared_) {
     const size_t S = size_t(hp.n_ff_shexp);
     sh_gate_ = layout.add(S);   // (n_tok, n_ff_shexp)
