@@ -78,9 +78,9 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
     }
   }
   const size_t T = size_t(pool.size());
-  pool.run(T, [&](size_t i, size_t) {
-    // Units whose cost ends in (total * i / T, total * (i + 1) / T].
-    const size_t lo = total * i / T, hi = total * (i + 1) / T;
+  pool.run(T, [&](size_t thread, size_t) {
+    // Units whose cost ends in (total * thread / T, total * (thread + 1) / T].
+    const size_t lo = total * thread / T, hi = total * (thread + 1) / T;
     auto first = std::upper_bound(units.begin(), units.end(), lo,
                                   [](size_t c, const Unit& u) { return c < u.cost_end; });
     for (auto u = first; u != units.end() && u->cost_end <= hi;) {

@@ -79,8 +79,11 @@ TEST(MoeRoute, SoftmaxTopKAndWeightsInTheDocumentedOrder) {
           const float a = p[size_t(r.ids[j - 1])], b = p[size_t(r.ids[j])];
           EXPECT_TRUE(a > b || (a == b && r.ids[j - 1] < r.ids[j]));
         }
-        for (size_t i = 0; i < E; ++i)
-          if (!chosen.count(int32_t(i))) EXPECT_LE(p[i], p[size_t(r.ids[k - 1])]);
+        for (size_t i = 0; i < E; ++i) {
+          if (!chosen.count(int32_t(i))) {
+            EXPECT_LE(p[i], p[size_t(r.ids[k - 1])]);
+          }
+        }
         // weights: probs of the chosen, over their rank-order sum when renormalised.
         float s = p[size_t(r.ids[0])];
         for (size_t j = 1; j < k; ++j) s += p[size_t(r.ids[j])];
