@@ -1,4 +1,6 @@
 // tzero gen-model: write a random-weight model with a real architecture's shapes.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -48,7 +50,18 @@ Command add_gen_model(CLI::App& app) {
               throw Error("gen-model: unsupported dtype '" + o->dtype +
                           "' (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)");
             const auto t0 = std::chrono::steady_clock::now();
-            for (const auto& note : generate_model(*p, *t, o->seed, o->out))
+            // Progress on a terminal (the large presets take minutes), one line rewritten.
+            const bool tty = isatty(2);
+            int shown = -1;
+            auto progress = [&](uint64_t done, uint64_t total) {
+              const int pct = total ? int(100 * done / total) : 100;
+              if (!tty || pct == shown) return;
+              shown = pct;
+              std::fprintf(stderr, "\rgen-model: %3d%% (%.2f of %.2f GB)", pct, double(done) / 1e9,
+                           double(total) / 1e9);
+              if (done == total) std::fprintf(stderr, "\r\033[K");
+            };
+            for (const auto& note : generate_model(*p, *t, o->seed, o->out, progress))
               std::fprintf(stderr, "note: %s\n", note.c_str());
             const double s =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -118,7 +118,8 @@ uint64_t name_seed(uint64_t seed, const std::string& name) {
 }  // namespace
 
 std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, uint64_t seed,
-                                        const std::string& out_path) {
+                                        const std::string& out_path,
+                                        const GgufWriter::Progress& progress) {
   check(traits(dtype).supported, std::string("gen-model: dtype ") + traits(dtype).name +
                                      " is not supported (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)");
   std::vector<std::string> notes;
@@ -234,7 +235,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
       add(p + "ffn_down_shexp.weight", {S, E}, 0.0f, amp(S), true);
     }
   }
-  w.write(out_path);
+  w.write(out_path, 32, progress);
   return notes;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "format/gguf_writer.h"
 #include "format/tensor_type.h"
 #include "model/hparams.h"
 
@@ -40,7 +41,9 @@ const ModelPreset* find_preset(const std::string& name);
 // Writes the model. 2-D weight matrices get `dtype`; any whose row length is not a multiple of
 // the dtype's block size gets q8_0 (or f32 when not a multiple of 32), listed in the returned
 // notes. Norms and biases are f32.
+// progress: as GgufWriter::write's (bytes of tensor data written, in all).
 std::vector<std::string> generate_model(const ModelPreset& preset, TensorType dtype, uint64_t seed,
-                                        const std::string& out_path);
+                                        const std::string& out_path,
+                                        const GgufWriter::Progress& progress = nullptr);
 
 }  // namespace tzero

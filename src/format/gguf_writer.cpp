@@ -146,7 +146,8 @@ void GgufWriter::add_tensor(const std::string& name, TensorType type,
   });
 }
 
-void GgufWriter::write(const std::string& path, uint32_t alignment) const {
+void GgufWriter::write(const std::string& path, uint32_t alignment,
+                       const Progress& progress) const {
   auto align_up = [alignment](size_t x) { return (x + alignment - 1) / alignment * alignment; };
   std::vector<uint8_t> head;
   head.insert(head.end(), {'G', 'G', 'U', 'F'});
@@ -179,6 +180,7 @@ void GgufWriter::write(const std::string& path, uint32_t alignment) const {
       t.fill(buf.data(), t.n_bytes);
       const size_t n = k + 1 < tensors_.size() ? buf.size() : t.n_bytes;
       ok = std::fwrite(buf.data(), 1, n, f.get()) == n;
+      if (progress) progress(offsets[k] + t.n_bytes, offset);
     }
   } catch (...) {  // a filler failed: leave no partial file behind
     f.reset();

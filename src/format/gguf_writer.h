@@ -35,8 +35,11 @@ class GgufWriter {
                   std::vector<uint8_t> bytes);
 
   // Writes to `path` through a temporary file renamed at the end: a failed write leaves no
-  // partial file behind. Throws tzero::Error.
-  void write(const std::string& path, uint32_t alignment = 32) const;
+  // partial file behind. Throws tzero::Error. `progress`, when set, is called after each tensor
+  // with the tensor bytes written so far and in all.
+  using Progress = std::function<void(uint64_t done, uint64_t total)>;
+  void write(const std::string& path, uint32_t alignment = 32,
+             const Progress& progress = nullptr) const;
 
  private:
   struct Tensor {
