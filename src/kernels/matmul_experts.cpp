@@ -39,10 +39,8 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
   }
   for (size_t e = 0; e < E; ++e) s.start[e + 1] += s.start[e];
   s.slot_order.resize(n_slots);
-  {
-    std::vector<int32_t> fill(s.start.begin(), s.start.end() - 1);
-    for (size_t i = 0; i < n_slots; ++i) s.slot_order[size_t(fill[size_t(ids[i])]++)] = int32_t(i);
-  }
+  s.fill.assign(s.start.begin(), s.start.end() - 1);
+  for (size_t i = 0; i < n_slots; ++i) s.slot_order[size_t(s.fill[size_t(ids[i])]++)] = int32_t(i);
 
   // The activations once, then gathered by expert (row-local quantization: same bits).
   const size_t n_x = x_per_slot ? n_slots : n_tok, arb = act_row_bytes(w.type, K);
@@ -62,11 +60,9 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
 
   // The units: kRowChunk weight rows of one chosen expert, costing rows * (tokens + kRowCost);
   // each thread takes a contiguous run of units of about equal cost.
-  struct Unit {
-    uint32_t expert, r0, r1;
-    size_t cost_end;  // cumulative cost through this unit
-  };
-  std::vector<Unit> units;
+  using Unit = ExpertScratch::Unit;
+  std::vector<Unit>& units = s.units;
+  units.clear();
   size_t total = 0;
   for (size_t e = 0; e < E; ++e) {
     const size_t n_e = size_t(s.start[e + 1] - s.start[e]);

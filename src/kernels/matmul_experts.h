@@ -26,6 +26,12 @@ struct ExpertScratch {
   std::vector<float> grouped;       // (slots, n_rows) outputs grouped by expert
   std::vector<int32_t> slot_order;  // (slots) slots grouped by expert, ascending within
   std::vector<int32_t> start;       // (n_expert + 1) each expert's first index in slot_order
+  std::vector<int32_t> fill;        // (n_expert) the counting sort's cursors
+  struct Unit {                     // kRowChunk weight rows of one chosen expert
+    uint32_t expert, r0, r1;
+    size_t cost_end;  // cumulative cost through this unit
+  };
+  std::vector<Unit> units;  // the pass's units in (expert, rows) order
 };
 
 // Slots s = t * k + j (token t, rank j), ids[s] the expert of slot s (0 <= ids[s] < n_expert).

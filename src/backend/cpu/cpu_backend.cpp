@@ -115,11 +115,11 @@ void CpuBackend::moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, 
   float* p = out(probs, rows);
   float* id = out(ids, rows);
   float* w = out(weights, rows);
-  std::vector<int32_t> top(k);
+  expert_ids_.resize(k);
   for (size_t t = 0; t < rows; ++t) {
-    moe_route_ref(&l[t * logits.len], E, k, spec.norm_weights, &p[t * probs.len], top.data(),
-                  &w[t * weights.len]);
-    for (size_t j = 0; j < k; ++j) id[t * ids.len + j] = float(top[j]);
+    moe_route_ref(&l[t * logits.len], E, k, spec.norm_weights, &p[t * probs.len],
+                  expert_ids_.data(), &w[t * weights.len]);
+    for (size_t j = 0; j < k; ++j) id[t * ids.len + j] = float(expert_ids_[j]);
   }
 }
 
