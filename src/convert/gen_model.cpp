@@ -101,6 +101,8 @@ uint32_t llama_file_type(TensorType t) {
       return 7;
     case TensorType::Q4_K:
       return 14;  // Q4_K_S
+    case TensorType::Q5_K:
+      return 16;  // Q5_K_S
     case TensorType::Q6_K:
       return 18;
     case TensorType::BF16:
@@ -120,8 +122,9 @@ uint64_t name_seed(uint64_t seed, const std::string& name) {
 std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, uint64_t seed,
                                         const std::string& out_path,
                                         const GgufWriter::Progress& progress) {
-  check(traits(dtype).supported, std::string("gen-model: dtype ") + traits(dtype).name +
-                                     " is not supported (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)");
+  check(traits(dtype).supported,
+        std::string("gen-model: dtype ") + traits(dtype).name +
+            " is not supported (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k)");
   std::vector<std::string> notes;
   const std::string a = P.arch + ".";
   GgufWriter w;

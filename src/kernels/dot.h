@@ -14,11 +14,12 @@
 //   8 block lanes: acc[b % 8] = fma(p[b], float(isum[b]), acc[b % 8]) in increasing b, from
 //   +0.0. Then acc[l] += acc[l+4] for l < 4, then +2, then +1; the result is acc[0].
 //
-// K-quant weights (Q4_K, Q6_K; activations ActQ8K super-blocks of 256), n/256 blocks:
+// K-quant weights (Q4_K, Q5_K, Q6_K; activations ActQ8K super-blocks of 256), n/256 blocks:
 //   Q4_K: per block b, exact int32 A[b] = sum over sub-blocks j of sc[j] * (sum of q*x_q over
 //   j) and B[b] = sum over j of m[j] * (sum of x_q over j); p = d_w * d_x, pm = dmin_w * d_x.
 //   8 block lanes: acc[b%8] = fma(p, float(A[b]), acc[b%8]) and
 //   accm[b%8] = fma(pm, float(B[b]), accm[b%8]); result = tree8(acc) - tree8(accm).
+//   Q5_K: Q4_K's order exactly, its q in [0, 31].
 //   Q6_K: per block, exact int32 A[b] = sum over sub-blocks i of scales[i] * (sum of
 //   (q - 32) * x_q over i); p = d_w * d_x; acc[b%8] = fma(p, float(A[b]), acc[b%8]);
 //   result = tree8(acc). float(int) rounds to nearest even where |A| >= 2^24.
@@ -43,11 +44,13 @@ float dot_bf16_ref(const uint16_t* w, const float* x, size_t n);
 float dot_q8_0_ref(const BlockQ8_0* w, const ActQ8* x, size_t n);
 float dot_q4_0_ref(const BlockQ4_0* w, const ActQ8* x, size_t n);
 float dot_q4_k_ref(const BlockQ4_K* w, const ActQ8K* x, size_t n);
+float dot_q5_k_ref(const BlockQ5_K* w, const ActQ8K* x, size_t n);
 float dot_q6_k_ref(const BlockQ6_K* w, const ActQ8K* x, size_t n);
 
 // The exact integer parts of one K-quant super-block product (shared by every variant's
-// tests): Q4_K gives A and B, Q6_K gives A (B = 0).
+// tests): Q4_K and Q5_K give A and B, Q6_K gives A (B = 0).
 void q4_k_block_ints(const BlockQ4_K& w, const ActQ8K& x, int32_t* a, int32_t* b);
+void q5_k_block_ints(const BlockQ5_K& w, const ActQ8K& x, int32_t* a, int32_t* b);
 int32_t q6_k_block_int(const BlockQ6_K& w, const ActQ8K& x);
 
 // Sum of x[k] (plain adds) in the 16-lane order above: lane l adds x[k] for k = l mod 16 in

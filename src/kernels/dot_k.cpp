@@ -15,13 +15,14 @@ float reduce8(float* acc) {
 }
 }  // namespace
 
-void q4_k_block_ints(const BlockQ4_K& w, const ActQ8K& x, int32_t* a, int32_t* b) {
-  uint8_t q[256];
-  q4_k_unpack(w, q);
+namespace {
+// A and B of a Q4_K or Q5_K block from its unpacked quants and its packed scales.
+void k_block_ints(const uint8_t* q, const uint8_t* scales, const ActQ8K& x, int32_t* a,
+                  int32_t* b) {
   int32_t sa = 0, sb = 0;
   for (int j = 0; j < 8; ++j) {
     int sc, m;
-    q4_k_scale_min(w.scales, j, &sc, &m);
+    q4_k_scale_min(scales, j, &sc, &m);
     int32_t isum = 0;
     for (int l = 0; l < 32; ++l) isum += int32_t(q[32 * j + l]) * x.qs[32 * j + l];
     sa += sc * isum;
@@ -29,6 +30,34 @@ void q4_k_block_ints(const BlockQ4_K& w, const ActQ8K& x, int32_t* a, int32_t* b
   }
   *a = sa;
   *b = sb;
+}
+
+template <typename Block, void (*Ints)(const Block&, const ActQ8K&, int32_t*, int32_t*)>
+float dot_k_ref(const Block* w, const ActQ8K* x, size_t n) {
+  float acc[8] = {}, accm[8] = {};
+  for (size_t b = 0; b < n / kSuperBlock; ++b) {
+    int32_t a, m;
+    Ints(w[b], x[b], &a, &m);
+    const float p = fp16_to_float(w[b].d) * x[b].d;
+    const float pm = fp16_to_float(w[b].dmin) * x[b].d;
+    acc[b % 8] = std::fma(p, float(a), acc[b % 8]);
+    accm[b % 8] = std::fma(pm, float(m), accm[b % 8]);
+  }
+  const float s = reduce8(acc);
+  return s - reduce8(accm);
+}
+}  // namespace
+
+void q4_k_block_ints(const BlockQ4_K& w, const ActQ8K& x, int32_t* a, int32_t* b) {
+  uint8_t q[256];
+  q4_k_unpack(w, q);
+  k_block_ints(q, w.scales, x, a, b);
+}
+
+void q5_k_block_ints(const BlockQ5_K& w, const ActQ8K& x, int32_t* a, int32_t* b) {
+  uint8_t q[256];
+  q5_k_unpack(w, q);
+  k_block_ints(q, w.scales, x, a, b);
 }
 
 int32_t q6_k_block_int(const BlockQ6_K& w, const ActQ8K& x) {
@@ -44,17 +73,11 @@ int32_t q6_k_block_int(const BlockQ6_K& w, const ActQ8K& x) {
 }
 
 float dot_q4_k_ref(const BlockQ4_K* w, const ActQ8K* x, size_t n) {
-  float acc[8] = {}, accm[8] = {};
-  for (size_t b = 0; b < n / kSuperBlock; ++b) {
-    int32_t a, m;
-    q4_k_block_ints(w[b], x[b], &a, &m);
-    const float p = fp16_to_float(w[b].d) * x[b].d;
-    const float pm = fp16_to_float(w[b].dmin) * x[b].d;
-    acc[b % 8] = std::fma(p, float(a), acc[b % 8]);
-    accm[b % 8] = std::fma(pm, float(m), accm[b % 8]);
-  }
-  const float s = reduce8(acc);
-  return s - reduce8(accm);
+  return dot_k_ref<BlockQ4_K, q4_k_block_ints>(w, x, n);
+}
+
+float dot_q5_k_ref(const BlockQ5_K* w, const ActQ8K* x, size_t n) {
+  return dot_k_ref<BlockQ5_K, q5_k_block_ints>(w, x, n);
 }
 
 float dot_q6_k_ref(const BlockQ6_K* w, const ActQ8K* x, size_t n) {

@@ -182,6 +182,8 @@ GemmFn KernelSet::gemm_for(TensorType t) const {
       return gemm_q4_0;
     case TensorType::Q4_K:
       return gemm_q4_k;
+    case TensorType::Q5_K:
+      return gemm_q5_k;
     case TensorType::Q6_K:
       return gemm_q6_k;
     default:
@@ -198,6 +200,7 @@ const KernelSet& scalar_kernels() {
       gemm_ref<BlockQ8_0, ActQ8, dot_q8_0_ref>,
       gemm_ref<BlockQ4_0, ActQ8, dot_q4_0_ref>,
       gemm_ref<BlockQ4_K, ActQ8K, dot_q4_k_ref>,
+      gemm_ref<BlockQ5_K, ActQ8K, dot_q5_k_ref>,
       gemm_ref<BlockQ6_K, ActQ8K, dot_q6_k_ref>,
       quantize_act_q8,
       quantize_act_q8k,

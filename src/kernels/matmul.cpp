@@ -14,7 +14,8 @@ const void* quantize_activations(const KernelSet& k, TensorType weight_type, con
       k.quantize_act_q8(x + t * K, scratch.act_q8.data() + t * blocks, K);
     return scratch.act_q8.data();
   }
-  if (weight_type == TensorType::Q4_K || weight_type == TensorType::Q6_K) {
+  if (weight_type == TensorType::Q4_K || weight_type == TensorType::Q5_K ||
+      weight_type == TensorType::Q6_K) {
     const size_t blocks = K / kSuperBlock;
     scratch.act_q8k.resize(n_tokens * blocks);
     for (size_t t = 0; t < n_tokens; ++t)

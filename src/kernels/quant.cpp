@@ -46,6 +46,9 @@ void dequantize_row(TensorType t, const void* src, float* dst, size_t n) {
     case TensorType::Q4_K:
       dequantize_row_q4_k(static_cast<const BlockQ4_K*>(src), dst, n);
       return;
+    case TensorType::Q5_K:
+      dequantize_row_q5_k(static_cast<const BlockQ5_K*>(src), dst, n);
+      return;
     case TensorType::Q6_K:
       dequantize_row_q6_k(static_cast<const BlockQ6_K*>(src), dst, n);
       return;
@@ -105,6 +108,9 @@ void quantize_row(TensorType t, const float* src, void* dst, size_t n) {
     }
     case TensorType::Q4_K:
       quantize_row_q4_k(src, static_cast<BlockQ4_K*>(dst), n);
+      return;
+    case TensorType::Q5_K:
+      quantize_row_q5_k(src, static_cast<BlockQ5_K*>(dst), n);
       return;
     case TensorType::Q6_K:
       quantize_row_q6_k(src, static_cast<BlockQ6_K*>(dst), n);

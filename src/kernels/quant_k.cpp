@@ -25,6 +25,14 @@ void q4_k_unpack(const BlockQ4_K& b, uint8_t* q) {
     }
 }
 
+void q5_k_unpack(const BlockQ5_K& b, uint8_t* q) {
+  for (int c = 0; c < 4; ++c)
+    for (int l = 0; l < 32; ++l) {
+      q[64 * c + l] = uint8_t((b.qs[32 * c + l] & 15) | (((b.qh[l] >> (2 * c)) & 1) << 4));
+      q[64 * c + 32 + l] = uint8_t((b.qs[32 * c + l] >> 4) | (((b.qh[l] >> (2 * c + 1)) & 1) << 4));
+    }
+}
+
 void q6_k_unpack(const BlockQ6_K& b, uint8_t* q) {
   for (int h = 0; h < 2; ++h)
     for (int g = 0; g < 4; ++g)
@@ -36,11 +44,14 @@ void q6_k_unpack(const BlockQ6_K& b, uint8_t* q) {
       }
 }
 
-void dequantize_row_q4_k(const BlockQ4_K* x, float* y, size_t n) {
+namespace {
+// The Q4_K / Q5_K value of element l of sub-block j: d*sc[j]*q - dmin*m[j].
+template <typename Block, void (*Unpack)(const Block&, uint8_t*)>
+void dequantize_row_k(const Block* x, float* y, size_t n) {
   uint8_t q[256];
   for (size_t b = 0; b < n / kSuperBlock; ++b) {
     const float d = fp16_to_float(x[b].d), dmin = fp16_to_float(x[b].dmin);
-    q4_k_unpack(x[b], q);
+    Unpack(x[b], q);
     for (int j = 0; j < 8; ++j) {
       int sc, m;
       q4_k_scale_min(x[b].scales, j, &sc, &m);
@@ -48,6 +59,15 @@ void dequantize_row_q4_k(const BlockQ4_K* x, float* y, size_t n) {
       for (int l = 0; l < 32; ++l) y[b * 256 + 32 * j + l] = d1 * float(q[32 * j + l]) - m1;
     }
   }
+}
+}  // namespace
+
+void dequantize_row_q4_k(const BlockQ4_K* x, float* y, size_t n) {
+  dequantize_row_k<BlockQ4_K, q4_k_unpack>(x, y, n);
+}
+
+void dequantize_row_q5_k(const BlockQ5_K* x, float* y, size_t n) {
+  dequantize_row_k<BlockQ5_K, q5_k_unpack>(x, y, n);
 }
 
 void dequantize_row_q6_k(const BlockQ6_K* x, float* y, size_t n) {
@@ -62,45 +82,67 @@ void dequantize_row_q6_k(const BlockQ6_K* x, float* y, size_t n) {
   }
 }
 
+namespace {
+// Per sub-block range fits with `levels` steps (15: Q4_K, 31: Q5_K): d, dmin and the packed
+// scales into the block, the quants (0..levels) into q.
+template <typename Block>
+void quantize_k_scales(const float* xb, int levels, Block& y, uint8_t* q) {
+  float scale[8], minv[8];
+  for (int j = 0; j < 8; ++j) {
+    float lo = 0.0f, hi = 0.0f;  // the range always includes 0, so mins are >= 0
+    for (int l = 0; l < 32; ++l) {
+      lo = std::min(lo, xb[32 * j + l]);
+      hi = std::max(hi, xb[32 * j + l]);
+    }
+    scale[j] = (hi - lo) / float(levels);
+    minv[j] = -lo;
+  }
+  const float max_scale = *std::max_element(scale, scale + 8);
+  const float max_min = *std::max_element(minv, minv + 8);
+  y.d = float_to_fp16(max_scale / 63.0f);
+  y.dmin = float_to_fp16(max_min / 63.0f);
+  const float d = fp16_to_float(y.d), dmin = fp16_to_float(y.dmin);
+  int sc[8], m[8];
+  for (int j = 0; j < 8; ++j) {
+    sc[j] = d > 0 ? std::clamp(int(std::lround(scale[j] / d)), 0, 63) : 0;
+    m[j] = dmin > 0 ? std::clamp(int(std::lround(minv[j] / dmin)), 0, 63) : 0;
+  }
+  for (int j = 0; j < 4; ++j) {
+    y.scales[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+    y.scales[j + 4] = uint8_t((m[j] & 63) | ((m[j + 4] >> 4) << 6));
+    y.scales[j + 8] = uint8_t((sc[j + 4] & 15) | ((m[j + 4] & 15) << 4));
+  }
+  for (int j = 0; j < 8; ++j) {
+    const float d1 = d * float(sc[j]), m1 = dmin * float(m[j]);
+    for (int l = 0; l < 32; ++l) {
+      const float v = d1 > 0 ? (xb[32 * j + l] + m1) / d1 : 0.0f;
+      q[32 * j + l] = uint8_t(std::clamp(int(std::lround(v)), 0, levels));
+    }
+  }
+}
+}  // namespace
+
 void quantize_row_q4_k(const float* x, BlockQ4_K* y, size_t n) {
   for (size_t b = 0; b < n / kSuperBlock; ++b) {
-    const float* xb = x + b * 256;
-    float scale[8], minv[8];
-    for (int j = 0; j < 8; ++j) {
-      float lo = 0.0f, hi = 0.0f;  // the range always includes 0, so mins are >= 0
-      for (int l = 0; l < 32; ++l) {
-        lo = std::min(lo, xb[32 * j + l]);
-        hi = std::max(hi, xb[32 * j + l]);
-      }
-      scale[j] = (hi - lo) / 15.0f;
-      minv[j] = -lo;
-    }
-    const float max_scale = *std::max_element(scale, scale + 8);
-    const float max_min = *std::max_element(minv, minv + 8);
-    y[b].d = float_to_fp16(max_scale / 63.0f);
-    y[b].dmin = float_to_fp16(max_min / 63.0f);
-    const float d = fp16_to_float(y[b].d), dmin = fp16_to_float(y[b].dmin);
-    int sc[8], m[8];
-    for (int j = 0; j < 8; ++j) {
-      sc[j] = d > 0 ? std::clamp(int(std::lround(scale[j] / d)), 0, 63) : 0;
-      m[j] = dmin > 0 ? std::clamp(int(std::lround(minv[j] / dmin)), 0, 63) : 0;
-    }
-    for (int j = 0; j < 4; ++j) {
-      y[b].scales[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
-      y[b].scales[j + 4] = uint8_t((m[j] & 63) | ((m[j + 4] >> 4) << 6));
-      y[b].scales[j + 8] = uint8_t((sc[j + 4] & 15) | ((m[j + 4] & 15) << 4));
-    }
     uint8_t q[256];
-    for (int j = 0; j < 8; ++j) {
-      const float d1 = d * float(sc[j]), m1 = dmin * float(m[j]);
-      for (int l = 0; l < 32; ++l) {
-        const float v = d1 > 0 ? (xb[32 * j + l] + m1) / d1 : 0.0f;
-        q[32 * j + l] = uint8_t(std::clamp(int(std::lround(v)), 0, 15));
-      }
-    }
+    quantize_k_scales(x + b * 256, 15, y[b], q);
     for (int c = 0; c < 4; ++c)
       for (int l = 0; l < 32; ++l)
         y[b].qs[32 * c + l] = uint8_t(q[64 * c + l] | (q[64 * c + 32 + l] << 4));
+  }
+}
+
+void quantize_row_q5_k(const float* x, BlockQ5_K* y, size_t n) {
+  for (size_t b = 0; b < n / kSuperBlock; ++b) {
+    uint8_t q[256];
+    quantize_k_scales(x + b * 256, 31, y[b], q);
+    std::fill(y[b].qh, y[b].qh + 32, uint8_t(0));
+    for (int c = 0; c < 4; ++c)
+      for (int l = 0; l < 32; ++l) {
+        const uint8_t lo = q[64 * c + l], hi = q[64 * c + 32 + l];
+        y[b].qs[32 * c + l] = uint8_t((lo & 15) | ((hi & 15) << 4));
+        y[b].qh[l] |= uint8_t(((lo >> 4) << (2 * c)) | ((hi >> 4) << (2 * c + 1)));
+      }
   }
 }
 

@@ -21,7 +21,7 @@ Registry& registry() {
 const char* kMatmulOps[][2] = {{"matmul.f32", "f32"},   {"matmul.f16", "f16"},
                                {"matmul.bf16", "bf16"}, {"matmul.q8_0", "q8_0"},
                                {"matmul.q4_0", "q4_0"}, {"matmul.q4_k", "q4_k"},
-                               {"matmul.q6_k", "q6_k"}};
+                               {"matmul.q5_k", "q5_k"}, {"matmul.q6_k", "q6_k"}};
 }  // namespace
 
 std::optional<TensorType> matmul_op_type(const std::string& op) {
@@ -94,6 +94,9 @@ KernelSet with_overrides(const KernelSet& base, const std::vector<std::string>& 
           break;
         case TensorType::Q4_K:
           k.gemm_q4_k = fn;
+          break;
+        case TensorType::Q5_K:
+          k.gemm_q5_k = fn;
           break;
         default:
           k.gemm_q6_k = fn;

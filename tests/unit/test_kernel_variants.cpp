@@ -87,7 +87,7 @@ TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
   tzero::ThreadPool pool(2);
   const TensorType types[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
                               TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
-                              TensorType::Q6_K};
+                              TensorType::Q5_K, TensorType::Q6_K};
   uint32_t seed = 1;
   for (TensorType type : types) {
     const size_t block = tzero::traits(type).block_size;
@@ -250,7 +250,8 @@ TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   tzero::ThreadPool pool(2);
   uint32_t seed = 100;
-  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
+  for (TensorType type :
+       {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
     const size_t block = tzero::traits(type).block_size;
     for (size_t K : {32, 96, 256, 288, 1056, 2304, 4352}) {
       if (K % block) continue;
@@ -278,8 +279,10 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
     for (size_t i = 0; i < n; ++i) p[i] = uint8_t(rng());
   };
   auto f16 = [&] { return uint16_t(0x2000 + rng() % 0x3000); };  // finite, about 2^-7 .. 2^4
-  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
-    const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
+  for (TensorType type :
+       {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+    const bool k_quant =
+        type == TensorType::Q4_K || type == TensorType::Q5_K || type == TensorType::Q6_K;
     for (size_t K : {256, 2304, 4352}) {
       for (int extreme = 0; extreme < 4; ++extreme) {
         const size_t N = 7, T = extreme % 2 ? 9 : 1, rb = tzero::row_bytes(type, K);
@@ -301,7 +304,8 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
             if (k_quant) {
               const uint16_t dmin = f16();
               std::memcpy(blk + 2, &dmin, 2);
-              if (extreme >= 2) std::memset(blk + 4, 0xff, 140);  // scales, mins 63; nibbles 15
+              // scales, mins 63; nibbles 15 (Q5_K: and every fifth bit set, quants of 31)
+              if (extreme >= 2) std::memset(blk + 4, 0xff, rb / nb - 4);
             } else if (extreme >= 2) {
               std::memset(blk + 2, type == TensorType::Q8_0 ? 0x80 : 0x00, rb / nb - 2);
             }

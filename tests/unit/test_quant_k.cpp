@@ -107,3 +107,55 @@ TEST(QuantK, ActivationBlockSumsAreExact) {
   EXPECT_EQ(q[0].d, 0.0f);
   for (int i = 0; i < 256; ++i) EXPECT_EQ(q[0].qs[i], 0);
 }
+
+// Q5_K: the fifth bit lands where the format puts it (bit 2c or 2c+1 of qh[l] for element
+// 64c + l or 64c + 32 + l), its error is between Q4_K's and Q6_K's, and its dot reference
+// agrees with float64 over the dequantized values.
+TEST(QuantK, Q5KLayoutErrorAndDot) {
+  tzero::BlockQ5_K b{};
+  b.qs[32 * 2 + 5] = 0x3a;     // chunk 2, l = 5: low nibble 10, high nibble 3
+  b.qh[5] = uint8_t(1u << 4);  // bit 2c (c = 2): the low-nibble element gets +16
+  uint8_t q[256];
+  tzero::q5_k_unpack(b, q);
+  EXPECT_EQ(q[128 + 5], 26);
+  EXPECT_EQ(q[128 + 32 + 5], 3);
+  b.qh[5] = uint8_t(1u << 5);  // bit 2c+1: the high-nibble element
+  tzero::q5_k_unpack(b, q);
+  EXPECT_EQ(q[128 + 5], 10);
+  EXPECT_EQ(q[128 + 32 + 5], 19);
+
+  const auto x = tzero::test::random_floats(256 * 16, 5);
+  std::vector<tzero::BlockQ4_K> q4(16);
+  std::vector<tzero::BlockQ5_K> q5(16);
+  tzero::quantize_row_q4_k(x.data(), q4.data(), x.size());
+  tzero::quantize_row_q5_k(x.data(), q5.data(), x.size());
+  std::vector<float> y4(x.size()), y5(x.size());
+  tzero::dequantize_row_q4_k(q4.data(), y4.data(), x.size());
+  tzero::dequantize_row_q5_k(q5.data(), y5.data(), x.size());
+  double e4 = 0, e5 = 0, ref = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    e4 += std::pow(y4[i] - x[i], 2);
+    e5 += std::pow(y5[i] - x[i], 2);
+    ref += std::pow(x[i], 2);
+  }
+  EXPECT_LT(std::sqrt(e5 / ref), std::sqrt(e4 / ref) * 0.7) << "5 bits must beat 4 bits";
+
+  for (size_t nb : {1, 3, 9}) {
+    const size_t n = nb * 256;
+    const auto w = tzero::test::random_floats(n, uint32_t(nb)),
+               a = tzero::test::random_floats(n, uint32_t(nb + 100));
+    std::vector<tzero::BlockQ5_K> wq(nb);
+    std::vector<tzero::ActQ8K> aq(nb);
+    tzero::quantize_row_q5_k(w.data(), wq.data(), n);
+    tzero::quantize_act_q8k(a.data(), aq.data(), n);
+    std::vector<float> wd(n);
+    tzero::dequantize_row_q5_k(wq.data(), wd.data(), n);
+    double r = 0, mag = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double av = double(aq[i / 256].d) * aq[i / 256].qs[i % 256];
+      r += double(wd[i]) * av;
+      mag += std::fabs(double(wd[i]) * av);
+    }
+    EXPECT_NEAR(tzero::dot_q5_k_ref(wq.data(), aq.data(), n), r, 1e-5 * mag + 1e-6) << nb;
+  }
+}

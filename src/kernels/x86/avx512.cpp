@@ -83,12 +83,14 @@ void gemm_q_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n
     x86::gemm_q<Avx512, Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
-void gemm_q4_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                      size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+// Q4_K and Q5_K (Block): the same kernels, Q5_K's fifth bit added as its quants are unpacked.
+template <typename Block>
+void gemm_k4_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                    size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   if (n_tok >= x86::kVnniMinTokQ4K && n_cols >= size_t(kSuperBlock))
-    x86::gemm_q4_k_vnni(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    x86::gemm_q4_k_vnni<Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else
-    x86::gemm_q4_k_decode_avx512(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    x86::gemm_k4_decode_avx512<Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
 void gemm_q6_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
@@ -106,7 +108,8 @@ KernelSet make_avx512() {
   set.gemm_bf16 = gemm_float_avx512<uint16_t, true>;
   set.gemm_q8_0 = gemm_q_avx512<BlockQ8_0>;
   set.gemm_q4_0 = gemm_q_avx512<BlockQ4_0>;
-  set.gemm_q4_k = gemm_q4_k_avx512;
+  set.gemm_q4_k = gemm_k4_avx512<BlockQ4_K>;
+  set.gemm_q5_k = gemm_k4_avx512<BlockQ5_K>;
   set.gemm_q6_k = gemm_q6_k_avx512;
   set.attn_scores = x86::attn_scores_avx512;
   set.attn_block = x86::attn_block_avx512;

@@ -1,7 +1,7 @@
-// The Q4_K gemm of small batches (decode: 1 or 2 tokens) for the avx512 set, in dot-v1's order
-// (kernels/dot.h): per super-block b the exact int32 sums A (scaled quants) and B (mins), then
-// acc[b % 8] = fma(d_w * d_x, float(A), acc[b % 8]) and accm likewise, result
-// tree8(acc) - tree8(accm).
+// The Q4_K and Q5_K gemms of small batches (decode: 1 or 2 tokens) for the avx512 set, in dot-v1's
+// order (kernels/dot.h): per super-block b the exact int32 sums A (scaled quants) and B (mins),
+// then acc[b % 8] = fma(d_w * d_x, float(A), acc[b % 8]) and accm likewise, result tree8(acc) -
+// tree8(accm).
 //
 // How: a zmm holds two sub-blocks (64 quants) against 64 contiguous activation bytes, so a block
 // is 4 maddubs/madd pairs with the sub-block scales permuted in; each block's 16 int32 partials
@@ -31,9 +31,26 @@ inline __m256i sum8x8_epi32(const __m256i* v) {
                           _mm256_permute2x128_si256(a, b, 0x31));
 }
 
-template <int NT>
-void q4_k_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, size_t nb,
-                      size_t n_rows, float* y, size_t ldy) {
+// The 64 quants of chunk c (sub-blocks 2c, 2c+1) of a block as bytes: Q4_K 0..15, Q5_K 0..31.
+inline __m512i k_chunk_quants(const BlockQ4_K& b, int c, __m512i nib) {
+  const __m256i q256 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+  return _mm512_and_si512(
+      _mm512_inserti64x4(_mm512_castsi256_si512(q256), _mm256_srli_epi16(q256, 4), 1), nib);
+}
+inline __m512i k_chunk_quants(const BlockQ5_K& b, int c, __m512i nib) {
+  const __m256i q256 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
+  const __m512i q = _mm512_and_si512(
+      _mm512_inserti64x4(_mm512_castsi256_si512(q256), _mm256_srli_epi16(q256, 4), 1), nib);
+  // Bits 2c and 2c+1 of qh[l] to bit 4 of the low and high halves' bytes.
+  const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(qh, 2 * c)),
+                                       _mm256_srli_epi16(qh, 2 * c + 1), 1);
+  return _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(h, _mm512_set1_epi8(1)), 4));
+}
+
+template <typename Block, int NT>
+void k4_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, size_t nb,
+                    size_t n_rows, float* y, size_t ldy) {
   const __m512i nib = _mm512_set1_epi8(15);
   // vpermw indices: chunk c takes scale 2c for its low 16 int16 lanes, 2c+1 for the high 16.
   __m512i sc_idx[4];
@@ -41,7 +58,7 @@ void q4_k_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, si
     sc_idx[c] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(int16_t(2 * c))),
                                    _mm256_set1_epi16(int16_t(2 * c + 1)), 1);
   for (size_t r = 0; r < n_rows; ++r) {
-    const BlockQ4_K* wr = reinterpret_cast<const BlockQ4_K*>(w + r * w_row_bytes);
+    const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
     __m256 acc[NT], accm[NT];
     for (int t = 0; t < NT; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
     for (size_t b0 = 0; b0 < nb; b0 += 8) {
@@ -53,7 +70,7 @@ void q4_k_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, si
           for (int t = 0; t < NT; ++t) va[t][i] = vb[t][i] = _mm256_setzero_si256();
           continue;
         }
-        const BlockQ4_K& wb = wr[b0 + i];
+        const Block& wb = wr[b0 + i];
         dw[i] = wb.d;
         dmw[i] = wb.dmin;
         uint32_t s[3];
@@ -68,16 +85,14 @@ void q4_k_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, si
         const __m512i scz = _mm512_castsi128_si512(sc16);
         __m512i q[4], sc[4];
         for (int c = 0; c < 4; ++c) {
-          const __m256i q256 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * c));
-          q[c] = _mm512_and_si512(
-              _mm512_inserti64x4(_mm512_castsi256_si512(q256), _mm256_srli_epi16(q256, 4), 1), nib);
+          q[c] = k_chunk_quants(wb, c, nib);
           sc[c] = _mm512_permutexvar_epi16(sc_idx[c], scz);
         }
         for (int t = 0; t < NT; ++t) {
           const ActQ8K& xb = xq[size_t(t) * nb + b0 + i];
           __m512i a = _mm512_setzero_si512();
           for (int c = 0; c < 4; ++c) {
-            // Pair sums of u4 * s8 fit int16 (<= 2 * 15 * 127); times the 6-bit scale fit int32.
+            // Pair sums of u5 * s8 fit int16 (<= 2 * 31 * 127); times the 6-bit scale fit int32.
             const __m512i xv = _mm512_loadu_si512(xb.qs + 64 * c);
             a = _mm512_add_epi32(a, _mm512_madd_epi16(_mm512_maddubs_epi16(q[c], xv), sc[c]));
           }
@@ -111,16 +126,17 @@ void q4_k_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, si
   }
 }
 
-// y[t * ldy + r] for any n_tok, two tokens at a time.
-inline void gemm_q4_k_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x,
-                                    size_t n_cols, size_t n_rows, size_t n_tok, float* y,
-                                    size_t ldy) {
+// y[t * ldy + r] for any n_tok, two tokens at a time; Block is BlockQ4_K or BlockQ5_K.
+template <typename Block>
+void gemm_k4_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                           size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kSuperBlock;
   const ActQ8K* xq = static_cast<const ActQ8K*>(x);
   size_t t = 0;
   for (; t + 2 <= n_tok; t += 2)
-    q4_k_rows_decode<2>(w, w_row_bytes, xq + t * nb, nb, n_rows, y + t * ldy, ldy);
-  if (t < n_tok) q4_k_rows_decode<1>(w, w_row_bytes, xq + t * nb, nb, n_rows, y + t * ldy, ldy);
+    k4_rows_decode<Block, 2>(w, w_row_bytes, xq + t * nb, nb, n_rows, y + t * ldy, ldy);
+  if (t < n_tok)
+    k4_rows_decode<Block, 1>(w, w_row_bytes, xq + t * nb, nb, n_rows, y + t * ldy, ldy);
 }
 
 }  // namespace

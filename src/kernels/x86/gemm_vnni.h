@@ -234,7 +234,8 @@ inline void transpose8x8_epi8(const uint64_t* rows, __m128i cols[4]) {
 }
 
 // The 8 scales and 8 mins of a Q4_K block, one byte each (sub-block j in byte j).
-inline void q4_k_scales_mins(const BlockQ4_K& b, uint64_t* sc, uint64_t* m) {
+template <typename Block>
+inline void q4_k_scales_mins(const Block& b, uint64_t* sc, uint64_t* m) {
   uint32_t s[3];
   std::memcpy(s, b.scales, 12);
   const uint32_t sc_lo = s[0] & 0x3f3f3f3fu, m_lo = s[1] & 0x3f3f3f3fu;
@@ -246,11 +247,30 @@ inline void q4_k_scales_mins(const BlockQ4_K& b, uint64_t* sc, uint64_t* m) {
 
 // Scales and mins are transposed in registers (no narrow stores read back as one vector, which
 // stalls store forwarding); the quants one 32-byte chunk (two sub-blocks) at a time.
-inline void repack_w_q4_k(const BlockQ4_K* w, size_t nb, KGroupW* out) {
+// Chunk c's 32 low-nibble quants (sub-block 2c) and 32 high-nibble ones (2c+1) as bytes.
+inline void k_chunk_quants256(const BlockQ4_K& b, int c, __m256i* lo, __m256i* hi) {
   const __m256i nib = _mm256_set1_epi8(15);
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+  *lo = _mm256_and_si256(q, nib);
+  *hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), nib);
+}
+inline void k_chunk_quants256(const BlockQ5_K& b, int c, __m256i* lo, __m256i* hi) {
+  const __m256i nib = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
+  *lo = _mm256_or_si256(_mm256_and_si256(q, nib),
+                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
+  *hi = _mm256_or_si256(
+      _mm256_and_si256(_mm256_srli_epi16(q, 4), nib),
+      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
+}
+
+// Q4_K or Q5_K rows (their quants 0..15 or 0..31 unsigned either way) into the same groups.
+template <typename Block>
+inline void repack_w_k4(const Block* w, size_t nb, KGroupW* out) {
   for (size_t g = 0; g * 8 < nb; ++g) {
     const size_t n = nb - g * 8 < 8 ? nb - g * 8 : 8;  // blocks of this group; the rest are 0
-    const BlockQ4_K* wb = w + g * 8;
+    const Block* wb = w + g * 8;
     uint64_t scs[8] = {}, ms[8] = {};
     uint16_t d[8] = {}, dm[8] = {};
     for (size_t i = 0; i < n; ++i) {
@@ -280,9 +300,7 @@ inline void repack_w_q4_k(const BlockQ4_K* w, size_t nb, KGroupW* out) {
           lo[i] = hi[i] = _mm256_setzero_si256();
           continue;
         }
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb[i].qs + 32 * c));
-        lo[i] = _mm256_and_si256(q, nib);
-        hi[i] = _mm256_and_si256(_mm256_srli_epi16(q, 4), nib);
+        k_chunk_quants256(wb[i], c, &lo[i], &hi[i]);
       }
       transpose8x8_epi32(lo);
       transpose8x8_epi32(hi);
@@ -591,7 +609,7 @@ void gemm_q_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_c
       [&](size_t t, QGroupX* out) { repack_act_q8<kShift>(xq + t * nb, nb, out); });
 }
 
-template <int R = 3, int T = 3>
+template <typename Block = BlockQ4_K, int R = 3, int T = 3>
 void gemm_q4_k_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                     size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kSuperBlock, ng = (nb + 7) / 8;
@@ -599,7 +617,7 @@ void gemm_q4_k_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t 
   gemm_tiled<R, T, Q4KTile, KGroupW, KGroupX>(
       w, w_row_bytes, ng, n_rows, n_tok, y, ldy,
       [&](size_t r, KGroupW* out) {
-        repack_w_q4_k(reinterpret_cast<const BlockQ4_K*>(w + r * w_row_bytes), nb, out);
+        repack_w_k4(reinterpret_cast<const Block*>(w + r * w_row_bytes), nb, out);
       },
       [&](size_t t, KGroupX* out) { repack_act_q8k(xq + t * nb, nb, out); });
 }

@@ -143,9 +143,10 @@ struct Q4KUnpacked {
   __m128i m16;           // the eight mins as int16
 };
 
-inline void q4_k_unpack_x86(const BlockQ4_K& w, Q4KUnpacked* u) {
+// The scales and mins of a Q4_K or Q5_K block (the same 12-byte packing).
+inline void k_scales_x86(const uint8_t* scales, Q4KUnpacked* u) {
   uint32_t s[3];
-  std::memcpy(s, w.scales, 12);
+  std::memcpy(s, scales, 12);
   const uint32_t sc_lo = s[0] & 0x3f3f3f3fu, m_lo = s[1] & 0x3f3f3f3fu;
   const uint32_t sc_hi = (s[2] & 0x0f0f0f0fu) | (((s[0] >> 6) & 0x03030303u) << 4);
   const uint32_t m_hi = ((s[2] >> 4) & 0x0f0f0f0fu) | (((s[1] >> 6) & 0x03030303u) << 4);
@@ -153,6 +154,10 @@ inline void q4_k_unpack_x86(const BlockQ4_K& w, Q4KUnpacked* u) {
   const uint64_t m = uint64_t(m_lo) | uint64_t(m_hi) << 32;
   for (int j = 0; j < 8; ++j) u->sc[j] = _mm256_set1_epi16(int16_t((sc >> (8 * j)) & 0xff));
   u->m16 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(m)));
+}
+
+inline void q4_k_unpack_x86(const BlockQ4_K& w, Q4KUnpacked* u) {
+  k_scales_x86(w.scales, u);
   const __m256i nib = _mm256_set1_epi8(15);
   for (int c = 0; c < 4; ++c) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * c));
@@ -161,13 +166,31 @@ inline void q4_k_unpack_x86(const BlockQ4_K& w, Q4KUnpacked* u) {
   }
 }
 
-// dot_q4_k_ref's exact integers A and B of one super-block (kernels/dot.h).
+// Q5_K: Q4_K's nibbles plus 16 times bit 2c (low-nibble half) or 2c+1 (high half) of qh[l].
+inline void q5_k_unpack_x86(const BlockQ5_K& w, Q4KUnpacked* u) {
+  k_scales_x86(w.scales, u);
+  const __m256i one = _mm256_set1_epi8(1);
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qh));
+  for (int c = 0; c < 4; ++c) {
+    const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.qs + 32 * c));
+    const __m256i nib = _mm256_set1_epi8(15);
+    // Bit k of each byte to bit 4 of it (16-bit shifts: bit 0 of each byte after the
+    // right shift came from that byte).
+    const __m256i lo = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4);
+    const __m256i hi =
+        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4);
+    u->lo[c] = _mm256_or_si256(_mm256_and_si256(qs, nib), lo);
+    u->hi[c] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qs, 4), nib), hi);
+  }
+}
+
+// dot_q4_k_ref's (and dot_q5_k_ref's) exact integers A and B of one super-block (kernels/dot.h).
 inline void q4_k_ints(const Q4KUnpacked& u, const ActQ8K& x, int32_t* a, int32_t* b) {
   __m256i acc = _mm256_setzero_si256();
   for (int c = 0; c < 4; ++c) {
     const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * c));
     const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs + 64 * c + 32));
-    // Pair sums of u4 * s8 fit int16 (<= 2 * 15 * 127); times the 6-bit scale fit int32.
+    // Pair sums of u5 * s8 fit int16 (<= 2 * 31 * 127); times the 6-bit scale fit int32.
     acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u.lo[c], x0), u.sc[2 * c]));
     acc = _mm256_add_epi32(acc,
                            _mm256_madd_epi16(_mm256_maddubs_epi16(u.hi[c], x1), u.sc[2 * c + 1]));
@@ -229,8 +252,10 @@ inline float dot_q6_k_x86(const BlockQ6_K* w, const ActQ8K* x, size_t nb) {
 
 // Q4_K gemm: each weight super-block is unpacked once per row and reused for every token; each
 // (row, token) element still accumulates its blocks in the canonical lanes and order.
-void gemm_q4_k_x86(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                   size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+// Q4_K or Q5_K (Block, Unpack) weights, the unpacked quants reused for every token.
+template <typename Block, void (*Unpack)(const Block&, Q4KUnpacked*)>
+void gemm_k4_x86(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
+                 size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kSuperBlock;
   const ActQ8K* xq = static_cast<const ActQ8K*>(x);
   float acc[kTokTile][8], accm[kTokTile][8];
@@ -238,11 +263,11 @@ void gemm_q4_k_x86(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n
   for (size_t t0 = 0; t0 < n_tok; t0 += kTokTile) {
     const size_t nt = n_tok - t0 < kTokTile ? n_tok - t0 : kTokTile;
     for (size_t r = 0; r < n_rows; ++r) {
-      const BlockQ4_K* wr = reinterpret_cast<const BlockQ4_K*>(w + r * w_row_bytes);
+      const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
       std::memset(acc, 0, nt * sizeof acc[0]);
       std::memset(accm, 0, nt * sizeof accm[0]);
       for (size_t b = 0; b < nb; ++b) {
-        q4_k_unpack_x86(wr[b], &u);
+        Unpack(wr[b], &u);
         const float dw = _cvtsh_ss(wr[b].d), dmw = _cvtsh_ss(wr[b].dmin);
         for (size_t t = 0; t < nt; ++t) {
           const ActQ8K& xb = xq[(t0 + t) * nb + b];
@@ -383,7 +408,8 @@ KernelSet make_kernel_set(const char* name) {
       gemm_float<P, uint16_t, true>,
       gemm_q<P, BlockQ8_0>,
       gemm_q<P, BlockQ4_0>,
-      gemm_q4_k_x86,
+      gemm_k4_x86<BlockQ4_K, q4_k_unpack_x86>,
+      gemm_k4_x86<BlockQ5_K, q5_k_unpack_x86>,
       gemm_k<BlockQ6_K, dot_q6_k_x86>,
       quantize_act_q8_x86,
       quantize_act_q8k_x86,
