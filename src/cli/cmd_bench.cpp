@@ -43,7 +43,9 @@ double now() {
 double weight_bytes_per_token(const Model& m) {
   auto bytes = [](const Matrix& w) { return double(w.n_rows) * double(w.row_bytes); };
   const double k = m.hparams().n_expert_used;
-  auto experts = [k](const ExpertMatrix& w) { return k * double(w.n_rows) * double(w.row_bytes); };
+  auto experts = [k](const ExpertMatrix& w) {
+    return k * double(w.first.n_rows) * double(w.first.row_bytes);
+  };
   double b = bytes(m.output());
   for (const LayerWeights& l : m.layers())
     b += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) +

@@ -27,10 +27,11 @@ constexpr size_t kRowCost = 2;    // a weight row's read, in units of one token'
 void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatrix& w,
                     const float* x, bool x_per_slot, const int32_t* ids, size_t n_tok, size_t k,
                     float* y, ExpertScratch& s) {
-  const size_t K = size_t(w.n_cols), N = size_t(w.n_rows), E = size_t(w.n_expert);
+  const size_t K = size_t(w.first.n_cols), N = size_t(w.first.n_rows), E = size_t(w.n_expert);
   const size_t n_slots = n_tok * k;
-  const GemmFn gemm = kernels.gemm_for(w.type);
-  check(gemm != nullptr, std::string("matmul: no kernel for ") + traits(w.type).name);
+  const TensorType type = w.first.type;
+  const GemmFn gemm = kernels.gemm_for(type);
+  check(gemm != nullptr, std::string("matmul: no kernel for ") + traits(type).name);
 
   // Group the slots by expert (counting sort: ascending expert, then ascending slot).
   s.start.assign(E + 1, 0);
@@ -44,9 +45,9 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
   for (size_t i = 0; i < n_slots; ++i) s.slot_order[size_t(s.fill[size_t(ids[i])]++)] = int32_t(i);
 
   // The activations once, then gathered by expert (row-local quantization: same bits).
-  const size_t n_x = x_per_slot ? n_slots : n_tok, arb = act_row_bytes(w.type, K);
+  const size_t n_x = x_per_slot ? n_slots : n_tok, arb = act_row_bytes(type, K);
   const auto* xq =
-      static_cast<const uint8_t*>(quantize_activations(kernels, w.type, x, n_x, K, s.quant));
+      static_cast<const uint8_t*>(quantize_activations(kernels, type, x, n_x, K, s.quant));
   auto x_row = [&](size_t i) {  // the activation row of slot_order[i]
     const size_t slot = size_t(s.slot_order[i]);
     return xq + (x_per_slot ? slot : slot / k) * arb;
@@ -104,7 +105,7 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
 
 void matmul_experts_ref(const ExpertMatrix& w, const float* x, bool x_per_slot, const int32_t* ids,
                         size_t n_tok, size_t k, float* y) {
-  const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
+  const size_t K = size_t(w.first.n_cols), N = size_t(w.first.n_rows);
   for (size_t s = 0; s < n_tok * k; ++s) {
     const Matrix m = w.expert(ids[s]);
     const float* xr = x + (x_per_slot ? s : s / k) * K;

@@ -19,16 +19,14 @@ struct Matrix {
 };
 
 // The experts of a mixture-of-experts layer: n_expert matrices of the same shape and type, one
-// after another (a 3-D GGUF tensor, ne = [n_cols, n_rows, n_expert]).
+// after another (a 3-D GGUF tensor, ne = [n_cols, n_rows, n_expert]). `first` is expert 0.
 struct ExpertMatrix {
-  TensorType type = TensorType::F32;
-  const uint8_t* data = nullptr;
+  Matrix first;
   int64_t n_expert = 0;
-  int64_t n_rows = 0;
-  int64_t n_cols = 0;
-  size_t row_bytes = 0;
   Matrix expert(int64_t e) const {
-    return Matrix{type, data + size_t(e) * size_t(n_rows) * row_bytes, n_rows, n_cols, row_bytes};
+    Matrix m = first;
+    m.data = first.data + size_t(e) * size_t(first.n_rows) * first.row_bytes;
+    return m;
   }
 };
 

@@ -50,8 +50,8 @@ ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n
   if (!tr.supported)
     file_->fail("tensor '" + name + "' has type " + tr.name + ", which tzero cannot compute yet (" +
                 kSupportedTypes + ")");
-  return ExpertMatrix{t->type, t->data, n_expert,
-                      n_rows,  n_cols,  row_bytes(t->type, size_t(n_cols))};
+  return ExpertMatrix{Matrix{t->type, t->data, n_rows, n_cols, row_bytes(t->type, size_t(n_cols))},
+                      n_expert};
 }
 
 void Model::load_experts(const std::string& p, LayerWeights& l) {

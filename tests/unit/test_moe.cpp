@@ -153,7 +153,7 @@ ExpertMatrix random_experts(TensorType type, size_t n_expert, size_t N, size_t K
   bytes.assign(n_expert * N * rb, 0);
   const std::vector<float> wf = test::random_floats(n_expert * N * K, seed);
   for (size_t r = 0; r < n_expert * N; ++r) quantize_row(type, &wf[r * K], &bytes[r * rb], K);
-  return ExpertMatrix{type, bytes.data(), int64_t(n_expert), int64_t(N), int64_t(K), rb};
+  return ExpertMatrix{Matrix{type, bytes.data(), int64_t(N), int64_t(K), rb}, int64_t(n_expert)};
 }
 
 std::vector<const KernelSet*> every_set() {
