@@ -16,6 +16,10 @@ std::unique_ptr<Forward> make_forward(const Model& model, ThreadPool& pool,
     throw Error("--gpu-layers: the CUDA backend does not run mixture-of-experts layers (" +
                 model.hparams().arch_name + " with " + std::to_string(model.hparams().n_expert) +
                 " experts) yet; run with --gpu-layers 0");
+  if (c.gpu_layers > 0 && model.hparams().arch == Arch::Gemma3)
+    throw Error(
+        "--gpu-layers: the CUDA backend does not run gemma3 layers (sliding windows, GeGLU) "
+        "yet; run with --gpu-layers 0");
   if (c.gpu_layers > 0)
     device = make_cuda_backend(model.hparams(), arch->layout(),
                                model.hparams().n_layer - c.gpu_layers, c.n_ctx, c.n_batch);

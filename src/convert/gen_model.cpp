@@ -54,6 +54,15 @@ const std::vector<ModelPreset>& model_presets() {
       // back to q5_0 or q8_0 there).
       {"qwen1.5-moe-a2.7b", "Qwen1.5-MoE-A2.7B shape (qwen2moe)", "qwen2moe", 151936, 2048, 5632,
        24, 16, 16, 128, 8192, 1000000.0, 1e-6f, false, 60, 4, 1408, 5632},
+      // gemma3: six layers, so five have a sliding window (12 positions, shorter than most
+      // test prompts plus their generated tokens) and one sees everything; linear rope scaling
+      // 8 on that one, as Gemma 3 4B and larger have.
+      {"tiny-gemma3", "gemma3 (sliding window 12 on 5 of 6 layers, GeGLU, post-norms): for tests",
+       "gemma3", 512, 256, 512, 6, 4, 1, 128, 512, 1000000.0, 1e-6f, true, 0, 0, 0, 0, 12, 8.0},
+      {"gemma3-1b", "Gemma 3 1B shape (window 512)", "gemma3", 262144, 1152, 6912, 26, 4, 1, 256,
+       32768, 1000000.0, 1e-6f, true, 0, 0, 0, 0, 512, 1.0},
+      {"gemma3-4b", "Gemma 3 4B shape (window 1024, rope scaling 8)", "gemma3", 262144, 2560,
+       10240, 34, 8, 4, 256, 131072, 1000000.0, 1e-6f, true, 0, 0, 0, 0, 1024, 8.0},
   };
   return presets;
 }
@@ -73,7 +82,8 @@ double preset_parameters(const ModelPreset& P) {
                S = P.n_ff_shexp;
   double layer = 2 * E + 2 * E * Q + 2 * E * KV;  // norms, q and o, k and v
   if (P.arch == "qwen2" || P.arch == "qwen2moe") layer += Q + 2 * KV;
-  if (P.arch == "qwen3" || P.arch == "qwen3moe") layer += 2 * P.head_dim;
+  if (P.arch == "qwen3" || P.arch == "qwen3moe" || P.arch == "gemma3") layer += 2 * P.head_dim;
+  if (P.arch == "gemma3") layer += 2 * E;  // post-attention and post-ffn norms
   if (P.n_expert == 0)
     layer += 3 * E * F;
   else
@@ -145,6 +155,11 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   w.add_u32(a + "rope.dimension_count", uint32_t(P.head_dim));
   w.add_f32(a + "rope.freq_base", float(P.rope_base));
   w.add_f32(a + "attention.layer_norm_rms_epsilon", P.rms_eps);
+  if (P.rope_scale != 1.0) {
+    w.add_string(a + "rope.scaling.type", "linear");
+    w.add_f32(a + "rope.scaling.factor", float(P.rope_scale));
+  }
+  if (P.n_swa > 0) w.add_u32(a + "attention.sliding_window", uint32_t(P.n_swa));
   if (P.n_expert > 0) {
     w.add_u32(a + "expert_count", uint32_t(P.n_expert));
     w.add_u32(a + "expert_used_count", uint32_t(P.n_expert_used));
@@ -213,12 +228,14 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
       add(p + "attn_k.bias", {KV}, 0.0f, 0.1f, false);
       add(p + "attn_v.bias", {KV}, 0.0f, 0.1f, false);
     }
-    if (P.arch == "qwen3" || P.arch == "qwen3moe") {
+    if (P.arch == "qwen3" || P.arch == "qwen3moe" || P.arch == "gemma3") {
       add(p + "attn_q_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
       add(p + "attn_k_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
     }
     add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
+    if (P.arch == "gemma3") add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
     add(p + "ffn_norm.weight", {E}, 1.0f, 0.1f, false);
+    if (P.arch == "gemma3") add(p + "post_ffw_norm.weight", {E}, 1.0f, 0.1f, false);
     if (P.n_expert == 0) {
       add(p + "ffn_gate.weight", {E, F}, 0.0f, amp(E), true);
       add(p + "ffn_up.weight", {E, F}, 0.0f, amp(E), true);

@@ -15,6 +15,11 @@
 // there is one block and this is exactly the previous version, attn-v1 (the whole range in one
 // chain). The max is exact in any order. k_t = k.row(t), v_t = v.row(t): the paged layout
 // never changes the bits.
+//
+// SLIDING WINDOW (window W > 0, gemma3's local layers): the query at position p attends to
+// positions lo..p, lo = max(0, p + 1 - W) (llama.cpp's standard window: p - t < W). Its order is
+// the one above over those positions numbered from 0 (k_t = cache row lo + t, blocks of B from
+// lo): the same function of the same rows wherever the window starts in the cache.
 #pragma once
 
 #include <cstddef>
@@ -30,14 +35,25 @@ constexpr size_t kAttnBlock = 256;
 struct KvRows {
   const float* const* blocks;
   size_t block_size;
-  size_t stride;  // floats between consecutive rows of a block
-  const float* row(size_t t) const { return blocks[t / block_size] + (t % block_size) * stride; }
+  size_t stride;      // floats between consecutive rows of a block
+  size_t first = 0;   // position t of the view is cache position first + t (from())
+  const float* row(size_t t) const {
+    t += first;
+    return blocks[t / block_size] + (t % block_size) * stride;
+  }
+  // The rows from cache position `lo` on, as positions 0, 1, ... (a sliding window's view).
+  KvRows from(size_t lo) const {
+    KvRows r = *this;
+    r.first += lo;
+    return r;
+  }
   // The run of consecutive rows that starts at position t and ends before t1 or at its block's
   // end: *rows = row(t), returns its length. Loops over runs without a callback (a lambda that
   // captures a kernel's accumulators makes the compiler spill them at every row).
   size_t run_at(size_t t, size_t t1, const float** rows) const {
-    const size_t off = t % block_size, n = block_size - off < t1 - t ? block_size - off : t1 - t;
-    *rows = blocks[t / block_size] + off * stride;
+    const size_t c = t + first, off = c % block_size;
+    const size_t n = block_size - off < t1 - t ? block_size - off : t1 - t;
+    *rows = blocks[c / block_size] + off * stride;
     return n;
   }
   // Calls f(first row, first position, row count) for the runs of consecutive rows covering
@@ -45,7 +61,7 @@ struct KvRows {
   template <typename F>
   void for_each_run(size_t t0, size_t t1, F&& f) const {
     while (t0 < t1) {
-      const size_t b = t0 / block_size, off = t0 % block_size;
+      const size_t c = t0 + first, b = c / block_size, off = c % block_size;
       const size_t n = block_size - off < t1 - t0 ? block_size - off : t1 - t0;
       f(blocks[b] + off * stride, t0, n);
       t0 += n;
@@ -59,7 +75,7 @@ struct KvRows {
 
 // Every row in one block (a contiguous cache); *base must outlive the KvRows.
 inline KvRows single_block(const float* const* base, size_t stride) {
-  return KvRows{base, ~size_t(0), stride};
+  return KvRows{base, ~size_t(0), stride, 0};
 }
 
 // The pieces of attn-v2, for n_q query heads that share one key/value head (a GQA group, or

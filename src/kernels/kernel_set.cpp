@@ -209,6 +209,7 @@ const KernelSet& scalar_kernels() {
       attn_scores_ref,
       attn_block_ref,
       swiglu_ref,
+      geglu_ref,
   };
   return set;
 }

@@ -35,6 +35,7 @@ struct KernelSet {
   void (*attn_block)(float* s, size_t ld, size_t n_q, const float* m, const KvRows& v, size_t t0,
                      size_t t1, size_t head_dim, float* z, float* o, size_t o_stride);
   void (*swiglu)(const float* gate, const float* up, size_t n, float* out);
+  void (*geglu)(const float* gate, const float* up, size_t n, float* out);
 
   GemmFn gemm_for(TensorType t) const;  // nullptr for types without a matmul
 };

@@ -16,4 +16,15 @@ inline float silu_ref(float x) {
   return x / (1.0f + exp_ref(-x));
 }
 
+// GELU with the tanh approximation (version "gelu-v1"), written as
+// 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3):
+//   x3 = (x * x) * x;  w = x + 0.044715f * x3;  t = 1.5957691f * w   (= 2u; no FMA)
+//   result = x / (1 + exp_ref(-t))
+inline float gelu_ref(float x) {
+  const float x3 = (x * x) * x;
+  const float w = x + 0.044715f * x3;
+  const float t = 1.59576912160573071f * w;
+  return x / (1.0f + exp_ref(-t));
+}
+
 }  // namespace tzero

@@ -17,7 +17,9 @@ void rmsnorm_ref(const float* x, const float* w, float eps, size_t n, float* out
 // theta(pos, i) = pos * base^(-2i / n_rot) for i < n_rot / 2.
 class RopeTable {
  public:
-  RopeTable(int n_rot, int n_pos, double base);
+  // angle(p, i) = (p * freq_scale) * base^(-2i / n_rot), in double, rounded once to float for
+  // its cos and sin. freq_scale is 1 / the linear rope scaling factor (1: none).
+  RopeTable(int n_rot, int n_pos, double base, double freq_scale = 1.0);
   int n_rot() const { return n_rot_; }
   int n_pos() const { return n_pos_; }
   const float* cos_sin(int pos) const { return &table_[size_t(pos) * size_t(n_rot_)]; }
@@ -34,5 +36,7 @@ void rope_ref(float* x, int pos, const RopeTable& table, bool neox);
 
 // SwiGLU: out[i] = silu_ref(gate[i]) * up[i]. out may alias gate or up.
 void swiglu_ref(const float* gate, const float* up, size_t n, float* out);
+// GeGLU (Gemma): out[i] = gelu_ref(gate[i]) * up[i] (gelu-v1). out may alias gate or up.
+void geglu_ref(const float* gate, const float* up, size_t n, float* out);
 
 }  // namespace tzero

@@ -3,7 +3,7 @@
 // backend says HOW one op runs on its device, and never the order of a layer.
 //
 // Contract: every op computes each output element in the canonical order of its scalar
-// reference (docs/DETERMINISM.md: dot-v1, ops-v1, attn-v2, silu-v1), whatever else shares the
+// reference (docs/DETERMINISM.md: dot-v1, ops-v1, attn-v2, silu-v1, gelu-v1), whatever else shares the
 // batch, so a backend that implements the ops gives the CPU reference's bits ("portable"). A
 // backend with other orders must say so in its fingerprint (none exists yet).
 //
@@ -46,13 +46,17 @@ class ActLayout {
 
 enum class RopeLayout {
   Interleaved,  // pairs (2i, 2i+1): llama, mistral
-  Neox,         // pairs (i, i + n_rot/2): qwen2, qwen3
+  Neox,         // pairs (i, i + n_rot/2): qwen2, qwen3, gemma3
 };
 
+// Which rotary frequencies: the model's (rope.freq_base, rope.scaling), or those of the
+// sliding-window layers (hparams.rope_base_swa, unscaled: gemma3's local layers).
+enum class RopeFreqs { Model, SlidingWindow };
+
 // Attention of one layer over the paged KV cache. Query head h reads kv head h / (n_head /
-// n_head_kv). window = 0: every position 0..pos (full causal); window > 0 is sliding-window
-// attention over the last `window` positions, for the architectures that need it (not
-// implemented yet: backends refuse it).
+// n_head_kv). window = 0: every position 0..pos (full causal); window > 0: the last `window`
+// positions, pos + 1 - window .. pos (sliding-window attention, attn-v2's SLIDING WINDOW; the
+// CUDA backend refuses it).
 struct AttentionSpec {
   int n_head = 0, n_head_kv = 0, head_dim = 0;
   float scale = 0;  // applied to q.k (usually 1/sqrt(head_dim))
@@ -66,9 +70,11 @@ struct MoeSpec {
   bool norm_weights = true;
 };
 
-// The gated feed-forward activation: out = act(gate) * up. SiLU (SwiGLU, silu-v1) is the only
-// one implemented; GELU-tanh (Gemma) joins here.
-enum class Activation { SiLU };
+// The gated feed-forward activation: out = act(gate) * up.
+enum class Activation {
+  SiLU,      // SwiGLU (silu-v1): llama, qwen
+  GeluTanh,  // GeGLU with the tanh approximation (gelu-v1): gemma3
+};
 
 class BackendOps {
  public:
@@ -101,7 +107,7 @@ class BackendOps {
   // y row += b.
   virtual void add_bias(Act y, const float* b, size_t rows) = 0;
   // RoPE (ops-v1) of every head of each token's row at the token's position.
-  virtual void rope(Act x, int n_heads, int head_dim, RopeLayout layout) = 0;
+  virtual void rope(Act x, int n_heads, int head_dim, RopeLayout layout, RopeFreqs freqs) = 0;
   // Stores each token's key and value rows in the KV cache of `layer` at its position.
   virtual void kv_write(int layer, Act k, Act v) = 0;
   // out row t = attention (attn-v2) of token t's query heads over its sequence's cached keys
@@ -109,6 +115,8 @@ class BackendOps {
   virtual void attention(int layer, Act q, Act out, const AttentionSpec& spec) = 0;
   // x += y, element by element.
   virtual void add(Act x, Act y, size_t rows) = 0;
+  // x *= s, element by element (gemma3's embedding scale).
+  virtual void scale(Act x, float s, size_t rows) = 0;
   // out = act(gate) * up, element by element; out may be gate.
   virtual void glu(Activation act, Act gate, Act up, Act out, size_t rows) = 0;
   // ---- mixture of experts (kernels/moe.h, moe-v1). A token's k = spec.n_used slots are its

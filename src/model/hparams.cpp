@@ -1,5 +1,7 @@
 #include "model/hparams.h"
 
+#include <cmath>
+
 #include "base/error.h"
 
 namespace tzero {
@@ -20,6 +22,8 @@ void read_experts(const GgufFile& f, const std::string& a, bool moe_arch, HParam
   if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3)
     f.fail("metadata '" + a + "expert_count' on architecture '" + hp.arch_name +
            "', which has no experts (" + hp.arch_name + "moe has)");
+  if (hp.arch == Arch::Gemma3)
+    f.fail("metadata '" + a + "expert_count' on architecture 'gemma3', which has no experts");
   if (n_expert < 1 || n_expert > kMaxExperts)
     f.fail("metadata '" + a + "expert_count' = " + std::to_string(n_expert) +
            " is out of range (1.." + std::to_string(kMaxExperts) + ")");
@@ -54,6 +58,22 @@ void read_experts(const GgufFile& f, const std::string& a, bool moe_arch, HParam
            ": only softmax gating (1) is supported");
 }
 
+// gemma3 as llama.cpp reads it: a sliding window on five layers of every six (base 10000,
+// unscaled), the embedding scaled by sqrt(n_embd), and the 27B's attention scale.
+void read_gemma3(const GgufFile& f, const std::string& a, HParams& hp) {
+  const std::string key = a + "attention.sliding_window";
+  const int64_t w = f.get_int(key, 0);
+  if (!f.has(key)) f.fail("architecture 'gemma3' needs metadata '" + key + "'");
+  if (w < 1 || w > (1 << 24))
+    f.fail("metadata '" + key + "' = " + std::to_string(w) + " is out of range");
+  hp.n_swa = int(w);
+  hp.swa_pattern = 6;
+  hp.rope_base_swa = 10000.0;
+  hp.embd_scale = std::sqrt(float(hp.n_embd));
+  // Gemma 3 27B (62 layers) scales by 1/sqrt(n_embd / n_head), the others by the key length.
+  if (hp.n_layer == 62) hp.attn_scale = 1.0f / std::sqrt(float(hp.n_embd / hp.n_head));
+}
+
 }  // namespace
 
 HParams read_hparams(const GgufFile& f) {
@@ -70,9 +90,11 @@ HParams read_hparams(const GgufFile& f) {
     hp.arch = Arch::Qwen2Moe;
   } else if (hp.arch_name == "qwen3moe") {
     hp.arch = Arch::Qwen3Moe;
+  } else if (hp.arch_name == "gemma3") {
+    hp.arch = Arch::Gemma3;
   } else {
     f.fail("architecture '" + hp.arch_name + "' is not supported (supported: llama, mistral, " +
-           "qwen2, qwen3, qwen2moe, qwen3moe)");
+           "qwen2, qwen3, qwen2moe, qwen3moe, gemma3)");
   }
   const std::string a = hp.arch_name + ".";
   auto positive = [&](const std::string& key, int64_t v, int64_t max) {
@@ -111,9 +133,18 @@ HParams read_hparams(const GgufFile& f) {
   hp.rope_base = f.get_float(a + "rope.freq_base", 10000.0);
   if (!(hp.rope_base > 1)) f.fail("rope.freq_base is out of range");
   const std::string scaling = f.get_string(a + "rope.scaling.type", "none");
-  if (scaling != "none" && !(scaling == "linear" && f.get_float(a + "rope.scaling.factor", 1) == 1))
-    f.fail("rope scaling '" + scaling + "' is not supported yet");
+  if (scaling == "linear") {
+    const double factor = f.get_float(a + "rope.scaling.factor", 1.0);
+    if (!(factor >= 1 && factor <= 1024))
+      f.fail("metadata '" + a + "rope.scaling.factor' = " + std::to_string(factor) +
+             " is out of range (1..1024)");
+    hp.rope_freq_scale = 1.0 / factor;
+  } else if (scaling != "none") {
+    f.fail("rope scaling '" + scaling + "' is not supported yet (supported: none, linear)");
+  }
   hp.rope_neox = hp.arch != Arch::Llama;
+  hp.attn_scale = 1.0f / std::sqrt(float(hp.head_dim));
+  if (hp.arch == Arch::Gemma3) read_gemma3(f, a, hp);
   read_experts(f, a, moe_arch, hp);
   return hp;
 }

@@ -1,6 +1,6 @@
-// Hyper-parameters of the llama-family architectures (and their mixture-of-experts kin), read from
-// GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...). One struct with the few
-// options the family varies on, not a field per model.
+// Hyper-parameters of the supported architectures (the llama family, its mixture-of-experts kin,
+// gemma3), read from GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...). One
+// struct with the few options they vary on, not a field per model.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 
 namespace tzero {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe };
+enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma3 };
 
 struct HParams {
   std::string arch_name;  // as in general.architecture
@@ -26,6 +26,15 @@ struct HParams {
   float rms_eps = 1e-5f;
   double rope_base = 10000.0;
   bool rope_neox = false;  // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+  double rope_freq_scale = 1.0;  // 1 / rope.scaling.factor (linear scaling); 1: none
+  float attn_scale = 0;          // applied to q.k: 1/sqrt(head_dim) (gemma3 27B: its own)
+  float embd_scale = 1.0f;       // token embeddings are multiplied by it (gemma3: sqrt(n_embd))
+  // Sliding-window attention (gemma3): with n_swa > 0, layer il attends to the last n_swa
+  // positions unless il % swa_pattern == swa_pattern - 1 (those see every position); windowed
+  // layers rotate with rope_base_swa, unscaled (llama.cpp's rope_freq_base_train_swa).
+  int n_swa = 0;
+  int swa_pattern = 0;
+  double rope_base_swa = 10000.0;
   // Mixture of experts (n_expert > 0: every layer's feed-forward is experts; qwen2moe, qwen3moe,
   // and llama with experts as Mixtral).
   int n_expert = 0;                 // expert_count
@@ -35,6 +44,7 @@ struct HParams {
   bool expert_weights_norm = true;  // renormalise the k weights (qwen2moe: false)
 
   bool moe() const { return n_expert > 0; }
+  bool is_swa(int il) const { return n_swa > 0 && il % swa_pattern < swa_pattern - 1; }
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }

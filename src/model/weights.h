@@ -20,9 +20,11 @@ struct LayerWeights {
   const float* bq = nullptr;         // optional biases (qwen2): (q_dim), (kv_dim), (kv_dim)
   const float* bk = nullptr;
   const float* bv = nullptr;
-  const float* q_norm = nullptr;  // optional per-head RMSNorm (qwen3): (head_dim)
+  const float* q_norm = nullptr;  // optional per-head RMSNorm (qwen3, gemma3): (head_dim)
   const float* k_norm = nullptr;
-  const float* ffn_norm = nullptr;  // (n_embd)
+  const float* attn_post_norm = nullptr;  // gemma3: after the attention block (n_embd)
+  const float* ffn_norm = nullptr;        // (n_embd)
+  const float* ffn_post_norm = nullptr;   // gemma3: after the feed-forward block (n_embd)
   Matrix w_gate, w_up, w_down;      // (n_ff, n_embd) x2, (n_embd, n_ff); dense layers only
   // Mixture of experts (hparams.moe()) instead of the dense feed-forward:
   Matrix gate_inp;                          // (n_expert, n_embd) the router

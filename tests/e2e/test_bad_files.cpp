@@ -338,3 +338,37 @@ TEST(BadFiles, ExpertTensorsThatDoNotFit) {
     EXPECT_TRUE(clean_error(run(f), f, "missing tensor 'blk.0.ffn_gate_inp.weight'"));
   }
 }
+
+// gemma3's own metadata and tensors: a missing or impossible sliding window, a post-norm of the
+// wrong length, and a rope scaling tzero does not have are errors naming the key or tensor.
+TEST(BadFiles, Gemma3MetadataAndTensorsThatDoNotFit) {
+  const std::string win = "gemma3.attention.sliding_window";
+  {
+    const std::string f = rewrite_model(
+        "tiny-gemma3", "g3_no_window.gguf",
+        [&](tzero::GgufWriter&, const std::string& key) { return key == win; }, true);
+    EXPECT_TRUE(clean_error(run(f), f, "architecture 'gemma3' needs metadata '" + win + "'"));
+  }
+  {
+    const std::string f = rewrite_model("tiny-gemma3", "g3_window0.gguf", set_u32(win, 0), true);
+    EXPECT_TRUE(clean_error(run(f), f, "metadata '" + win + "' = 0 is out of range"));
+  }
+  {
+    const std::string f =
+        rewrite_model("tiny-gemma3", "g3_post_norm.gguf", nullptr, true, "",
+                      tzero::TensorType::F32, "blk.3.post_ffw_norm.weight", {128});
+    EXPECT_TRUE(clean_error(run(f), f,
+                            "tensor 'blk.3.post_ffw_norm.weight' has shape [128], expected [256]"));
+  }
+  {
+    const std::string f = rewrite_model(
+        "tiny-gemma3", "g3_yarn.gguf",
+        [](tzero::GgufWriter& w, const std::string& key) {
+          if (key != "gemma3.rope.scaling.type") return false;
+          w.add_string(key, "yarn");
+          return true;
+        },
+        true);
+    EXPECT_TRUE(clean_error(run(f), f, "rope scaling 'yarn' is not supported yet"));
+  }
+}

@@ -235,6 +235,13 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithExperts) {
   check_random_schedules(tzero::test::generated_model("tiny-qwen2moe", "f16"), 2);
 }
 
+// Sliding windows (gemma3: 12 positions on 5 of 6 layers): each token's window starts at its
+// own position, inside a block or across blocks of any size, in a chunk or a batch with others;
+// preemption, recomputation and prefix-cache hits restore the same windows.
+TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithSlidingWindows) {
+  EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny-gemma3", "q8_0"), 8), 0u);
+}
+
 // Proves: a pool far too small for the load forces preemption and recomputation, and outputs
 // still equal the solo runs; the pool's free count returns to full afterwards.
 TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {

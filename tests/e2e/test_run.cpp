@@ -130,6 +130,18 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
                            return name;
                          });
 
+// gemma3: sliding windows start at every position of the prompt's chunks.
+INSTANTIATE_TEST_SUITE_P(Gemma3, RunGenerated,
+                         ::testing::Combine(::testing::Values("tiny-gemma3"),
+                                            ::testing::Values("f16", "q8_0", "q4_k")),
+                         [](const auto& param_info) {
+                           std::string name = std::string(std::get<0>(param_info.param)) + "_" +
+                                              std::get<1>(param_info.param);
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
+
 // Different weights must give a different digest (the digest is not a constant).
 TEST(RunGenerated, DigestDependsOnWeightsAndPrompt) {
   const std::string a = tzero::test::generated_model("tiny", "f32", 1);

@@ -91,6 +91,23 @@ TEST(Trace, ExpertIntermediatesAreNamedAndTheCombineIsFound) {
     EXPECT_NE(bytes.find(name), std::string::npos) << name;
 }
 
+// gemma3's own intermediates are named, and a flip in a windowed layer's post-norm is found
+// there and said in words.
+TEST(Trace, Gemma3IntermediatesAreNamedAndAPostNormFlipIsFound) {
+  const std::string model = tzero::test::generated_model("tiny-gemma3", "q8_0");
+  const std::string base = trace_of(model, "g3", {"-t", "2"});
+  const std::string bytes = tzero::test::read_file(base);
+  for (const char* name : {"inp_scaled", "attn_post_norm", "ffn_geglu", "ffn_post_norm"})
+    EXPECT_NE(bytes.find(name), std::string::npos) << name;
+  const std::string p = trace_of(model, "g3_p", {"-t", "2", "--perturb", "2:ffn_post_norm:5"});
+  const auto r = run_tzero({"diff", base, p, "--json"});
+  EXPECT_EQ(r.exit_code, 1);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["first"]["layer"], 2);
+  EXPECT_EQ(j["first"]["op"], "ffn_post_norm");
+  EXPECT_EQ(j["first"]["what"], "the feed-forward output norm");
+}
+
 TEST(Trace, TruncatedTraceKeepsItsPrefixAndBadFilesAreErrors) {
   const std::string model = tzero::test::generated_model("tiny", "f32");
   const std::string a = trace_of(model, "full", {});

@@ -152,6 +152,13 @@ inline float exp(float x) {
 inline float silu(float x) {
   return x / (1.0f + canon::exp(-x));
 }
+// gelu-v1 as DETERMINISM.md writes it.
+inline float gelu(float x) {
+  const float x3 = (x * x) * x;
+  const float w = x + 0.044715f * x3;
+  const float t = 1.59576912160573071f * w;
+  return x / (1.0f + canon::exp(-t));
+}
 
 }  // namespace canon
 

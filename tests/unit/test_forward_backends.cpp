@@ -37,12 +37,15 @@ class OpaqueCpu final : public BackendOps {
   }
   void matmul(const Matrix& w, Act x, Act y, size_t rows) override { c_->matmul(w, x, y, rows); }
   void add_bias(Act y, const float* b, size_t rows) override { c_->add_bias(y, b, rows); }
-  void rope(Act x, int nh, int hd, RopeLayout l) override { c_->rope(x, nh, hd, l); }
+  void rope(Act x, int nh, int hd, RopeLayout l, RopeFreqs f) override {
+    c_->rope(x, nh, hd, l, f);
+  }
   void kv_write(int layer, Act k, Act v) override { c_->kv_write(layer, k, v); }
   void attention(int layer, Act q, Act o, const AttentionSpec& s) override {
     c_->attention(layer, q, o, s);
   }
   void add(Act x, Act y, size_t rows) override { c_->add(x, y, rows); }
+  void scale(Act x, float s, size_t rows) override { c_->scale(x, s, rows); }
   void glu(Activation a, Act g, Act u, Act o, size_t rows) override { c_->glu(a, g, u, o, rows); }
   void moe_route(Act l, const MoeSpec& s, Act p, Act i, Act w, size_t rows) override {
     c_->moe_route(l, s, p, i, w, rows);
@@ -137,7 +140,7 @@ TEST_P(ForwardBackends, PerturbationOnTheDeviceIsTheHostsPerturbation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, ForwardBackends,
-                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3"),
+                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma3"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& ch : s)

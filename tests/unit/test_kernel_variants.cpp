@@ -104,7 +104,7 @@ TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
   }
 }
 
-TEST(KernelVariants, DotRmsnormSwigluEqualScalarBitsForAllLengths) {
+TEST(KernelVariants, DotRmsnormSwigluGegluEqualScalarBitsForAllLengths) {
   report_variants();
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   const KernelSet& s = tzero::scalar_kernels();
@@ -113,9 +113,10 @@ TEST(KernelVariants, DotRmsnormSwigluEqualScalarBitsForAllLengths) {
                b = tzero::test::random_floats(n, uint32_t(n + 1000));
     const auto w = tzero::test::random_floats(n, uint32_t(n + 2000));
     const auto g = tzero::test::random_floats(n, uint32_t(n + 3000), 6.0f);  // reaches silu's tails
-    std::vector<float> r1(n), r2(n), s1(n), s2(n);
+    std::vector<float> r1(n), r2(n), s1(n), s2(n), e1(n), e2(n);
     s.rmsnorm(a.data(), w.data(), 1e-5f, n, r1.data());
     s.swiglu(g.data(), b.data(), n, s1.data());
+    s.geglu(g.data(), b.data(), n, e1.data());
     for (const KernelSet* k : variants()) {
       const float d1 = s.dot_f32(a.data(), b.data(), n), d2 = k->dot_f32(a.data(), b.data(), n);
       EXPECT_TRUE(same_bits(&d1, &d2, 1)) << k->name << " dot n=" << n;
@@ -123,11 +124,13 @@ TEST(KernelVariants, DotRmsnormSwigluEqualScalarBitsForAllLengths) {
       EXPECT_TRUE(same_bits(r1.data(), r2.data(), n)) << k->name << " rmsnorm n=" << n;
       k->swiglu(g.data(), b.data(), n, s2.data());
       EXPECT_TRUE(same_bits(s1.data(), s2.data(), n)) << k->name << " swiglu n=" << n;
+      k->geglu(g.data(), b.data(), n, e2.data());
+      EXPECT_TRUE(same_bits(e1.data(), e2.data(), n)) << k->name << " geglu n=" << n;
     }
   }
 }
 
-TEST(KernelVariants, SwigluSpecialValuesEqualScalarBits) {
+TEST(KernelVariants, SwigluGegluSpecialValuesEqualScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> g = {0.0f,   -0.0f,  1e-30f,  -1e-30f, 87.0f, -87.0f, 88.7f,  -88.8f, 89.0f,
@@ -138,6 +141,12 @@ TEST(KernelVariants, SwigluSpecialValuesEqualScalarBits) {
     k->swiglu(g.data(), u.data(), g.size(), r2.data());
     for (size_t i = 0; i < g.size(); ++i)
       EXPECT_TRUE(same_bits(&r1[i], &r2[i], 1)) << k->name << " x=" << g[i];
+  }
+  tzero::scalar_kernels().geglu(g.data(), u.data(), g.size(), r1.data());
+  for (const KernelSet* k : variants()) {
+    k->geglu(g.data(), u.data(), g.size(), r2.data());
+    for (size_t i = 0; i < g.size(); ++i)
+      EXPECT_TRUE(same_bits(&r1[i], &r2[i], 1)) << k->name << " geglu x=" << g[i];
   }
 }
 
@@ -177,7 +186,7 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
                 vpaged[(slot * bs + t % bs) * stride + i] = vc[t * stride + i];
               }
           }
-          const tzero::KvRows kr{kb.data(), bs, stride}, vr{vb.data(), bs, stride};
+          const tzero::KvRows kr{kb.data(), bs, stride, 0}, vr{vb.data(), bs, stride, 0};
           for (const KernelSet* k : tzero::available_kernels()) {
             tzero::AttnScratch sc;
             std::fill(got.begin(), got.end(), -1.0f);
@@ -195,6 +204,48 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
 
 // The pieces on their own, as a backend that splits position blocks over threads calls them:
 // scores of a sub-range land at their offsets and the running max only grows.
+// attn-v2's SLIDING WINDOW: a window's view (KvRows::from) of a paged cache, starting anywhere
+// in a block, gives through every kernel set the bits of attention_head_ref over a contiguous
+// copy of just the window's rows (blocks of 256 counted from the window's start: a 300-wide
+// window has two), so where the window falls in the cache never changes them.
+TEST(KernelVariants, SlidingWindowViewEqualsReferenceOverTheWindowAlone) {
+  const size_t head_dim = 64, stride = head_dim * 2, n_q = 4, bs = 16, n_pos = 700;
+  const auto q = tzero::test::random_floats(n_q * head_dim, 101, 2.0f);
+  const auto kc = tzero::test::random_floats(n_pos * stride, 102, 2.0f);
+  const auto vc = tzero::test::random_floats(n_pos * stride, 103);
+  const size_t n_blocks = (n_pos + bs - 1) / bs;
+  std::vector<float> kpaged(n_blocks * bs * stride), vpaged(kpaged.size());
+  std::vector<const float*> kb(n_blocks), vb(n_blocks);
+  for (size_t b = 0; b < n_blocks; ++b) {  // blocks in reverse order in memory
+    const size_t slot = n_blocks - 1 - b;
+    kb[b] = &kpaged[slot * bs * stride];
+    vb[b] = &vpaged[slot * bs * stride];
+    for (size_t t = b * bs; t < std::min(n_pos, (b + 1) * bs); ++t)
+      for (size_t i = 0; i < stride; ++i) {
+        kpaged[(slot * bs + t % bs) * stride + i] = kc[t * stride + i];
+        vpaged[(slot * bs + t % bs) * stride + i] = vc[t * stride + i];
+      }
+  }
+  const tzero::KvRows kr{kb.data(), bs, stride, 0}, vr{vb.data(), bs, stride, 0};
+  for (const auto& [lo, n] : std::vector<std::pair<size_t, size_t>>{
+           {0, 12}, {5, 12}, {16, 12}, {399, 300}, {400, 300}, {123, 577}}) {
+    const float *kp = &kc[lo * stride], *vp = &vc[lo * stride];
+    std::vector<float> scratch(n), ref(n_q * head_dim), got(n_q * head_dim);
+    for (size_t g = 0; g < n_q; ++g)
+      tzero::attention_head_ref(&q[g * head_dim], tzero::single_block(&kp, stride),
+                                tzero::single_block(&vp, stride), n, head_dim, 0.125f,
+                                scratch.data(), &ref[g * head_dim]);
+    for (const KernelSet* k : tzero::available_kernels()) {
+      tzero::AttnScratch sc;
+      std::fill(got.begin(), got.end(), -1.0f);
+      tzero::attention_heads(*k, q.data(), head_dim, n_q, kr.from(lo), vr.from(lo), n, head_dim,
+                             0.125f, sc, got.data(), head_dim);
+      EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size()))
+          << k->name << " window [" << lo << ", " << lo + n << ")";
+    }
+  }
+}
+
 TEST(KernelVariants, AttentionScoresOfSubrangesEqualScalarBits) {
   const size_t hd = 64, n_q = 3, n_kv = 300, ld = 304;
   const auto q = tzero::test::random_floats(n_q * hd, 91, 2.0f);

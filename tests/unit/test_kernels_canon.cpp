@@ -215,6 +215,32 @@ TEST(KernelCanon, ExpSiluSwigluMatchCanonicalDefinition) {
   }
 }
 
+// Proves: gelu_ref / geglu_ref follow gelu-v1 (on exp-v1), over the range where its tails
+// saturate and beyond, and are within 2e-6 relative (more in the tail, where e^(-2u) amplifies
+// the rounding of 2u) of 0.5 x (1 + tanh(u)) in double for
+// |x| <= 10, computed as x / (1 + e^(-2u)) (the same function; tanh rounds to -1 in double
+// where the true value is still about -1e-20). The cubic is in float: not to the last ulp.
+TEST(KernelCanon, GeluGegluMatchCanonicalDefinition) {
+  SplitMix64 rng(28);
+  const std::vector<float> g = rand_vec(rng, 4096, -40.0f, 40.0f), up = rand_vec(rng, 4096);
+  std::vector<float> out(g.size());
+  geglu_ref(g.data(), up.data(), g.size(), out.data());
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_EQ(bits(gelu_ref(g[i])), bits(canon::gelu(g[i]))) << g[i];
+    ASSERT_EQ(bits(out[i]), bits(canon::gelu(g[i]) * up[i])) << g[i];
+  }
+  for (float x = -10.0f; x <= 10.0f; x += 0.001953125f) {
+    const double xd = x, u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd);
+    const double want = xd / (1.0 + std::exp(-2.0 * u));
+    // In the tail e^(-2u) amplifies the float roundings of 2u (up to 4 ulps).
+    const double rel = 2e-6 + 2.4e-7 * std::fabs(2.0 * u);
+    ASSERT_NEAR(gelu_ref(x), want, rel * std::fabs(want) + 1e-37) << x;
+  }
+  EXPECT_EQ(gelu_ref(-100.0f), 0.0f);
+  EXPECT_EQ(gelu_ref(100.0f), 100.0f);
+  EXPECT_TRUE(std::isnan(gelu_ref(NAN)));
+}
+
 // Proves: quantize_act_q8 is bit-exactly "amax, d = amax/127, id = 1/d (0 for d = 0),
 // q = nearbyint(x * id)", block by block; and, as a tolerance check, |x - d q| <= d/2 per element
 // up to the rounding of x * id (<= 127 * 2.01u in units of d), with the largest element at +-127.

@@ -67,8 +67,8 @@ void CpuBackend::gather_kv_rows(int il, size_t n_kvh, size_t hd) {
         kp[j] = kv.k_rows(b.tables[s][j], il) + h * hd;
         vp[j] = kv.v_rows(b.tables[s][j], il) + h * hd;
       }
-      seq_rows_[(s * n_kvh + h) * 2] = KvRows{kp, bs, kv_dim};
-      seq_rows_[(s * n_kvh + h) * 2 + 1] = KvRows{vp, bs, kv_dim};
+      seq_rows_[(s * n_kvh + h) * 2] = KvRows{kp, bs, kv_dim, 0};
+      seq_rows_[(s * n_kvh + h) * 2 + 1] = KvRows{vp, bs, kv_dim, 0};
       off += 2 * nb;
     }
   }
@@ -110,22 +110,28 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
   auto tok_of = [&](size_t item) { return item % n_tok; };
   auto kvh_of = [&](size_t item) { return int(item / n_tok); };
   auto seq_of = [&](size_t item) { return b.seq[tok_of(item)]; };
-  auto n_kv_of = [&](size_t item) { return size_t(b.pos[tok_of(item)]) + 1; };
+  // The positions a token attends to: lo_of .. pos (all of them without a window).
+  const size_t window = size_t(a.window);
+  auto lo_of = [&](size_t item) {
+    const size_t n = size_t(b.pos[tok_of(item)]) + 1;
+    return window > 0 && n > window ? n - window : 0;
+  };
+  auto n_kv_of = [&](size_t item) { return size_t(b.pos[tok_of(item)]) + 1 - lo_of(item); };
+  auto keys = [&](size_t item) { return k_rows(seq_of(item), kvh_of(item)).from(lo_of(item)); };
+  auto values = [&](size_t item) { return v_rows(seq_of(item), kvh_of(item)).from(lo_of(item)); };
   auto q_of = [&](size_t item) {  // offset of the item's first query head
     return tok_of(item) * q_dim + size_t(kvh_of(item)) * group * hd;
   };
   size_t max_kv = 0;
-  for (size_t t = 0; t < b.size(); ++t) max_kv = std::max(max_kv, size_t(b.pos[t]) + 1);
+  for (size_t i = 0; i < n_tok; ++i) max_kv = std::max(max_kv, n_kv_of(i));
 
   if (threads == 1 || max_kv <= kAttnBlock || n_items >= 4 * threads) {
     const auto bounds = balanced_ranges(n_items, threads, n_kv_of);
     pool_.run(threads, [&](size_t p0, size_t p1) {
       thread_local AttnScratch scratch;
-      for (size_t i = bounds[p0]; i < bounds[p1]; ++i) {
-        const int s = seq_of(i), h = kvh_of(i);
-        attention_heads(kern_, &q[q_of(i)], hd, group, k_rows(s, h), v_rows(s, h), n_kv_of(i), hd,
+      for (size_t i = bounds[p0]; i < bounds[p1]; ++i)
+        attention_heads(kern_, &q[q_of(i)], hd, group, keys(i), values(i), n_kv_of(i), hd,
                         a.scale, scratch, &att[q_of(i)], hd);
-      }
     });
     return;
   }
@@ -156,8 +162,7 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
   pool_.run(threads, [&](size_t p0, size_t p1) {  // scores
     for (size_t u = bounds[p0]; u < bounds[p1]; ++u) {
       const Unit& un = units[u];
-      const int s = seq_of(un.item), h = kvh_of(un.item);
-      kern_.attn_scores(&q[q_of(un.item)], hd, group, k_rows(s, h), un.t0, un.t1, hd, a.scale,
+      kern_.attn_scores(&q[q_of(un.item)], hd, group, keys(un.item), un.t0, un.t1, hd, a.scale,
                         &split_s_[un.s_off], item_ld[un.item], &split_m_[u * group]);
     }
   });
@@ -169,9 +174,8 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
   pool_.run(threads, [&](size_t p0, size_t p1) {  // e, z_j and o_j of each block
     for (size_t u = bounds[p0]; u < bounds[p1]; ++u) {
       const Unit& un = units[u];
-      const int s = seq_of(un.item), h = kvh_of(un.item);
       kern_.attn_block(&split_s_[un.s_off], item_ld[un.item], group, &m[un.item * group],
-                       v_rows(s, h), un.t0, un.t1, hd, &split_z_[u * group],
+                       values(un.item), un.t0, un.t1, hd, &split_z_[u * group],
                        &split_o_[u * group * hd], hd);
     }
   });
@@ -207,31 +211,33 @@ void CpuBackend::attention_fast(const float* q_all, float* att, const AttentionS
     for (size_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < kParts * items;) {
       const size_t i = task / kParts, part = task % kParts;
       const int t = int(i / size_t(n_head)), h = int(i % size_t(n_head));
-      const size_t n_kv = size_t(batch.pos[size_t(t)]) + 1;
-      const KvRows& kr = k_rows(batch.seq[size_t(t)], h / group);
-      const KvRows& vr = v_rows(batch.seq[size_t(t)], h / group);
-      const size_t lo = n_kv * part / kParts, hi = n_kv * (part + 1) / kParts;
+      const size_t n_all = size_t(batch.pos[size_t(t)]) + 1;
+      const size_t lo = a.window > 0 && n_all > size_t(a.window) ? n_all - size_t(a.window) : 0;
+      const size_t n_kv = n_all - lo;
+      const KvRows kr = k_rows(batch.seq[size_t(t)], h / group).from(lo);
+      const KvRows vr = v_rows(batch.seq[size_t(t)], h / group).from(lo);
+      const size_t p_lo = n_kv * part / kParts, p_hi = n_kv * (part + 1) / kParts;
       const float* q = &q_all[size_t(t) * q_dim + size_t(h) * size_t(hd)];
       float m = -INFINITY, l = 0;
-      e.resize(hi - lo);
-      for (size_t s = lo; s < hi; ++s) {
-        e[s - lo] = kern_.dot_f32(q, kr.row(s), size_t(hd)) * scale;
-        m = std::fmax(m, e[s - lo]);
+      e.resize(p_hi - p_lo);
+      for (size_t s = p_lo; s < p_hi; ++s) {
+        e[s - p_lo] = kern_.dot_f32(q, kr.row(s), size_t(hd)) * scale;
+        m = std::fmax(m, e[s - p_lo]);
       }
       std::fill(o.begin(), o.end(), 0.0f);
-      for (size_t s = lo; s < hi; ++s) {
-        e[s - lo] = exp_ref(e[s - lo] - m);
-        l += e[s - lo];
+      for (size_t s = p_lo; s < p_hi; ++s) {
+        e[s - p_lo] = exp_ref(e[s - p_lo] - m);
+        l += e[s - p_lo];
         const float* v = vr.row(s);
         // Multiply then add (no fused rounding needed here): the compiler vectorizes it with
         // the baseline instruction set, where std::fma would be a library call per element.
-        const float w = e[s - lo];
+        const float w = e[s - p_lo];
         float* od = o.data();
         for (int d = 0; d < hd; ++d) od[d] = od[d] + w * v[d];
       }
       State& st = state[i];
       while (st.lock.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
-      if (hi > lo) {  // merge (m, l, o) into the running state, in arrival order
+      if (p_hi > p_lo) {  // merge (m, l, o) into the running state, in arrival order
         const float m_new = std::fmax(st.m, m);
         const float c_old = st.m == -INFINITY ? 0.0f : exp_ref(st.m - m_new);
         const float c_new = exp_ref(m - m_new);

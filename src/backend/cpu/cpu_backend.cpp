@@ -9,7 +9,11 @@ namespace tzero {
 
 CpuBackend::CpuBackend(const HParams& hp, const ActLayout& layout, ThreadPool& pool,
                        const KernelSet& kernels, bool fast, int n_ctx)
-    : pool_(pool), kern_(kernels), fast_(fast), rope_(hp.n_rot, n_ctx, hp.rope_base) {
+    : pool_(pool),
+      kern_(kernels),
+      fast_(fast),
+      rope_(hp.n_rot, n_ctx, hp.rope_base, hp.rope_freq_scale),
+      rope_swa_(hp.n_swa > 0 ? hp.n_rot : 0, hp.n_swa > 0 ? n_ctx : 0, hp.rope_base_swa) {
   bufs_.resize(layout.lens().size());
 }
 
@@ -63,11 +67,13 @@ void CpuBackend::add_bias(Act y, const float* b, size_t rows) {
     for (size_t i = 0; i < y.len; ++i) a[t * y.len + i] += b[i];
 }
 
-void CpuBackend::rope(Act x, int n_heads, int head_dim, RopeLayout layout) {
+void CpuBackend::rope(Act x, int n_heads, int head_dim, RopeLayout layout, RopeFreqs freqs) {
+  const RopeTable& table = freqs == RopeFreqs::SlidingWindow ? rope_swa_ : rope_;
+  check(table.n_rot() > 0, "internal: no rope table for the sliding-window layers");
   float* a = in(x);
   for (size_t t = 0; t < batch_->size(); ++t)
     for (int h = 0; h < n_heads; ++h)
-      rope_ref(&a[t * x.len + size_t(h) * size_t(head_dim)], batch_->pos[t], rope_,
+      rope_ref(&a[t * x.len + size_t(h) * size_t(head_dim)], batch_->pos[t], table,
                layout == RopeLayout::Neox);
 }
 
@@ -83,7 +89,6 @@ void CpuBackend::kv_write(int layer, Act k, Act v) {
 }
 
 void CpuBackend::attention(int layer, Act q, Act o, const AttentionSpec& spec) {
-  check(spec.window == 0, "internal: sliding-window attention is not implemented");
   gather_kv_rows(layer, size_t(spec.n_head_kv), size_t(spec.head_dim));
   float* att = out(o, batch_->size());
   if (fast_)
@@ -98,13 +103,20 @@ void CpuBackend::add(Act x, Act y, size_t rows) {
   for (size_t i = 0; i < rows * x.len; ++i) a[i] += b[i];
 }
 
+void CpuBackend::scale(Act x, float s, size_t rows) {
+  float* a = in(x);
+  for (size_t i = 0; i < rows * x.len; ++i) a[i] *= s;
+}
+
 void CpuBackend::glu(Activation act, Act gate, Act up, Act o, size_t rows) {
+  float* y = out(o, rows);
   switch (act) {
-    case Activation::SiLU: {
-      float* y = out(o, rows);
+    case Activation::SiLU:
       kern_.swiglu(in(gate), in(up), rows * gate.len, y);
       return;
-    }
+    case Activation::GeluTanh:
+      kern_.geglu(in(gate), in(up), rows * gate.len, y);
+      return;
   }
 }
 

@@ -38,10 +38,11 @@ class CpuBackend final : public BackendOps {
   void rmsnorm_heads(Act x, const float* w, float eps, size_t head_dim, size_t rows) override;
   void matmul(const Matrix& w, Act x, Act y, size_t rows) override;
   void add_bias(Act y, const float* b, size_t rows) override;
-  void rope(Act x, int n_heads, int head_dim, RopeLayout layout) override;
+  void rope(Act x, int n_heads, int head_dim, RopeLayout layout, RopeFreqs freqs) override;
   void kv_write(int layer, Act k, Act v) override;
   void attention(int layer, Act q, Act out, const AttentionSpec& spec) override;
   void add(Act x, Act y, size_t rows) override;
+  void scale(Act x, float s, size_t rows) override;
   void glu(Activation act, Act gate, Act up, Act out, size_t rows) override;
   void moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, Act weights,
                  size_t rows) override;
@@ -76,7 +77,8 @@ class CpuBackend final : public BackendOps {
   ThreadPool& pool_;
   const KernelSet kern_;  // a copy: function pointers and a name
   bool fast_;
-  RopeTable rope_;
+  RopeTable rope_;      // the model's frequencies
+  RopeTable rope_swa_;  // the sliding-window layers' (n_rot 0 when the model has none)
   MatmulScratch mm_;
   ExpertScratch experts_;
   std::vector<int32_t> expert_ids_;       // (rows, k) the ids of an ids buffer as integers

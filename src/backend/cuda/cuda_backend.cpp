@@ -74,7 +74,7 @@ class CudaBackend final : public BackendOps {
     const DeviceInfo dev = cuda_device_info();
     check(dev.usable, "--gpu-layers: " + dev.why_not);
     device_ = describe_device(dev);
-    const RopeTable rope(hp.n_rot, n_ctx, hp.rope_base);  // the CPU's table, uploaded
+    const RopeTable rope(hp.n_rot, n_ctx, hp.rope_base, hp.rope_freq_scale);  // the CPU's, uploaded
     rope_table_ = upload(rope.cos_sin(0), size_t(rope.n_pos()) * size_t(rope.n_rot()) * 4);
     n_rot_ = rope.n_rot();
     for (DevBuf* b : {&tok_, &pos_, &seq_, &blk_, &slot_, &out_rows_}) *b = DevBuf(n_batch_ * 4);
@@ -129,7 +129,8 @@ class CudaBackend final : public BackendOps {
   void add_bias(Act y, const float* b, size_t rows) override {
     cuda::add_bias(in(y), weights(b, y.len), rows, y.len);
   }
-  void rope(Act x, int n_heads, int head_dim, RopeLayout layout) override {
+  void rope(Act x, int n_heads, int head_dim, RopeLayout layout, RopeFreqs freqs) override {
+    check(freqs == RopeFreqs::Model, "--gpu-layers: sliding-window rope is not on the device yet");
     cuda::rope(in(x), pos_.i(), n_tok_, n_heads, head_dim, x.len, rope_table_.f(), n_rot_,
                layout == RopeLayout::Neox);
   }
@@ -144,6 +145,9 @@ class CudaBackend final : public BackendOps {
                     out(o, n_tok_));
   }
   void add(Act x, Act y, size_t rows) override { cuda::add(in(x), in(y), rows * x.len); }
+  void scale(Act, float, size_t) override {
+    throw Error("--gpu-layers: the CUDA backend does not run gemma3 layers yet");
+  }
   void glu(Activation act, Act gate, Act up, Act o, size_t rows) override {
     switch (act) {
       case Activation::SiLU: {
@@ -151,6 +155,8 @@ class CudaBackend final : public BackendOps {
         cuda::swiglu(in(gate), in(up), rows * gate.len, y);
         return;
       }
+      case Activation::GeluTanh:
+        throw Error("--gpu-layers: the CUDA backend has no GeGLU kernel yet");
     }
   }
   // Mixture of experts: not on the device yet (backend/backends.cpp refuses such a model

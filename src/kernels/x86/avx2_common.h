@@ -145,4 +145,14 @@ static inline __m256 swiglu8(__m256 g, __m256 u) {
   return _mm256_mul_ps(s, u);
 }
 
+// gelu_ref (gelu-v1) and the GeGLU product, eight lanes, operation for operation.
+static inline __m256 geglu8(__m256 g, __m256 u) {
+  const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(g, g), g);
+  const __m256 w = _mm256_add_ps(g, _mm256_mul_ps(_mm256_set1_ps(0.044715f), x3));
+  const __m256 t = _mm256_mul_ps(_mm256_set1_ps(1.59576912160573071f), w);
+  const __m256 neg = _mm256_xor_ps(t, _mm256_set1_ps(-0.0f));
+  const __m256 s = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), exp8(neg)));
+  return _mm256_mul_ps(s, u);
+}
+
 }  // namespace tzero::x86

@@ -386,15 +386,17 @@ void rmsnorm_x86(const float* x, const float* w, float eps, size_t n, float* out
   for (; i < n; ++i) out[i] = (x[i] * scale) * w[i];
 }
 
-void swiglu_x86(const float* gate, const float* up, size_t n, float* out) {
+// out = glu8(gate, up) in eight-lane steps; the tail padded with zeros.
+template <__m256 (*Glu8)(__m256, __m256)>
+void glu_x86(const float* gate, const float* up, size_t n, float* out) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(out + i, swiglu8(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+    _mm256_storeu_ps(out + i, Glu8(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
   if (i < n) {
     float g[8] = {}, u[8] = {};
     std::memcpy(g, gate + i, (n - i) * sizeof(float));
     std::memcpy(u, up + i, (n - i) * sizeof(float));
-    _mm256_storeu_ps(g, swiglu8(_mm256_loadu_ps(g), _mm256_loadu_ps(u)));
+    _mm256_storeu_ps(g, Glu8(_mm256_loadu_ps(g), _mm256_loadu_ps(u)));
     std::memcpy(out + i, g, (n - i) * sizeof(float));
   }
 }
@@ -417,7 +419,8 @@ KernelSet make_kernel_set(const char* name) {
       rmsnorm_x86<P>,
       attn_scores_x86<P>,
       attn_block_avx2,
-      swiglu_x86,
+      glu_x86<swiglu8>,
+      glu_x86<geglu8>,
   };
 }
 

@@ -12,6 +12,8 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::Qwen2Moe:
     case Arch::Qwen3Moe:
       return make_llama_family(model);
+    case Arch::Gemma3:
+      return make_gemma3(model);
   }
   throw Error("no architecture for '" + model.hparams().arch_name + "'");
 }

@@ -60,5 +60,6 @@ std::unique_ptr<Architecture> make_architecture(const Model& model);
 
 // One per family (model/arch/<family>.cpp).
 std::unique_ptr<Architecture> make_llama_family(const Model& model);
+std::unique_ptr<Architecture> make_gemma3(const Model& model);
 
 }  // namespace tzero
