@@ -10,7 +10,7 @@ std::unique_ptr<Forward> make_forward(const Model& model, ThreadPool& pool,
                                       const ForwardConfig& c) {
   std::unique_ptr<Architecture> arch = make_architecture(model);
   auto host = std::make_unique<CpuBackend>(model.hparams(), arch->layout(), pool, c.kernels, c.fast,
-                                           c.n_ctx);
+                                           c.n_ctx, model.rope_factors(c.n_ctx));
   std::unique_ptr<BackendOps> device;
   if (c.gpu_layers > 0 && model.hparams().moe())
     throw Error("--gpu-layers: the CUDA backend does not run mixture-of-experts layers (" +
@@ -20,6 +20,10 @@ std::unique_ptr<Forward> make_forward(const Model& model, ThreadPool& pool,
     throw Error(
         "--gpu-layers: the CUDA backend does not run gemma3 layers (sliding windows, GeGLU) "
         "yet; run with --gpu-layers 0");
+  if (c.gpu_layers > 0 && (model.rope_factors(c.n_ctx) || model.hparams().rope_attn_factor != 1))
+    throw Error(
+        "--gpu-layers: the CUDA backend has no rope frequency factors (llama 3.1 rope_freqs, "
+        "LongRoPE) yet; run with --gpu-layers 0");
   if (c.gpu_layers > 0)
     device = make_cuda_backend(model.hparams(), arch->layout(),
                                model.hparams().n_layer - c.gpu_layers, c.n_ctx, c.n_batch);

@@ -32,7 +32,7 @@ namespace tzero {
 namespace {
 
 int default_ctx(const tzero::HParams& hp, int n_ctx) {
-  return n_ctx > 0 ? n_ctx : std::min(hp.n_ctx_train, 4096);
+  return hp.context_or_default(n_ctx);
 }
 
 int pool_tokens(const EngineOptions& o, const tzero::HParams& hp, int n_ctx) {
@@ -111,7 +111,8 @@ struct Engine::Impl {
     info.bos = vocab.bos();
     info.eos = vocab.eos();
     info.eot = vocab.eot();
-    info.fingerprint = tzero::compute_fingerprint(*model, o.mode, kernels.name, {}, o.kv_type).hash;
+    info.fingerprint =
+        tzero::compute_fingerprint(*model, o.mode, kernels.name, {}, o.kv_type, n_ctx).hash;
     info.chat_template = model->gguf().get_string("tokenizer.chat_template");
     publish_stats();
   }

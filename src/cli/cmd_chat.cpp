@@ -95,7 +95,7 @@ int chat(const ChatOpts& o) {
   const ChatTemplate tmpl(template_source(model->gguf(), o.template_name));
   const HParams& hp = model->hparams();
   check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
-  const int n_ctx = o.n_ctx > 0 ? o.n_ctx : std::min(hp.n_ctx_train, 4096);
+  const int n_ctx = hp.context_or_default(o.n_ctx);
   const std::string bos = special_text(vocab, vocab.bos()), eos = special_text(vocab, vocab.eos());
 
   ThreadPool pool(o.n_threads);

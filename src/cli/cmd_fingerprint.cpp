@@ -15,6 +15,7 @@ Command add_fingerprint(CLI::App& app) {
   struct Opts {
     std::string model, mode = "deterministic", kernels = "auto";
     bool json = false;
+    int n_ctx = 0;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
@@ -23,12 +24,17 @@ Command add_fingerprint(CLI::App& app) {
       ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
   sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512, amx, amx-emu or auto")
       ->capture_default_str();
+  sub->add_option("-c,--ctx-size", o->n_ctx,
+                  "Context size the run uses (0: min(trained, 4096)); hashed only for LongRoPE "
+                  "models, whose rope factors it chooses")
+      ->capture_default_str();
   sub->add_flag("--json", o->json, "Print {hash, manifest} as JSON");
   return {
       sub, [o] {
         auto model = Model::load(o->model);
         Fingerprint fp =
-            compute_fingerprint(*model, mode_arg(o->mode), select_kernels(o->kernels).name);
+            compute_fingerprint(*model, mode_arg(o->mode), select_kernels(o->kernels).name, {},
+                                "f32", model->hparams().context_or_default(o->n_ctx));
         // Shown, not hashed: the device --gpu-layers would use (backend/backend.h).
         fp.manifest["device"] = {{"cuda_built", cuda_built()},
                                  {"device", describe_device(cuda_device_info())}};

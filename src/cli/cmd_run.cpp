@@ -101,7 +101,8 @@ Command add_run(CLI::App& app) {
                   {"gpu_layers", o->gen.gpu_layers},
                   {"fingerprint",
                    compute_fingerprint(*model, o->gen.mode, select_kernels(o->gen.kernels).name,
-                                       o->gen.op_overrides)
+                                       o->gen.op_overrides, "f32",
+                                       model->hparams().context_or_default(o->gen.n_ctx))
                        .hash}}.dump();
             const Vocab vocab = Vocab::from_gguf(model->gguf());
             std::function<void(std::string_view)> on_text;
@@ -131,7 +132,8 @@ Command add_run(CLI::App& app) {
                               {"gen_tokens_per_s", tg_tps},
                               {"threads", o->gen.n_threads}};
               const Fingerprint fp =
-                  compute_fingerprint(*model, o->gen.mode, r.kernels, o->gen.op_overrides);
+                  compute_fingerprint(*model, o->gen.mode, r.kernels, o->gen.op_overrides, "f32",
+                                      r.n_ctx);
               j["fingerprint"] = fp.hash;
               j["fingerprint_manifest"] = fp.manifest;
               if (!r.device.empty()) j["device"] = r.device;

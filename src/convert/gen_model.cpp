@@ -2,6 +2,7 @@
 #include "convert/gen_model.h"
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "base/error.h"
@@ -63,6 +64,17 @@ const std::vector<ModelPreset>& model_presets() {
        32768, 1000000.0, 1e-6f, true, 0, 0, 0, 0, 512, 1.0},
       {"gemma3-4b", "Gemma 3 4B shape (window 1024, rope scaling 8)", "gemma3", 262144, 2560,
        10240, 34, 8, 4, 256, 131072, 1000000.0, 1e-6f, true, 0, 0, 0, 0, 1024, 8.0},
+      // tiny with llama 3.1's rope_freqs (and Llama 3's vocabulary-free shape otherwise).
+      {"tiny-llama3", "llama with rope_freqs (Llama 3.1 and later): for tests", "llama", 512, 256,
+       512, 2, 4, 2, 64, 512, 500000.0, 1e-5f, false, 0, 0, 0, 0, 0, 1.0, 0, 0, true},
+      // phi3: fused tensors, 48 of 64 dimensions rotated (Phi-4-mini's 0.75), LongRoPE whose
+      // short factors cover 256 positions, so the default context (512) takes the long ones.
+      {"tiny-phi3", "phi3 (fused qkv and gate/up, partial rotary, LongRoPE): for tests", "phi3", 512,
+       256, 512, 2, 4, 2, 64, 512, 10000.0, 1e-5f, false, 0, 0, 0, 0, 0, 1.0, 48, 256},
+      {"phi-3-mini", "Phi-3-mini-4k shape", "phi3", 32064, 3072, 8192, 32, 32, 32, 96, 4096,
+       10000.0, 1e-5f, false, 0, 0, 0, 0, 0, 1.0, 96, 0},
+      {"phi-4-mini", "Phi-4-mini shape (partial rotary, LongRoPE)", "phi3", 200064, 3072, 8192, 32,
+       24, 8, 128, 131072, 10000.0, 1e-5f, true, 0, 0, 0, 0, 0, 1.0, 96, 4096},
   };
   return presets;
 }
@@ -84,11 +96,13 @@ double preset_parameters(const ModelPreset& P) {
   if (P.arch == "qwen2" || P.arch == "qwen2moe") layer += Q + 2 * KV;
   if (P.arch == "qwen3" || P.arch == "qwen3moe" || P.arch == "gemma3") layer += 2 * P.head_dim;
   if (P.arch == "gemma3") layer += 2 * E;  // post-attention and post-ffn norms
+  const double half_rot = (P.n_rot > 0 ? P.n_rot : P.head_dim) / 2;
+  const double rope_factors = half_rot * ((P.n_ctx_orig > 0 ? 2 : 0) + (P.rope_freqs ? 1 : 0));
   if (P.n_expert == 0)
     layer += 3 * E * F;
   else
     layer += E * X + 3 * X * E * FX + (S > 0 ? 3 * E * S + E : 0);
-  return V * E * (P.tied_output ? 1 : 2) + E + P.n_layer * layer;
+  return V * E * (P.tied_output ? 1 : 2) + E + P.n_layer * layer + rope_factors;
 }
 
 const ModelPreset* find_preset(const std::string& name) {
@@ -152,7 +166,8 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
     w.add_u32(a + "attention.key_length", uint32_t(P.head_dim));
     w.add_u32(a + "attention.value_length", uint32_t(P.head_dim));
   }
-  w.add_u32(a + "rope.dimension_count", uint32_t(P.head_dim));
+  const int n_rot = P.n_rot > 0 ? P.n_rot : P.head_dim;
+  w.add_u32(a + "rope.dimension_count", uint32_t(n_rot));
   w.add_f32(a + "rope.freq_base", float(P.rope_base));
   w.add_f32(a + "attention.layer_norm_rms_epsilon", P.rms_eps);
   if (P.rope_scale != 1.0) {
@@ -160,6 +175,13 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
     w.add_f32(a + "rope.scaling.factor", float(P.rope_scale));
   }
   if (P.n_swa > 0) w.add_u32(a + "attention.sliding_window", uint32_t(P.n_swa));
+  if (P.n_ctx_orig > 0) {
+    // Phi-3's attention factor for its context extension: sqrt(1 + ln(ctx/orig) / ln(orig)).
+    const double r = double(P.n_ctx) / P.n_ctx_orig;
+    w.add_u32(a + "rope.scaling.original_context_length", uint32_t(P.n_ctx_orig));
+    w.add_f32(a + "rope.scaling.attn_factor",
+              float(std::sqrt(1.0 + std::log(r) / std::log(double(P.n_ctx_orig)))));
+  }
   if (P.n_expert > 0) {
     w.add_u32(a + "expert_count", uint32_t(P.n_expert));
     w.add_u32(a + "expert_used_count", uint32_t(P.n_expert_used));
@@ -167,7 +189,14 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
     if (P.n_ff_shexp > 0)
       w.add_u32(a + "expert_shared_feed_forward_length", uint32_t(P.n_ff_shexp));
   }
-  const SpmVocabData vocab = make_synthetic_spm_vocab(P.n_vocab);
+  SpmVocabData vocab = make_synthetic_spm_vocab(P.n_vocab);
+  if (P.arch == "phi3") {
+    // Phi-3's vocabulary has the control token <|endoftext|>, and llama.cpp looks it up by text
+    // in any model named "phi3" (it fails to load without it): the last filler becomes it.
+    vocab.tokens.back() = "<|endoftext|>";
+    vocab.scores.back() = 0.0f;
+    vocab.types.back() = 3;
+  }
   write_spm_vocab(w, vocab);
   w.add_string("tokenizer.ggml.pre", "default");
   w.add_bool("tokenizer.ggml.add_bos_token", true);
@@ -217,12 +246,31 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   add("token_embd.weight", {E, V}, 0.0f, P.tied_output ? 0.05f : 1.0f, true, &vocab_row_scale);
   add("output_norm.weight", {E}, 1.0f, 0.1f, false);
   if (!P.tied_output) add("output.weight", {E, V}, 0.0f, amp(E), true, &vocab_row_scale);
+  const bool phi3 = P.arch == "phi3";
+  const int64_t R = n_rot / 2;
+  auto factors = [&](const std::string& name, float lo, float hi) {
+      w.add_tensor(name, TensorType::F32, {R}, [R, lo, hi](uint8_t* dst, size_t) {
+        for (int64_t i = 0; i < R; ++i) {
+          const float f = lo + (hi - lo) * float(i) / float(R > 1 ? R - 1 : 1);
+          std::memcpy(dst + size_t(i) * 4, &f, 4);
+        }
+      });
+  };
+  if (P.rope_freqs) factors("rope_freqs.weight", 1.0f, 8.0f);
+  if (P.n_ctx_orig > 0) {  // LongRoPE: short factors near 1, long ones growing with the index
+    factors("rope_factors_long.weight", 1.0f, 40.0f);
+    factors("rope_factors_short.weight", 1.0f, 1.5f);
+  }
   for (int l = 0; l < P.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
-    add(p + "attn_q.weight", {E, Q}, 0.0f, amp(E), true);
-    add(p + "attn_k.weight", {E, KV}, 0.0f, amp(E), true);
-    add(p + "attn_v.weight", {E, KV}, 0.0f, amp(E), true);
+    if (phi3) {
+      add(p + "attn_qkv.weight", {E, Q + 2 * KV}, 0.0f, amp(E), true);
+    } else {
+      add(p + "attn_q.weight", {E, Q}, 0.0f, amp(E), true);
+      add(p + "attn_k.weight", {E, KV}, 0.0f, amp(E), true);
+      add(p + "attn_v.weight", {E, KV}, 0.0f, amp(E), true);
+    }
     if (P.arch == "qwen2" || P.arch == "qwen2moe") {
       add(p + "attn_q.bias", {Q}, 0.0f, 0.1f, false);
       add(p + "attn_k.bias", {KV}, 0.0f, 0.1f, false);
@@ -236,6 +284,11 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
     if (P.arch == "gemma3") add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
     add(p + "ffn_norm.weight", {E}, 1.0f, 0.1f, false);
     if (P.arch == "gemma3") add(p + "post_ffw_norm.weight", {E}, 1.0f, 0.1f, false);
+    if (phi3) {  // gate rows, then up rows, in one tensor
+      add(p + "ffn_up.weight", {E, 2 * F}, 0.0f, amp(E), true);
+      add(p + "ffn_down.weight", {F, E}, 0.0f, amp(F), true);
+      continue;
+    }
     if (P.n_expert == 0) {
       add(p + "ffn_gate.weight", {E, F}, 0.0f, amp(E), true);
       add(p + "ffn_up.weight", {E, F}, 0.0f, amp(E), true);

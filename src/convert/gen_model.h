@@ -26,6 +26,13 @@ struct ModelPreset {
   // gemma3: the sliding window of its local layers; and a linear rope scaling factor (1: none).
   int n_swa = 0;
   double rope_scale = 1.0;
+  // Rotary dimensions (0: head_dim). phi3: fused attn_qkv and gate/up tensors, and with
+  // n_ctx_orig > 0 LongRoPE factors (long and short) for contexts above and up to n_ctx_orig.
+  int n_rot = 0;
+  int n_ctx_orig = 0;
+  // llama 3.1 and later: rope_freqs.weight, per-frequency divisors (1 for the high
+  // frequencies up to 8 for the low ones, the shape of Llama 3.1's factor-8 scaling).
+  bool rope_freqs = false;
 };
 
 // Tokenizer metadata a preset adds to the synthetic vocabulary, written only when set (so the

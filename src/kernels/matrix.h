@@ -16,6 +16,13 @@ struct Matrix {
   int64_t n_cols = 0;
   size_t row_bytes = 0;
   const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
+  // Rows [r0, r0 + n) as a matrix of their own (a fused tensor's part: phi3's attn_qkv, ffn_up).
+  Matrix rows(int64_t r0, int64_t n) const {
+    Matrix m = *this;
+    m.data = row(r0);
+    m.n_rows = n;
+    return m;
+  }
 };
 
 // The experts of a mixture-of-experts layer: n_expert matrices of the same shape and type, one

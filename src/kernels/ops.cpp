@@ -14,17 +14,22 @@ void rmsnorm_ref(const float* x, const float* w, float eps, size_t n, float* out
   for (size_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * w[i];
 }
 
-RopeTable::RopeTable(int n_rot, int n_pos, double base, double freq_scale)
+RopeTable::RopeTable(int n_rot, int n_pos, double base, double freq_scale,
+                     const float* freq_factors, double mscale)
     : n_rot_(n_rot), n_pos_(n_pos), table_(size_t(n_pos) * size_t(n_rot)) {
   const int half = n_rot / 2;
   std::vector<double> freq(half);
-  for (int i = 0; i < half; ++i) freq[i] = std::pow(base, -2.0 * i / n_rot);
+  for (int i = 0; i < half; ++i) {
+    freq[i] = std::pow(base, -2.0 * i / n_rot);
+    if (freq_factors) freq[i] /= double(freq_factors[i]);
+  }
   for (int p = 0; p < n_pos; ++p)
     for (int i = 0; i < half; ++i) {
       const double pos = freq_scale == 1.0 ? double(p) : double(p) * freq_scale;
       const double angle = pos * freq[i];
-      table_[size_t(p) * n_rot + 2 * i] = float(std::cos(angle));
-      table_[size_t(p) * n_rot + 2 * i + 1] = float(std::sin(angle));
+      const double c = std::cos(angle), s = std::sin(angle);
+      table_[size_t(p) * n_rot + 2 * i] = float(mscale == 1.0 ? c : c * mscale);
+      table_[size_t(p) * n_rot + 2 * i + 1] = float(mscale == 1.0 ? s : s * mscale);
     }
 }
 

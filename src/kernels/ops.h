@@ -17,9 +17,12 @@ void rmsnorm_ref(const float* x, const float* w, float eps, size_t n, float* out
 // theta(pos, i) = pos * base^(-2i / n_rot) for i < n_rot / 2.
 class RopeTable {
  public:
-  // angle(p, i) = (p * freq_scale) * base^(-2i / n_rot), in double, rounded once to float for
-  // its cos and sin. freq_scale is 1 / the linear rope scaling factor (1: none).
-  RopeTable(int n_rot, int n_pos, double base, double freq_scale = 1.0);
+  // angle(p, i) = (p * freq_scale) * base^(-2i / n_rot) [/ freq_factors[i]], in double; each
+  // entry cos(angle) [* mscale] and sin(angle) [* mscale] rounded once to float. freq_scale is
+  // 1 / the linear rope scaling factor (1: none); freq_factors (n_rot / 2 floats, or null) are
+  // LongRoPE's per-frequency divisors (phi3); mscale its attention factor (1: none).
+  RopeTable(int n_rot, int n_pos, double base, double freq_scale = 1.0,
+            const float* freq_factors = nullptr, double mscale = 1.0);
   int n_rot() const { return n_rot_; }
   int n_pos() const { return n_pos_; }
   const float* cos_sin(int pos) const { return &table_[size_t(pos) * size_t(n_rot_)]; }

@@ -22,8 +22,9 @@ void read_experts(const GgufFile& f, const std::string& a, bool moe_arch, HParam
   if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3)
     f.fail("metadata '" + a + "expert_count' on architecture '" + hp.arch_name +
            "', which has no experts (" + hp.arch_name + "moe has)");
-  if (hp.arch == Arch::Gemma3)
-    f.fail("metadata '" + a + "expert_count' on architecture 'gemma3', which has no experts");
+  if (hp.arch == Arch::Gemma3 || hp.arch == Arch::Phi3)
+    f.fail("metadata '" + a + "expert_count' on architecture '" + hp.arch_name +
+           "', which has no experts");
   if (n_expert < 1 || n_expert > kMaxExperts)
     f.fail("metadata '" + a + "expert_count' = " + std::to_string(n_expert) +
            " is out of range (1.." + std::to_string(kMaxExperts) + ")");
@@ -92,9 +93,11 @@ HParams read_hparams(const GgufFile& f) {
     hp.arch = Arch::Qwen3Moe;
   } else if (hp.arch_name == "gemma3") {
     hp.arch = Arch::Gemma3;
+  } else if (hp.arch_name == "phi3") {
+    hp.arch = Arch::Phi3;
   } else {
     f.fail("architecture '" + hp.arch_name + "' is not supported (supported: llama, mistral, " +
-           "qwen2, qwen3, qwen2moe, qwen3moe, gemma3)");
+           "qwen2, qwen3, qwen2moe, qwen3moe, gemma3, phi3)");
   }
   const std::string a = hp.arch_name + ".";
   auto positive = [&](const std::string& key, int64_t v, int64_t max) {
@@ -139,9 +142,16 @@ HParams read_hparams(const GgufFile& f) {
       f.fail("metadata '" + a + "rope.scaling.factor' = " + std::to_string(factor) +
              " is out of range (1..1024)");
     hp.rope_freq_scale = 1.0 / factor;
-  } else if (scaling != "none") {
-    f.fail("rope scaling '" + scaling + "' is not supported yet (supported: none, linear)");
+  } else if (scaling != "none" && scaling != "longrope") {  // longrope: the factor tensors
+    f.fail("rope scaling '" + scaling + "' is not supported yet (supported: none, linear, " +
+           "longrope)");
   }
+  hp.rope_attn_factor = f.get_float(a + "rope.scaling.attn_factor", 1.0);
+  if (!(hp.rope_attn_factor > 0 && hp.rope_attn_factor <= 16))
+    f.fail("metadata '" + a + "rope.scaling.attn_factor' is out of range");
+  hp.n_ctx_orig = positive(a + "rope.scaling.original_context_length",
+                           f.get_int(a + "rope.scaling.original_context_length", hp.n_ctx_train),
+                           1 << 24);
   hp.rope_neox = hp.arch != Arch::Llama;
   hp.attn_scale = 1.0f / std::sqrt(float(hp.head_dim));
   if (hp.arch == Arch::Gemma3) read_gemma3(f, a, hp);

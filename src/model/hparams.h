@@ -1,5 +1,5 @@
 // Hyper-parameters of the supported architectures (the llama family, its mixture-of-experts kin,
-// gemma3), read from GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...). One
+// gemma3, phi3), read from GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...). One
 // struct with the few options they vary on, not a field per model.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace tzero {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma3 };
+enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma3, Phi3 };
 
 struct HParams {
   std::string arch_name;  // as in general.architecture
@@ -27,6 +27,10 @@ struct HParams {
   double rope_base = 10000.0;
   bool rope_neox = false;  // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
   double rope_freq_scale = 1.0;  // 1 / rope.scaling.factor (linear scaling); 1: none
+  double rope_attn_factor = 1.0;  // rope.scaling.attn_factor: multiplies every cos and sin
+  // rope.scaling.original_context_length: a context longer than this takes a LongRoPE model's
+  // long frequency factors (rope_factors_long), otherwise its short ones (phi3).
+  int n_ctx_orig = 0;
   float attn_scale = 0;          // applied to q.k: 1/sqrt(head_dim) (gemma3 27B: its own)
   float embd_scale = 1.0f;       // token embeddings are multiplied by it (gemma3: sqrt(n_embd))
   // Sliding-window attention (gemma3): with n_swa > 0, layer il attends to the last n_swa
@@ -45,6 +49,12 @@ struct HParams {
 
   bool moe() const { return n_expert > 0; }
   bool is_swa(int il) const { return n_swa > 0 && il % swa_pattern < swa_pattern - 1; }
+
+  // The context a run gets when it asks for `requested` positions (0: the default, the trained
+  // context up to 4096).
+  int context_or_default(int requested) const {
+    return requested > 0 ? requested : (n_ctx_train < 4096 ? n_ctx_train : 4096);
+  }
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }

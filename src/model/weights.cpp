@@ -112,15 +112,37 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
     output_ = tok_embd_;
     tied_output_ = true;
   }
-  if (file_->find_tensor("rope_freqs.weight"))
-    file_->fail("tensor 'rope_freqs.weight' (rope frequency factors) is not supported yet");
+  const int64_t R = hp_.n_rot / 2;
+  rope_freqs_ = vector("rope_freqs.weight", R, false);
+  rope_long_ = vector("rope_factors_long.weight", R, false);
+  rope_short_ = vector("rope_factors_short.weight", R, false);
+  if ((rope_long_ == nullptr) != (rope_short_ == nullptr))
+    file_->fail(std::string("tensor '") +
+                (rope_long_ ? "rope_factors_short.weight" : "rope_factors_long.weight") +
+                "' is missing (LongRoPE needs both factor sets)");
+  if (rope_freqs_ && rope_long_)
+    file_->fail("tensors 'rope_freqs.weight' and 'rope_factors_long.weight' both present");
+  for (const float* f : {rope_freqs_, rope_long_, rope_short_})
+    for (int64_t i = 0; f && i < R; ++i)
+      if (!(f[i] > 0 && f[i] < 1e30f))
+        file_->fail("rope frequency factor " + std::to_string(i) + " is not a positive number");
+  const bool phi3 = hp_.arch == Arch::Phi3;
   for (int il = 0; il < hp_.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     LayerWeights l;
     l.attn_norm = vector(p + "attn_norm.weight", E);
-    l.wq = matrix(p + "attn_q.weight", Q, E);
-    l.wk = matrix(p + "attn_k.weight", KV, E);
-    l.wv = matrix(p + "attn_v.weight", KV, E);
+    if (phi3 && file_->find_tensor(p + "attn_qkv.weight")) {
+      // One fused tensor, q then k then v rows: each part's rows are its own matrix's (a row's
+      // dot product does not depend on the rows around it), so no split op is needed.
+      const Matrix qkv = matrix(p + "attn_qkv.weight", Q + 2 * KV, E);
+      l.wq = qkv.rows(0, Q);
+      l.wk = qkv.rows(Q, KV);
+      l.wv = qkv.rows(Q + KV, KV);
+    } else {
+      l.wq = matrix(p + "attn_q.weight", Q, E);
+      l.wk = matrix(p + "attn_k.weight", KV, E);
+      l.wv = matrix(p + "attn_v.weight", KV, E);
+    }
     l.wo = matrix(p + "attn_output.weight", E, Q);
     l.bq = vector(p + "attn_q.bias", Q, biases);
     l.bk = vector(p + "attn_k.bias", KV, biases);
@@ -134,6 +156,12 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
     }
     if (hp_.moe()) {
       load_experts(p, l);
+    } else if (phi3 && !file_->find_tensor(p + "ffn_gate.weight")) {
+      // phi3's fused gate and up: ffn_up holds the gate rows, then the up rows.
+      const Matrix gate_up = matrix(p + "ffn_up.weight", 2 * F, E);
+      l.w_gate = gate_up.rows(0, F);
+      l.w_up = gate_up.rows(F, F);
+      l.w_down = matrix(p + "ffn_down.weight", E, F);
     } else {
       l.w_gate = matrix(p + "ffn_gate.weight", F, E);
       l.w_up = matrix(p + "ffn_up.weight", F, E);
@@ -141,6 +169,12 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
     }
     layers_.push_back(l);
   }
+}
+
+const float* Model::rope_factors(int n_ctx) const {
+  if (rope_freqs_) return rope_freqs_;
+  if (!rope_long_) return nullptr;
+  return n_ctx > hp_.n_ctx_orig ? rope_long_ : rope_short_;
 }
 
 }  // namespace tzero

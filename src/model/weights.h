@@ -49,6 +49,12 @@ class Model {
   const Matrix& output() const { return output_; }  // (n_vocab, n_embd); token_embd when tied
   const std::vector<LayerWeights>& layers() const { return layers_; }
   bool tied_output() const { return tied_output_; }
+  // RoPE frequency factors (n_rot / 2 divisors) for a context of n_ctx positions per sequence,
+  // or null: llama 3.1's rope_freqs; phi3's LongRoPE rope_factors_long when n_ctx is above
+  // hparams.n_ctx_orig, else rope_factors_short (llama.cpp's choice).
+  const float* rope_factors(int n_ctx) const;
+  // Whether the factors depend on n_ctx (a LongRoPE model): then the fingerprint names them.
+  bool longrope() const { return rope_long_ != nullptr; }
 
  private:
   Matrix matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required = true);
@@ -62,6 +68,9 @@ class Model {
   const float* output_norm_ = nullptr;
   Matrix output_;
   bool tied_output_ = false;
+  const float* rope_freqs_ = nullptr;  // (n_rot / 2) rope_freqs.weight
+  const float* rope_long_ = nullptr;   // (n_rot / 2) rope_factors_long.weight
+  const float* rope_short_ = nullptr;  // (n_rot / 2) rope_factors_short.weight
   std::vector<LayerWeights> layers_;
   std::vector<std::vector<float>> widened_;  // 1-D tensors stored in a type other than f32
 };

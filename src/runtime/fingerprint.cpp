@@ -12,7 +12,7 @@ std::string file_xxh128(const GgufFile& f) {
 
 Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string& kernel_set,
                                 const std::vector<std::string>& custom_ops,
-                                const std::string& kv_type) {
+                                const std::string& kv_type, int n_ctx) {
   const HParams& hp = model.hparams();
   std::map<std::string, int> dtypes;
   for (const auto& t : model.gguf().tensors()) ++dtypes[tensor_type_name(uint32_t(t.type))];
@@ -24,6 +24,9 @@ Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string
       {"model_xxh128", file_xxh128(model.gguf())},
   };
   if (!custom_ops.empty()) hashed["custom_ops"] = custom_ops;
+  if (model.longrope())
+    hashed["rope_factors"] = n_ctx > hp.n_ctx_orig ? "long (context " + std::to_string(n_ctx) + ")"
+                                                   : "short";
   Fingerprint fp;
   fp.hash = xxh128_hex(hashed.dump().data(), hashed.dump().size()).substr(0, 16);
   fp.manifest = hashed;

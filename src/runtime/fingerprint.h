@@ -32,8 +32,10 @@ std::string file_xxh128(const GgufFile& f);
 
 // custom_ops: the "op=name" overrides of registered kernels; they are hashed, since a custom
 // kernel need not keep the canonical orders.
+// n_ctx: the context per sequence; it is hashed only for a LongRoPE model, whose rope factors
+// (long or short) it chooses.
 Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string& kernel_set,
                                 const std::vector<std::string>& custom_ops = {},
-                                const std::string& kv_type = "f32");
+                                const std::string& kv_type = "f32", int n_ctx = 0);
 
 }  // namespace tzero

@@ -46,7 +46,7 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   check(opt.n_predict >= 0, "the number of tokens to generate must be >= 0");
   check(opt.n_batch >= 1, "the batch size must be >= 1");
   GenerateResult res;
-  res.n_ctx = opt.n_ctx > 0 ? opt.n_ctx : std::min(hp.n_ctx_train, 4096);
+  res.n_ctx = hp.context_or_default(opt.n_ctx);
   check(res.n_ctx <= (1 << 20), "context size is too large");
 
   res.prompt_tokens = tokenize_prompt(vocab, opt.prompt, opt.parse_special, opt.add_bos);

@@ -372,3 +372,27 @@ TEST(BadFiles, Gemma3MetadataAndTensorsThatDoNotFit) {
     EXPECT_TRUE(clean_error(run(f), f, "rope scaling 'yarn' is not supported yet"));
   }
 }
+
+// phi3's fused tensors and LongRoPE factors are checked like any other tensor.
+TEST(BadFiles, Phi3FusedTensorsAndRopeFactorsThatDoNotFit) {
+  {
+    const std::string f = rewrite_model("tiny-phi3", "phi3_qkv.gguf", nullptr, true, "",
+                                        tzero::TensorType::F32, "blk.0.attn_qkv.weight", {256, 256});
+    EXPECT_TRUE(clean_error(run(f), f,
+                            "tensor 'blk.0.attn_qkv.weight' has shape [256, 256], expected "
+                            "[256, 512]"));
+  }
+  {
+    const std::string f = rewrite_model("tiny-phi3", "phi3_up.gguf", nullptr, true, "",
+                                        tzero::TensorType::F32, "blk.1.ffn_up.weight", {256, 512});
+    EXPECT_TRUE(clean_error(run(f), f,
+                            "tensor 'blk.1.ffn_up.weight' has shape [256, 512], expected "
+                            "[256, 1024]"));
+  }
+  {
+    const std::string f = rewrite_model("tiny-phi3", "phi3_factors.gguf", nullptr, true, "",
+                                        tzero::TensorType::F32, "rope_factors_short.weight", {12});
+    EXPECT_TRUE(clean_error(run(f), f,
+                            "tensor 'rope_factors_short.weight' has shape [12], expected [24]"));
+  }
+}

@@ -35,3 +35,28 @@ TEST(Fingerprint, StableWhereBitsAreAndChangesWhereTheyMayNot) {
   EXPECT_EQ(j["manifest"]["tensor_types"]["q8_0"].get<int>(),
             16);  // 2 layers x 7 matrices, embeddings, output
 }
+
+// A LongRoPE model (phi3) takes its long or short rope factors from the context size, as
+// llama.cpp does, so the context changes its bits and must change its fingerprint; for other
+// models the context is not hashed (it changes nothing).
+TEST(Fingerprint, LongRopeContextChoosesTheFactorsAndIsHashed) {
+  const std::string phi = tzero::test::generated_model("tiny-phi3", "q8_0");
+  auto digest = [](const std::string& m, const char* ctx) {
+    const auto r = tzero::test::run_tzero(
+        {"run", "-m", m, "-n", "8", "-p", "the dog saw a big tree", "--json", "-c", ctx});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const json long_ctx = digest(phi, "512"), short_ctx = digest(phi, "256");
+  EXPECT_NE(long_ctx["logits_digest"], short_ctx["logits_digest"]);
+  EXPECT_NE(long_ctx["fingerprint"], short_ctx["fingerprint"]);
+  EXPECT_EQ(long_ctx["fingerprint_manifest"]["rope_factors"], "long (context 512)");
+  EXPECT_EQ(short_ctx["fingerprint_manifest"]["rope_factors"], "short");
+  EXPECT_EQ(digest(phi, "300")["fingerprint_manifest"]["rope_factors"], "long (context 300)");
+  const auto fp = tzero::test::run_tzero({"fingerprint", "-m", phi, "--json", "-c", "256"});
+  ASSERT_EQ(fp.exit_code, 0) << fp.err;
+  EXPECT_EQ(json::parse(fp.out)["fingerprint"], short_ctx["fingerprint"]);
+  const std::string tiny = tzero::test::generated_model("tiny", "q8_0");
+  EXPECT_EQ(digest(tiny, "512")["fingerprint"], digest(tiny, "256")["fingerprint"]);
+  EXPECT_EQ(digest(tiny, "512")["logits_digest"], digest(tiny, "256")["logits_digest"]);
+}

@@ -130,9 +130,11 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
                            return name;
                          });
 
-// gemma3: sliding windows start at every position of the prompt's chunks.
-INSTANTIATE_TEST_SUITE_P(Gemma3, RunGenerated,
-                         ::testing::Combine(::testing::Values("tiny-gemma3"),
+// gemma3 (sliding windows start at every position of the prompt's chunks), phi3 (fused
+// tensors, partial rotary, LongRoPE), llama with rope_freqs.
+INSTANTIATE_TEST_SUITE_P(MoreArchitectures, RunGenerated,
+                         ::testing::Combine(::testing::Values("tiny-gemma3", "tiny-phi3",
+                                                              "tiny-llama3"),
                                             ::testing::Values("f16", "q8_0", "q4_k")),
                          [](const auto& param_info) {
                            std::string name = std::string(std::get<0>(param_info.param)) + "_" +

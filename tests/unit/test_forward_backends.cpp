@@ -68,10 +68,11 @@ std::unique_ptr<Forward> split_forward(const Model& m, ThreadPool& pool, int dev
   if (device_layers == 0) return make_forward(m, pool, {kCtx, kBatch, scalar_kernels(), false, 0});
   auto arch = make_architecture(m);
   auto host = std::make_unique<CpuBackend>(m.hparams(), arch->layout(), pool, scalar_kernels(),
-                                           false, kCtx);
+                                           false, kCtx, m.rope_factors(kCtx));
   // The "device" uses the SIMD kernels when there are any: same bits either way.
   auto dev = std::make_unique<OpaqueCpu>(std::make_unique<CpuBackend>(
-      m.hparams(), arch->layout(), pool, select_kernels("auto"), false, kCtx));
+      m.hparams(), arch->layout(), pool, select_kernels("auto"), false, kCtx,
+      m.rope_factors(kCtx)));
   return std::make_unique<Forward>(m, std::move(arch), kCtx, kBatch, std::move(host),
                                    std::move(dev), device_layers);
 }
@@ -140,7 +141,8 @@ TEST_P(ForwardBackends, PerturbationOnTheDeviceIsTheHostsPerturbation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, ForwardBackends,
-                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma3"),
+                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma3",
+                                           "tiny-phi3"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& ch : s)

@@ -8,11 +8,11 @@
 namespace tzero {
 
 CpuBackend::CpuBackend(const HParams& hp, const ActLayout& layout, ThreadPool& pool,
-                       const KernelSet& kernels, bool fast, int n_ctx)
+                       const KernelSet& kernels, bool fast, int n_ctx, const float* rope_factors)
     : pool_(pool),
       kern_(kernels),
       fast_(fast),
-      rope_(hp.n_rot, n_ctx, hp.rope_base, hp.rope_freq_scale),
+      rope_(hp.n_rot, n_ctx, hp.rope_base, hp.rope_freq_scale, rope_factors, hp.rope_attn_factor),
       rope_swa_(hp.n_swa > 0 ? hp.n_rot : 0, hp.n_swa > 0 ? n_ctx : 0, hp.rope_base_swa) {
   bufs_.resize(layout.lens().size());
 }

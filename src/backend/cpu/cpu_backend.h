@@ -23,9 +23,10 @@ namespace tzero {
 
 class CpuBackend final : public BackendOps {
  public:
-  // n_ctx: positions the rope table covers. The pool must outlive the backend.
+  // n_ctx: positions the rope table covers; rope_factors: the model's frequency factors for
+  // that context (Model::rope_factors), or null. The pool must outlive the backend.
   CpuBackend(const HParams& hp, const ActLayout& layout, ThreadPool& pool, const KernelSet& kernels,
-             bool fast, int n_ctx);
+             bool fast, int n_ctx, const float* rope_factors = nullptr);
 
   std::string describe() const override { return "cpu (" + std::string(kern_.name) + ")"; }
   void begin(const ForwardBatch& batch, KvStore& kv) override;

@@ -11,6 +11,7 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::Qwen3:
     case Arch::Qwen2Moe:
     case Arch::Qwen3Moe:
+    case Arch::Phi3:
       return make_llama_family(model);
     case Arch::Gemma3:
       return make_gemma3(model);
