@@ -114,17 +114,26 @@ TEST(HfImport, RecognizesPreTokenizersFromTokenizerJson) {
   EXPECT_EQ(pre_of(import(make_dir("dscoder", seq, json()))), "deepseek-coder");
 }
 
-TEST(HfImport, UnrecognizedOrMissingPreNeedsTheFlag) {
+// A pipeline that is no named one is written as itself (tokenizer.tzero.pipeline).
+TEST(HfImport, UnrecognizedPipelineIsStoredAndMissingTokenizerJsonNeedsTheFlag) {
   json seq = {{"type", "Sequence"}};
   seq["pretokenizers"] = {split(R"(\p{L}+)"), byte_level(false)};
   const std::string dir = make_dir("odd", seq, json());
-  EXPECT_NE(error_of(dir).find("cannot recognize the pre-tokenizer"), std::string::npos);
-  EXPECT_NE(error_of(dir).find("give --pre NAME"), std::string::npos);
+  const std::string gguf = import(dir);
+  EXPECT_EQ(pre_of(gguf), "tzero-pipeline");
+  {
+    tzero::GgufFile f(gguf);
+    EXPECT_TRUE(f.has("tokenizer.tzero.pipeline"));
+    const tzero::Vocab v = tzero::Vocab::from_gguf(f);
+    EXPECT_TRUE(v.warnings().empty());
+    EXPECT_EQ(v.pre(), "tzero-pipeline");
+    // \p{L}+ isolates letter runs: "ab" is one word (merged to 256), " " and "1" are others.
+    EXPECT_EQ(v.tokenize("ab 1", false, false), (Ids{256, ' ', '1'}));
+  }
   EXPECT_EQ(pre_of(import(dir, "gpt-2")), "gpt-2");
-  // Qwen2's regex without its NFC normalizer is not Qwen2.
+  // Qwen2's regex without its NFC normalizer is not Qwen2: stored as a pipeline.
   seq["pretokenizers"] = {split(kQwen2), byte_level(false)};
-  EXPECT_NE(error_of(make_dir("qwen2-no-nfc", seq, json())).find("match no known"),
-            std::string::npos);
+  EXPECT_EQ(pre_of(import(make_dir("qwen2-no-nfc", seq, json()))), "tzero-pipeline");
   // No tokenizer.json at all.
   const std::string bare = make_dir("bare", json(), json());
   EXPECT_NE(error_of(bare).find("no tokenizer.json"), std::string::npos);
