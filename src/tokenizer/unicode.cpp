@@ -62,10 +62,10 @@ void encode(char32_t cp, std::string& out) {
 
 // The normal form of a well-formed run.
 void normalize_run(std::string_view run, NormalForm form, std::string& out) {
-  // U+0300 is 0xCC 0x80: any lead byte below 0xCC is a code point < U+0300, which NFC and NFD
-  // leave alone. The compatibility forms change some of those (U+00A0, U+00BD, ...): only ASCII
-  // is safe there.
-  const unsigned char limit = form == NormalForm::NFC || form == NormalForm::NFD ? 0xCC : 0x80;
+  // U+0300 is 0xCC 0x80: any lead byte below 0xCC is a code point < U+0300, which NFC leaves
+  // alone. The other forms change some of those (NFD decomposes U+00E9, NFKC maps U+00A0, ...):
+  // only ASCII is safe there.
+  const unsigned char limit = form == NormalForm::NFC ? 0xCC : 0x80;
   bool simple = true;
   for (unsigned char c : run)
     if (c >= limit) {

@@ -21,7 +21,7 @@ enum class NormalForm { NFC, NFD, NFKC, NFKD };
 // The normalization form `form` of `s`, appended to `out`. Ill-formed bytes are kept as they
 // are and act as boundaries: each well-formed run between them is normalized on its own, so no
 // byte of the input is lost. Runs that cannot change are copied without calling the library:
-// code points below U+0300 for NFC and NFD, ASCII for NFKC and NFKD.
+// code points below U+0300 for NFC, ASCII for the others.
 void append_normalized(std::string_view s, NormalForm form, std::string& out);
 
 // NFC (append_normalized with NormalForm::NFC).
