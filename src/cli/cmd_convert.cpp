@@ -12,7 +12,8 @@ namespace tzero::cli {
 Command add_convert(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "convert",
-      "Convert a llama2.c checkpoint, or a Hugging Face byte-level BPE tokenizer, to GGUF");
+      "Convert a llama2.c checkpoint, or a Hugging Face BPE tokenizer (byte-level or "
+      "SentencePiece-style), to GGUF");
   struct Opts {
     std::string llama2c, tokenizer, hf_tokenizer, pre, out;
   };
@@ -20,11 +21,12 @@ Command add_convert(CLI::App& app) {
   auto* l2c = sub->add_option("--llama2c", o->llama2c, "llama2.c checkpoint (.bin)");
   auto* tok = sub->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer (.bin)");
   auto* hf = sub->add_option("--hf-tokenizer", o->hf_tokenizer,
-                             "Directory with vocab.json + merges.txt (and tokenizer.json, "
+                             "Directory with tokenizer.json, or vocab.json + merges.txt (and "
                              "tokenizer_config.json when present): writes a vocab-only GGUF");
   auto* pre = sub->add_option("--pre", o->pre,
-                              "Pre-tokenizer to record (tokenizer.ggml.pre), e.g. qwen2; "
-                              "default: recognized from tokenizer.json");
+                              "Byte-level BPE: the named pre-tokenizer to record "
+                              "(tokenizer.ggml.pre), e.g. qwen2; default: the pipeline "
+                              "tokenizer.json spells out");
   sub->add_option("-o,--output", o->out, "Output GGUF file")->required();
   l2c->excludes(hf);
   tok->needs(l2c);
@@ -32,11 +34,18 @@ Command add_convert(CLI::App& app) {
   return {sub, [o, l2c, tok, hf] {
             if (*hf) {
               const auto s = import_hf_tokenizer(o->hf_tokenizer, o->out, {o->pre});
-              std::fprintf(stderr,
-                           "wrote %s: byte-level BPE, %d tokens (%d added), %d merges, "
-                           "pre-tokenizer %s (from %s)\n",
-                           o->out.c_str(), s.n_tokens, s.n_added, s.n_merges, s.pre.c_str(),
-                           s.pre_source.c_str());
+              if (s.model == "llama")
+                std::fprintf(stderr,
+                             "wrote %s: SentencePiece-style BPE, %d tokens (%d added), scores "
+                             "from %d merges, %s\n",
+                             o->out.c_str(), s.n_tokens, s.n_added, s.n_merges,
+                             s.add_space_prefix ? "dummy prefix" : "no dummy prefix");
+              else
+                std::fprintf(stderr,
+                             "wrote %s: byte-level BPE, %d tokens (%d added), %d merges, "
+                             "pre-tokenizer %s (from %s)\n",
+                             o->out.c_str(), s.n_tokens, s.n_added, s.n_merges, s.pre.c_str(),
+                             s.pre_source.c_str());
               return 0;
             }
             if (!*l2c)

@@ -4,14 +4,13 @@
 #include <queue>
 
 #include "tokenizer/byte_level.h"
-#include "tokenizer/unicode.h"
 #include "tokenizer/vocab.h"
 
 namespace tzero {
 
 BpeModel::BpeModel(const Vocab& vocab, const std::vector<std::string_view>& merges,
                    const PreTokenizerSpec& pre)
-    : pre_(pre) {
+    : normalizer_(pre.normalizers), pre_(pre) {
   char_token_.fill(-1);
   for (int b = 0; b < 256; ++b) {
     std::string ch;
@@ -148,8 +147,8 @@ void BpeModel::encode_word(const Vocab& vocab, std::string_view word,
 
 void BpeModel::encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) const {
   std::string normalized;
-  if (pre_.spec().nfc) {
-    unicode::append_nfc(text, normalized);
+  if (!normalizer_.empty()) {
+    normalized = normalizer_.normalize(text);
     text = normalized;
   }
   std::string words;

@@ -1,7 +1,7 @@
 // Byte-level BPE (tokenizer.ggml.model = "gpt2"), as GPT-2, Llama 3, Qwen2 and DeepSeek use it
 // and as Hugging Face `tokenizers` and llama.cpp implement it:
-//   1. the pre-tokenizer (tokenizer.ggml.pre) cuts the text into words in the byte-level
-//      alphabet, after NFC where the original normalizes;
+//   1. the pipeline's normalizer steps (normalizer.h: NFC for Qwen2, ...) run, then its
+//      pre-tokenizer (pre_tokenizer.h) cuts the text into words in the byte-level alphabet;
 //   2. each word starts as one symbol per byte (its byte-level character's token);
 //   3. repeatedly, of all adjacent pairs listed in tokenizer.ggml.merges ("a b", one per line,
 //      earlier = higher priority), the one of lowest rank is merged (ties: the leftmost);
@@ -48,6 +48,7 @@ class BpeModel {
   const Merge* find_merge(int32_t a, int32_t b) const;
   void encode_word(const Vocab& vocab, std::string_view word, std::vector<int32_t>& out) const;
 
+  Normalizer normalizer_;
   PreTokenizer pre_;
   std::vector<Merge> merges_;
   size_t mask_ = 0;

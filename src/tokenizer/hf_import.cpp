@@ -1,5 +1,6 @@
 #include "tokenizer/hf_import.h"
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,8 @@
 
 #include "base/error.h"
 #include "format/gguf_writer.h"
+#include "tokenizer/hf_import_spm.h"
+#include "tokenizer/hf_pipeline.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/vocab.h"
 
@@ -35,125 +38,94 @@ json read_json(const fs::path& p) {
   }
 }
 
-// A regular expression in a form where spellings that mean the same compare equal: \x{H}
-// escapes (used by our table for non-ASCII) become the character, and literal CR and LF (used
-// by some tokenizer.json files inside classes) become the escapes \r and \n.
-std::string canonical_regex(std::string_view re) {
-  std::string out;
-  for (size_t i = 0; i < re.size(); ++i) {
-    if (re[i] == '\\' && i + 2 < re.size() && re[i + 1] == 'x' && re[i + 2] == '{') {
-      const size_t close = re.find('}', i + 3);
-      if (close != std::string_view::npos) {
-        const uint32_t cp =
-            uint32_t(std::stoul(std::string(re.substr(i + 3, close - i - 3)), nullptr, 16));
-        if (cp < 0x80) {
-          out += char(cp);
-        } else if (cp < 0x800) {
-          out += {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
-        } else if (cp < 0x10000) {
-          out +=
-              {char(0xE0 | (cp >> 12)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
-        } else {
-          out += {char(0xF0 | (cp >> 18)), char(0x80 | ((cp >> 12) & 0x3F)),
-                  char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
-        }
-        i = close;
-        continue;
+// A merge line "a b": the separator is the first space after the first character (as
+// llama.cpp reads them).
+bool split_merge(std::string_view m, std::pair<std::string, std::string>& out) {
+  const size_t sp = m.size() > 1 ? m.find(' ', 1) : std::string_view::npos;
+  if (sp == std::string_view::npos) return false;
+  out = {std::string(m.substr(0, sp)), std::string(m.substr(sp + 1))};
+  return true;
+}
+
+// Writes the byte-level BPE pipeline: --pre, else the named pipeline equal to tokenizer.json's,
+// else tokenizer.json's steps themselves (tokenizer.tzero.pipeline).
+void choose_pre(const json& tj, const std::string& tj_name, const std::string& dir_name,
+                bool ignore_merges, const HfImportOptions& options, HfImportSummary& sum,
+                GgufWriter& w) {
+  const json normalizer = tj.is_object() ? tj.value("normalizer", json()) : json();
+  const json pre = tj.is_object() ? tj.value("pre_tokenizer", json()) : json();
+  sum.model = "gpt2";
+  w.add_string("tokenizer.ggml.model", "gpt2");
+  if (!options.pre.empty()) {
+    const PreTokenizerSpec* named = find_pre_tokenizer(options.pre);
+    if (!named)
+      throw Error("--pre '" + options.pre + "' is not a known pre-tokenizer (known: " +
+                  known_pre_tokenizer_names(false) + ")");
+    sum.pre = named->name;
+    sum.pre_source = "--pre";
+    if (tj.is_object()) {
+      const PreTokenizerSpec* recognized = nullptr;
+      try {
+        recognized =
+            find_equal_named_spec(parse_hf_pipeline(normalizer, pre, ignore_merges, tj_name));
+      } catch (const Error&) {  // --pre decides; tokenizer.json's steps need not be supported
       }
+      if (recognized && recognized != named)
+        std::fprintf(stderr, "warning: %s describes the pre-tokenizer '%s'; writing '%s' (--pre)\n",
+                     tj_name.c_str(), recognized->name.c_str(), sum.pre.c_str());
     }
-    if (re[i] == '\\' && i + 1 < re.size()) {
-      out += re.substr(i, 2);
-      ++i;
-    } else if (re[i] == '\r') {
-      out += "\\r";
-    } else if (re[i] == '\n') {
-      out += "\\n";
-    } else {
-      out += re[i];
-    }
+    w.add_string("tokenizer.ggml.pre", sum.pre);
+    return;
   }
-  return out;
+  if (!tj.is_object())
+    throw Error(dir_name +
+                ": no tokenizer.json to tell the pre-tokenizer from; give --pre NAME (known: " +
+                known_pre_tokenizer_names(false) + ")");
+  const PreTokenizerSpec spec = parse_hf_pipeline(normalizer, pre, ignore_merges, tj_name);
+  {  // every expression compiles
+    const Normalizer check_normalizer(spec.normalizers);
+    const PreTokenizer check_pre(spec);
+  }
+  sum.pre_source = "tokenizer.json";
+  if (const PreTokenizerSpec* named = find_equal_named_spec(spec)) {
+    sum.pre = named->name;
+  } else {
+    sum.pre = kPipelinePreName;
+    w.add_string(kPipelineKey, pipeline_metadata(normalizer, pre, ignore_merges));
+  }
+  w.add_string("tokenizer.ggml.pre", sum.pre);
 }
 
-// tokenizer.json's pre_tokenizer as our steps. Returns false (with `why`) for anything our
-// table cannot express.
-bool parse_steps(const json& node, std::vector<PreStep>& steps, std::string& why) {
-  if (node.is_null()) return true;
-  const std::string type = node.value("type", "");
-  if (type == "Sequence") {
-    for (const auto& sub : node.value("pretokenizers", json::array()))
-      if (!parse_steps(sub, steps, why)) return false;
-    return true;
+// Writes a SentencePiece-style vocabulary: byte tokens typed, the unknown token, scores from the
+// merge ranks, the dummy prefix.
+void write_spm(const json& tj, const std::string& tj_name,
+               const std::vector<std::pair<std::string, std::string>>& merges,
+               const std::vector<std::string>& tokens, std::vector<int32_t>& types,
+               HfImportSummary& sum, GgufWriter& w) {
+  sum.model = "llama";
+  sum.add_space_prefix = spm_add_space_prefix(tj, tj_name);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    if (types[i] == int32_t(TokenType::Normal) && t.size() == 6 && t.rfind("<0x", 0) == 0 &&
+        t[5] == '>' && std::isxdigit(static_cast<unsigned char>(t[3])) &&
+        std::isxdigit(static_cast<unsigned char>(t[4])) && !std::islower(t[3]) &&
+        !std::islower(t[4]))
+      types[i] = int32_t(TokenType::Byte);
   }
-  if (type == "Split") {
-    const json& pat = node.value("pattern", json::object());
-    if (!pat.contains("Regex") || node.value("behavior", "") != "Isolated" ||
-        node.value("invert", false)) {
-      why = "a Split that is not an Isolated regular expression";
-      return false;
-    }
-    const std::string re = canonical_regex(pat["Regex"].get<std::string>());
-    steps.push_back({PreStep::Kind::Split, re, false});
-    return true;
+  const json model = tj.value("model", json::object());
+  if (model.contains("unk_token") && model["unk_token"].is_string()) {
+    const std::string unk = model["unk_token"].get<std::string>();
+    for (size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i] == unk && types[i] != int32_t(TokenType::Unused)) {
+        types[i] = int32_t(TokenType::Unknown);
+        break;
+      }
   }
-  if (type == "Digits") {
-    steps.push_back({PreStep::Kind::Digits, "", node.value("individual_digits", false)});
-    return true;
-  }
-  if (type == "Punctuation") {
-    if (node.value("behavior", "Isolated") != "Contiguous") {
-      why = "Punctuation with a behaviour other than Contiguous";
-      return false;
-    }
-    steps.push_back({PreStep::Kind::Punctuation, "", false});
-    return true;
-  }
-  if (type == "ByteLevel") {
-    if (node.value("add_prefix_space", false)) {
-      why = "ByteLevel with add_prefix_space";
-      return false;
-    }
-    steps.push_back({PreStep::Kind::ByteLevel, "", node.value("use_regex", true)});
-    return true;
-  }
-  why = "the pre-tokenizer step '" + type + "'";
-  return false;
-}
-
-// Whether a ByteLevel step appears anywhere in a pre_tokenizer node.
-bool mentions_byte_level(const json& node) {
-  if (node.is_object()) {
-    if (node.value("type", json()) == "ByteLevel") return true;
-    for (const auto& [k, v] : node.items())
-      if (mentions_byte_level(v)) return true;
-  } else if (node.is_array()) {
-    for (const auto& v : node)
-      if (mentions_byte_level(v)) return true;
-  }
-  return false;
-}
-
-// tokenizer.json's normalizer: 0 = none, 1 = NFC, -1 = something else.
-int parse_normalizer(const json& node) {
-  if (node.is_null()) return 0;
-  const std::string type = node.value("type", "");
-  if (type == "NFC") return 1;
-  if (type == "Sequence") {
-    int r = 0;
-    for (const auto& sub : node.value("normalizers", json::array())) {
-      const int k = parse_normalizer(sub);
-      if (k < 0 || (k == 1 && r == 1)) return -1;
-      r = std::max(r, k);
-    }
-    return r;
-  }
-  return -1;
-}
-
-std::string known_names() {
-  std::string s;
-  for (const auto& spec : pre_tokenizer_specs()) s += (s.empty() ? "" : ", ") + spec.name;
-  return s;
+  w.add_string("tokenizer.ggml.model", "llama");
+  w.add_string_array("tokenizer.ggml.tokens", tokens);
+  w.add_f32_array("tokenizer.ggml.scores", spm_scores_from_merges(tokens, merges));
+  w.add_i32_array("tokenizer.ggml.token_type", types);
+  w.add_bool("tokenizer.ggml.add_space_prefix", sum.add_space_prefix);
 }
 
 // A token named in tokenizer_config.json: a string, {"content": ...}, or null.
@@ -177,7 +149,12 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
   const json model = tj.is_object() ? tj.value("model", json::object()) : json::object();
   if (tj.is_object() && model.value("type", "BPE") != "BPE")
     throw Error(tj_path.string() + ": model type '" + model.value("type", "") +
-                "' is not BPE; only byte-level BPE tokenizers can be imported");
+                "' is not BPE; only byte-level and SentencePiece-style BPE tokenizers can be "
+                "imported");
+  const bool spm = tj.is_object() && is_spm_style(tj);
+  if (spm && !options.pre.empty())
+    throw Error("--pre applies to byte-level BPE; " + tj_path.string() +
+                " is a SentencePiece-style tokenizer (no ByteLevel step)");
 
   // The base vocabulary: id -> text.
   std::map<int64_t, std::string> by_id;
@@ -190,7 +167,8 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
         throw Error(where + ": id " + std::to_string(id.get<int64_t>()) + " is used twice");
     }
   };
-  std::vector<std::string> merges;
+  std::vector<std::string> merges;  // "a b", as tokenizer.ggml.merges holds them
+  std::vector<std::pair<std::string, std::string>> merge_pairs;
   if (fs::exists(vocab_path)) {
     add_vocab(read_json(vocab_path), vocab_path.string());
     if (!fs::exists(merges_path)) throw Error(merges_path.string() + ": missing");
@@ -204,17 +182,25 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
         continue;
       }
       first = false;
-      if (!line.empty()) merges.push_back(line);
+      if (line.empty()) continue;
+      std::pair<std::string, std::string> pair;
+      if (!split_merge(line, pair))
+        throw Error(merges_path.string() + ": a merge is not \"a b\": '" + line + "'");
+      merges.push_back(line);
+      merge_pairs.push_back(std::move(pair));
     }
   } else if (model.contains("vocab")) {
     add_vocab(model["vocab"], tj_path.string());
     for (const auto& m : model.value("merges", json::array())) {
-      if (m.is_string())
+      std::pair<std::string, std::string> pair;
+      if (m.is_string() && split_merge(m.get<std::string>(), pair))
         merges.push_back(m.get<std::string>());
       else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string())
         merges.push_back(m[0].get<std::string>() + " " + m[1].get<std::string>());
       else
         throw Error(tj_path.string() + ": a merge is neither \"a b\" nor [\"a\", \"b\"]");
+      if (m.is_array()) pair = {m[0].get<std::string>(), m[1].get<std::string>()};
+      merge_pairs.push_back(std::move(pair));
     }
   } else {
     throw Error(dir_name + ": no vocab.json (nor a tokenizer.json with a vocabulary)");
@@ -247,61 +233,18 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
     types[size_t(id)] = int32_t(a.second ? TokenType::Control : TokenType::UserDefined);
   }
 
-  // The pre-tokenizer.
   HfImportSummary sum;
-  std::string recognized, why;
-  if (tj.is_object()) {
-    std::vector<PreStep> steps;
-    const bool expressible = parse_steps(tj.value("pre_tokenizer", json()), steps, why);
-    if (!mentions_byte_level(tj.value("pre_tokenizer", json())))
-      throw Error(tj_path.string() +
-                  ": the pre-tokenizer has no ByteLevel step; only "
-                  "byte-level BPE tokenizers can be imported");
-    const int nfc = parse_normalizer(tj.value("normalizer", json()));
-    const bool ignore_merges = model.value("ignore_merges", false);
-    if (expressible && nfc >= 0) {
-      for (const auto& spec : pre_tokenizer_specs()) {
-        std::vector<PreStep> mine = spec.steps;
-        for (auto& s : mine) s.regex = canonical_regex(s.regex);
-        if (mine == steps && spec.nfc == (nfc == 1) && spec.ignore_merges == ignore_merges) {
-          recognized = spec.name;
-          break;
-        }
-      }
-      if (recognized.empty()) why = "its steps, normalizer and ignore_merges match no known one";
-    } else if (nfc < 0) {
-      why = "its normalizer is not NFC or none";
-    }
-  }
-  if (!options.pre.empty()) {
-    if (!find_pre_tokenizer(options.pre))
-      throw Error("--pre '" + options.pre +
-                  "' is not a known pre-tokenizer (known: " + known_names() + ")");
-    sum.pre = find_pre_tokenizer(options.pre)->name;
-    sum.pre_source = "--pre";
-    if (!recognized.empty() && recognized != sum.pre)
-      std::fprintf(stderr, "warning: %s describes the pre-tokenizer '%s'; writing '%s' (--pre)\n",
-                   tj_path.string().c_str(), recognized.c_str(), sum.pre.c_str());
-  } else if (!recognized.empty()) {
-    sum.pre = recognized;
-    sum.pre_source = "tokenizer.json";
-  } else if (tj.is_object()) {
-    throw Error(tj_path.string() + ": cannot recognize the pre-tokenizer (" + why +
-                "); give --pre NAME (known: " + known_names() + ")");
-  } else {
-    throw Error(dir_name +
-                ": no tokenizer.json to tell the pre-tokenizer from; give --pre NAME "
-                "(known: " +
-                known_names() + ")");
-  }
-
   GgufWriter w;
   w.add_string("general.name", fs::absolute(dir).filename().string());
-  w.add_string("tokenizer.ggml.model", "gpt2");
-  w.add_string("tokenizer.ggml.pre", sum.pre);
-  w.add_string_array("tokenizer.ggml.tokens", tokens);
-  w.add_i32_array("tokenizer.ggml.token_type", types);
-  w.add_string_array("tokenizer.ggml.merges", merges);
+  if (spm) {
+    write_spm(tj, tj_path.string(), merge_pairs, tokens, types, sum, w);
+  } else {
+    choose_pre(tj, tj_path.string(), dir_name, model.value("ignore_merges", false), options, sum,
+               w);
+    w.add_string_array("tokenizer.ggml.tokens", tokens);
+    w.add_i32_array("tokenizer.ggml.token_type", types);
+    w.add_string_array("tokenizer.ggml.merges", merges);
+  }
   std::map<std::string, int64_t> id_of;
   for (int64_t i = 0; i < n; ++i)
     if (types[size_t(i)] != int32_t(TokenType::Unused)) id_of.emplace(tokens[size_t(i)], i);
@@ -312,7 +255,10 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
       {"unk_token", "tokenizer.ggml.unknown_token_id"},
   };
   for (const auto& [cfg_key, gguf_key] : special_keys) {
-    const std::string text = config_token(cfg, cfg_key);
+    std::string text = config_token(cfg, cfg_key);
+    if (text.empty() && spm && std::string(cfg_key) == "unk_token" && model.contains("unk_token") &&
+        model["unk_token"].is_string())
+      text = model["unk_token"].get<std::string>();  // SentencePiece: the model's own <unk>
     if (text.empty()) continue;
     const auto it = id_of.find(text);
     if (it == id_of.end())

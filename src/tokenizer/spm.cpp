@@ -142,7 +142,7 @@ void Vocab::tokenize_spm(std::string_view raw, std::vector<int32_t>& out) const 
     out.insert(out.end(), store.begin() + long(before), store.end());
   };
   for (size_t i = all.find(kSpace, 1); i != std::string_view::npos; i = all.find(kSpace, i + 1))
-    if (all.substr(i - kSpace.size(), kSpace.size()) != kSpace) word(i);
+    if (i < kSpace.size() || all.substr(i - kSpace.size(), kSpace.size()) != kSpace) word(i);
   word(all.size());
 }
 

@@ -7,20 +7,11 @@
 #include "base/error.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/hf_pipeline.h"
 
 namespace tzero {
 
 namespace {
-
-std::string known_pre_names() {
-  std::string s;
-  for (const auto& spec : pre_tokenizer_specs()) {
-    s += s.empty() ? "" : ", ";
-    s += spec.name;
-    for (const auto& a : spec.aliases) s += ", " + a;
-  }
-  return s;
-}
 
 // Token types that tokenize() cuts out of the text before the algorithm runs.
 bool is_special_type(TokenType t) {
@@ -86,14 +77,22 @@ Vocab Vocab::from_gguf(const GgufFile& f) {
   bool add_bos_default = true;
   if (v.kind_ == Kind::Bpe) {
     const std::string pre = f.get_string("tokenizer.ggml.pre");
-    const PreTokenizerSpec* spec = find_pre_tokenizer(pre);
+    PreTokenizerSpec pipeline;  // from tokenizer.tzero.pipeline, which wins over the name
+    const PreTokenizerSpec* spec = nullptr;
+    if (f.has(kPipelineKey)) {
+      pipeline = parse_pipeline_metadata(f.get_string(kPipelineKey),
+                                         f.path() + ": metadata '" + kPipelineKey + "'");
+      spec = &pipeline;
+    } else {
+      spec = find_pre_tokenizer(pre);
+    }
     if (!spec) {
       spec = find_pre_tokenizer("gpt-2");
       v.warn(f, (pre.empty() ? std::string("no pre-tokenizer given (tokenizer.ggml.pre)")
                              : "unknown pre-tokenizer '" + pre + "' (tokenizer.ggml.pre)") +
                     "; using the default (GPT-2's expression): token ids may differ from the "
                     "original tokenizer's. Known: " +
-                    known_pre_names());
+                    known_pre_tokenizer_names(true));
     }
     v.pre_ = spec->name;
     const auto& merges = f.get_string_array("tokenizer.ggml.merges");

@@ -1,8 +1,9 @@
 // A tokenizer vocabulary read from GGUF metadata (tokenizer.ggml.*), and the entry points to
 // tokenize and detokenize with it. The algorithm is chosen by tokenizer.ggml.model:
 //   "llama" = SentencePiece-style BPE over scores with byte fallback (tokenizer/spm.cpp);
-//   "gpt2"  = byte-level BPE over ranked merges, with the pre-tokenizer named by
-//             tokenizer.ggml.pre (tokenizer/bpe.h, tokenizer/pre_tokenizer.h).
+//   "gpt2"  = byte-level BPE over ranked merges, with the pipeline (normalizer and
+//             pre-tokenizer) of tokenizer.tzero.pipeline when present (tokenizer/hf_pipeline.h),
+//             else the one named by tokenizer.ggml.pre (tokenizer/bpe.h, pre_tokenizer.h).
 // docs/TOKENIZERS.md says what is supported and how it follows the original tokenizers.
 #pragma once
 
@@ -57,7 +58,8 @@ class Vocab {
   bool add_bos() const { return add_bos_; }
   bool add_eos() const { return add_eos_; }
   bool add_space_prefix() const { return add_space_prefix_; }
-  // Byte-level BPE: the pre-tokenizer in effect (its canonical name); "" for SentencePiece.
+  // Byte-level BPE: the pre-tokenizer in effect (its canonical name, "tzero-pipeline" for one
+  // read from tokenizer.tzero.pipeline); "" for SentencePiece.
   const std::string& pre() const { return pre_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 

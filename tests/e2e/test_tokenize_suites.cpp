@@ -4,6 +4,7 @@
 // convert command's errors.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "format/gguf.h"
@@ -99,4 +100,56 @@ TEST(TokenizeSuitesCli, ConvertNeedsExactlyOneSource) {
   r = run_tzero({"convert", "--llama2c", "a.bin", "-o", "x.gguf"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--tokenizer"), std::string::npos) << r.err;
+}
+
+// convert --hf-tokenizer on tokenizer.json pipelines, through the binary: an unsupported step is
+// one error line and exit 2; an unnamed supported pipeline is stored and used by tokenize.
+TEST(TokenizeSuitesCli, ConvertPipelineStepsAndErrors) {
+  using nlohmann::json;
+  const std::string dir = tzero::test::scratch_dir() + "/cli-pipeline";
+  std::filesystem::create_directories(dir);
+  json vocab = {{"a", 0}, {"b", 1}, {"ab", 2}, {"\u0120", 3}};
+  auto write = [&](const json& pre) {
+    tzero::test::write_file(
+        dir + "/tokenizer.json",
+        json{{"pre_tokenizer", pre},
+             {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"a b"}}}}}
+            .dump());
+  };
+  const json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}};
+  write({{"type", "Sequence"},
+         {"pretokenizers",
+          {byte_level,
+           json{{"type", "Split"},
+                {"pattern", {{"String", "\u0120"}}},
+                {"behavior", "Contiguous"},
+                {"invert", false}},
+           json{{"type", "BertPreTokenizer"}}}}});
+  const std::string gguf = dir + ".gguf";
+  auto r = run_tzero({"convert", "--hf-tokenizer", dir, "-o", gguf});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tzero: error: " + dir +
+                       "/tokenizer.json: pre_tokenizer step 3 'BertPreTokenizer' is not supported "
+                       "(supported: Split, CharDelimiterSplit, Digits, Punctuation, Whitespace, "
+                       "WhitespaceSplit, ByteLevel, Sequence)\n");
+  // Without the last step: a Contiguous split after ByteLevel, stored as the pipeline.
+  write({{"type", "Sequence"},
+         {"pretokenizers",
+          {byte_level, json{{"type", "Split"},
+                            {"pattern", {{"String", "\u0120"}}},
+                            {"behavior", "MergedWithPrevious"},
+                            {"invert", false}}}}});
+  r = run_tzero({"convert", "--hf-tokenizer", dir, "-o", gguf});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("pre-tokenizer tzero-pipeline (from tokenizer.json)"), std::string::npos)
+      << r.err;
+  r = run_tzero({"tokenize", "-m", gguf, "-p", "ab ab", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "{\"ids\":[2,3,2]}\n");  // "ab " + "ab": the space joins the word before it
+  tzero::test::write_file(dir + "/tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vo");
+  r = run_tzero({"convert", "--hf-tokenizer", dir, "-o", gguf});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("tzero: error: " + dir + "/tokenizer.json: not valid JSON", 0), 0u)
+      << r.err;
 }

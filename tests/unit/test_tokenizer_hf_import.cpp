@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "format/gguf.h"
+#include "format/gguf_writer.h"
 #include "support/test_support.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/hf_import.h"
@@ -114,17 +115,26 @@ TEST(HfImport, RecognizesPreTokenizersFromTokenizerJson) {
   EXPECT_EQ(pre_of(import(make_dir("dscoder", seq, json()))), "deepseek-coder");
 }
 
-TEST(HfImport, UnrecognizedOrMissingPreNeedsTheFlag) {
+// A pipeline that is no named one is written as itself (tokenizer.tzero.pipeline).
+TEST(HfImport, UnrecognizedPipelineIsStoredAndMissingTokenizerJsonNeedsTheFlag) {
   json seq = {{"type", "Sequence"}};
   seq["pretokenizers"] = {split(R"(\p{L}+)"), byte_level(false)};
   const std::string dir = make_dir("odd", seq, json());
-  EXPECT_NE(error_of(dir).find("cannot recognize the pre-tokenizer"), std::string::npos);
-  EXPECT_NE(error_of(dir).find("give --pre NAME"), std::string::npos);
+  const std::string gguf = import(dir);
+  EXPECT_EQ(pre_of(gguf), "tzero-pipeline");
+  {
+    tzero::GgufFile f(gguf);
+    EXPECT_TRUE(f.has("tokenizer.tzero.pipeline"));
+    const tzero::Vocab v = tzero::Vocab::from_gguf(f);
+    EXPECT_TRUE(v.warnings().empty());
+    EXPECT_EQ(v.pre(), "tzero-pipeline");
+    // \p{L}+ isolates letter runs: "ab" is one word (merged to 256), " " and "1" are others.
+    EXPECT_EQ(v.tokenize("ab 1", false, false), (Ids{256, ' ', '1'}));
+  }
   EXPECT_EQ(pre_of(import(dir, "gpt-2")), "gpt-2");
-  // Qwen2's regex without its NFC normalizer is not Qwen2.
+  // Qwen2's regex without its NFC normalizer is not Qwen2: stored as a pipeline.
   seq["pretokenizers"] = {split(kQwen2), byte_level(false)};
-  EXPECT_NE(error_of(make_dir("qwen2-no-nfc", seq, json())).find("match no known"),
-            std::string::npos);
+  EXPECT_EQ(pre_of(import(make_dir("qwen2-no-nfc", seq, json()))), "tzero-pipeline");
   // No tokenizer.json at all.
   const std::string bare = make_dir("bare", json(), json());
   EXPECT_NE(error_of(bare).find("no tokenizer.json"), std::string::npos);
@@ -200,4 +210,118 @@ TEST(HfImport, Qwen2Directory) {
   const tzero::Vocab v = tzero::Vocab::from_gguf(f);
   EXPECT_TRUE(v.warnings().empty()) << "every merge names tokens of the vocabulary";
   EXPECT_FALSE(v.add_bos());
+}
+
+// gpt-oss (o200k) and DeepSeek-V3, spelled as their tokenizer.json files spell them: the real
+// characters of DeepSeek-V3's CJK class, its literal CR and LF inside classes, its empty
+// normalizer Sequence; gpt-oss's ignore_merges.
+TEST(HfImport, RecognizesGptOssAndDeepseekV3) {
+  const char* const o200k =
+      R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+)"
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+)"
+      R"([\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3})"
+      R"(| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  json seq = {{"type", "Sequence"}};
+  seq["pretokenizers"] = {split(o200k), byte_level(false)};
+  EXPECT_EQ(pre_of(import(make_dir("gptoss", seq, json(), /*ignore_merges=*/true))), "gpt-4o");
+  // Without ignore_merges it is another pipeline.
+  EXPECT_EQ(pre_of(import(make_dir("o200k-merging", seq, json(), false))), "tzero-pipeline");
+  const std::string words =
+      "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?"
+      "[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
+  seq["pretokenizers"] = {split(R"(\p{N}{1,3})"),
+                          split("[\u4E00-\u9FA5\u3040-\u309F\u30A0-\u30FF]+"), split(words.c_str()),
+                          byte_level(false)};
+  const json empty_sequence = {{"type", "Sequence"}, {"normalizers", json::array()}};
+  EXPECT_EQ(pre_of(import(make_dir("dsv3", seq, empty_sequence))), "deepseek-v3");
+}
+
+// The steps of an unnamed pipeline run end to end: written by convert, built by the loader.
+TEST(HfImport, StoredPipelineTokenizesEndToEnd) {
+  const json normalizer = {
+      {"type", "Sequence"},
+      {"normalizers",
+       {json{{"type", "Lowercase"}},
+        json{{"type", "Replace"}, {"pattern", {{"String", "x"}}}, {"content", "ab"}}}}};
+  json seq = {{"type", "Sequence"}};
+  seq["pretokenizers"] = {{{"type", "Split"},
+                           {"pattern", {{"String", "b"}}},
+                           {"behavior", "MergedWithNext"},
+                           {"invert", false}},
+                          byte_level(false)};
+  const std::string gguf = import(make_dir("stored", seq, normalizer));
+  tzero::GgufFile f(gguf);
+  const tzero::Vocab v = tzero::Vocab::from_gguf(f);
+  EXPECT_EQ(v.pre(), "tzero-pipeline");
+  // "AB x" -> "ab ab": "b" joins what follows it, so the words are "a", "b a", "b": no word
+  // holds "ab", so no merge applies.
+  EXPECT_EQ(v.tokenize("AB x", false, false), (Ids{'a', 'b', ' ', 'a', 'b'}));
+  // Without the split step the same text merges: proof that the stored steps are used.
+  seq["pretokenizers"] = {byte_level(false)};
+  tzero::GgufFile g(import(make_dir("stored-plain", seq, normalizer)));
+  EXPECT_EQ(tzero::Vocab::from_gguf(g).tokenize("AB x", false, false), (Ids{256, ' ', 256}));
+}
+
+TEST(HfImport, UnsupportedStepIsAnErrorNamingIt) {
+  json seq = {{"type", "Sequence"}};
+  seq["pretokenizers"] = {split(kQwen2), {{"type", "UnicodeScripts"}}, byte_level(false)};
+  const std::string dir = make_dir("unsupported", seq, json());
+  EXPECT_EQ(error_of(dir), dir +
+                               "/tokenizer.json: pre_tokenizer step 2 'UnicodeScripts' is not "
+                               "supported (supported: Split, CharDelimiterSplit, Digits, "
+                               "Punctuation, Whitespace, WhitespaceSplit, ByteLevel, Sequence)");
+  // --pre overrides what tokenizer.json says, supported or not.
+  EXPECT_EQ(pre_of(import(dir, "qwen2")), "qwen2");
+  const std::string nd =
+      make_dir("unsupported-norm", byte_level(true), {{"type", "BertNormalizer"}});
+  EXPECT_NE(error_of(nd).find("normalizer step 1 'BertNormalizer' is not supported"),
+            std::string::npos);
+}
+
+TEST(HfImport, MalformedOrTruncatedTokenizerJsonIsAnErrorNamingTheFile) {
+  json seq = {{"type", "Sequence"}};
+  seq["pretokenizers"] = {split(kQwen2), byte_level(false)};
+  const std::string dir = make_dir("truncated", seq, kNfc);
+  const std::string whole = tzero::test::read_file(dir + "/tokenizer.json");
+  std::filesystem::remove(dir + "/vocab.json");  // the vocabulary must come from tokenizer.json
+  for (size_t cut : {size_t(0), size_t(1), whole.size() / 3, whole.size() / 2, whole.size() - 1}) {
+    tzero::test::write_file(dir + "/tokenizer.json", whole.substr(0, cut));
+    const std::string e = error_of(dir);
+    EXPECT_NE(e.find(dir + "/tokenizer.json: not valid JSON"), std::string::npos)
+        << cut << ": " << e;
+  }
+  // Valid JSON of the wrong shape.
+  for (const char* body : {R"({"model": {"type": "BPE", "vocab": [1, 2]}})",
+                           R"({"model": {"type": "BPE", "vocab": {"a": "x"}, "merges": []}})",
+                           R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [7]}})",
+                           R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},
+                               "merges": ["a b"]}, "added_tokens": [{"id": "x"}]})",
+                           R"([1, 2, 3])", R"({"model": {"type": "Unigram"}})"}) {
+    tzero::test::write_file(dir + "/tokenizer.json", body);
+    const std::string e = error_of(dir);
+    EXPECT_NE(e.find(dir), std::string::npos) << body << ": " << e;
+    EXPECT_NE(e, "(no error)") << body;
+  }
+}
+
+TEST(HfImport, DamagedStoredPipelineIsALoadError) {
+  json seq = {{"type", "Sequence"}};
+  seq["pretokenizers"] = {split(R"(\p{L}+)"), byte_level(false)};
+  tzero::GgufFile src(import(make_dir("damaged-pipeline", seq, json())));
+  tzero::GgufWriter w;
+  for (const auto& [key, value] : src.metadata())
+    if (key != "tokenizer.tzero.pipeline") w.add_value(key, value);
+  w.add_string("tokenizer.tzero.pipeline", R"({"version": 1, "pre_tokenizer": {"type": "Split")");
+  const std::string path = tzero::test::scratch_dir() + "/damaged-pipeline-2.gguf";
+  w.write(path);
+  tzero::GgufFile f(path);
+  try {
+    tzero::Vocab::from_gguf(f);
+    FAIL() << "no error";
+  } catch (const tzero::Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(path + ": metadata 'tokenizer.tzero.pipeline': not valid JSON"),
+        std::string::npos)
+        << e.what();
+  }
 }

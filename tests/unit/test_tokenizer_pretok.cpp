@@ -21,15 +21,19 @@ Words split(const char* pre, const std::string& text) {
 }  // namespace
 
 TEST(PreTokenizer, KnownNamesAndAliases) {
-  for (const char* name : {"gpt-2", "default", "phi-2", "mpt", "llama-bpe", "llama3", "qwen2",
-                           "deepseek-llm", "deepseek-coder", "falcon", "starcoder", "refact"})
+  for (const char* name :
+       {"gpt-2", "default", "phi-2", "mpt", "llama-bpe", "llama3", "qwen2", "deepseek-llm",
+        "deepseek-coder", "falcon", "starcoder", "refact", "gpt-4o", "deepseek-v3"})
     EXPECT_NE(tzero::find_pre_tokenizer(name), nullptr) << name;
   EXPECT_EQ(tzero::find_pre_tokenizer("phi-2")->name, "gpt-2");
   EXPECT_EQ(tzero::find_pre_tokenizer("refact")->name, "starcoder");
   EXPECT_EQ(tzero::find_pre_tokenizer("no-such"), nullptr);
-  EXPECT_TRUE(tzero::find_pre_tokenizer("qwen2")->nfc);
-  EXPECT_TRUE(tzero::find_pre_tokenizer("mpt")->nfc);
-  EXPECT_FALSE(tzero::find_pre_tokenizer("gpt-2")->nfc);
+  const std::vector<tzero::NormStep> nfc = {{tzero::NormStep::Kind::NFC, "", "", false, false}};
+  EXPECT_EQ(tzero::find_pre_tokenizer("qwen2")->normalizers, nfc);
+  EXPECT_EQ(tzero::find_pre_tokenizer("mpt")->normalizers, nfc);
+  EXPECT_TRUE(tzero::find_pre_tokenizer("gpt-2")->normalizers.empty());
+  EXPECT_TRUE(tzero::find_pre_tokenizer("gpt-4o")->ignore_merges);
+  EXPECT_TRUE(tzero::find_pre_tokenizer("deepseek-v3")->normalizers.empty());
   EXPECT_TRUE(tzero::find_pre_tokenizer("llama-bpe")->ignore_merges);
   // Every expression compiles.
   for (const auto& spec : tzero::pre_tokenizer_specs())
