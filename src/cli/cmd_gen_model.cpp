@@ -21,7 +21,8 @@ Command add_gen_model(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("--preset", o->preset, "Shape preset (see --list)")->capture_default_str();
-  sub->add_option("--dtype", o->dtype, "Weight type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k")
+  sub->add_option("--dtype", o->dtype,
+                  "Weight type, or a llama-quantize mix (q4_k_m, ...): " + weight_format_names())
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Random seed")->capture_default_str();
   sub->add_option("-o,--output", o->out, "Output GGUF file");
@@ -45,10 +46,10 @@ Command add_gen_model(CLI::App& app) {
             if (o->out.empty()) throw Error("gen-model: give the output file with -o FILE");
             const ModelPreset* p = find_preset(o->preset);
             if (!p) throw Error("gen-model: unknown preset '" + o->preset + "' (see --list)");
-            auto t = tensor_type_from_name(o->dtype);
-            if (!t || !traits(*t).supported)
-              throw Error("gen-model: unsupported dtype '" + o->dtype +
-                          "' (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k)");
+            const auto t = parse_weight_format(o->dtype);
+            if (!t)
+              throw Error("gen-model: unsupported dtype '" + o->dtype + "' (" +
+                          weight_format_names() + ")");
             const auto t0 = std::chrono::steady_clock::now();
             // Progress on a terminal (the large presets take minutes), one line rewritten.
             const bool tty = isatty(2);

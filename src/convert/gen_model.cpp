@@ -1,9 +1,11 @@
 // Random-weight model presets written as GGUF (convert/gen_model.h; `tzero gen-model`).
 #include "convert/gen_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 
 #include "base/error.h"
 #include "base/rng.h"
@@ -112,9 +114,19 @@ const ModelPreset* find_preset(const std::string& name) {
 }
 
 namespace {
-// llama.cpp's llama_ftype for a model whose matrices are all `t` ("mostly t").
-uint32_t llama_file_type(TensorType t) {
-  switch (t) {
+// llama.cpp's llama_ftype for a model whose matrices are mostly `t`, or for a mix.
+uint32_t llama_file_type(const WeightFormat& f) {
+  switch (f.mix) {
+    case WeightFormat::Mix::Q3_K_M:
+      return 12;
+    case WeightFormat::Mix::Q4_K_M:
+      return 15;
+    case WeightFormat::Mix::Q5_K_M:
+      return 17;
+    case WeightFormat::Mix::None:
+      break;
+  }
+  switch (f.base) {
     case TensorType::F32:
       return 0;
     case TensorType::F16:
@@ -136,6 +148,12 @@ uint32_t llama_file_type(TensorType t) {
   }
 }
 
+// llama-quantize's use_more_bits: the first and last eighth of the layers and every third
+// layer between them.
+bool use_more_bits(int i, int n) {
+  return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
 uint64_t name_seed(uint64_t seed, const std::string& name) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a of the name, mixed with the seed
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
@@ -143,19 +161,108 @@ uint64_t name_seed(uint64_t seed, const std::string& name) {
 }
 }  // namespace
 
+std::optional<WeightFormat> parse_weight_format(const std::string& name) {
+  WeightFormat f;
+  f.name = name;
+  static const std::pair<const char*, std::pair<WeightFormat::Mix, TensorType>> mixes[] = {
+      {"q3_k_m", {WeightFormat::Mix::Q3_K_M, TensorType::Q3_K}},
+      {"q4_k_m", {WeightFormat::Mix::Q4_K_M, TensorType::Q4_K}},
+      {"q5_k_m", {WeightFormat::Mix::Q5_K_M, TensorType::Q5_K}},
+  };
+  for (const auto& [mix_name, m] : mixes)
+    if (name == mix_name) {
+      f.mix = m.first;
+      f.base = m.second;
+      // A mix needs its base type and the types it raises tensors to.
+      for (TensorType t : {f.base, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K})
+        if (!traits(t).supported) return std::nullopt;
+      return f;
+    }
+  const auto t = tensor_type_from_name(name);
+  if (!t || !traits(*t).supported) return std::nullopt;
+  f.base = *t;
+  return f;
+}
+
+std::string weight_format_names() {
+  std::string s;
+  for (uint32_t id = 0; id < 64; ++id) {
+    const auto tr = tensor_type_traits(id);
+    if (tr && tr->supported) s += (s.empty() ? "" : ", ") + std::string(tr->name);
+  }
+  for (const char* mix : {"q3_k_m", "q4_k_m", "q5_k_m"})
+    if (parse_weight_format(mix)) s += std::string(", ") + mix;
+  return s;
+}
+
+TensorType mix_tensor_type(const WeightFormat& f, const std::string& name, int layer, int n_layer,
+                           bool tied_output) {
+  using M = WeightFormat::Mix;
+  if (f.mix == M::None) return f.base;
+  auto is = [&](const char* part) { return name.find(part) != std::string::npos; };
+  if (name == "output.weight" || (tied_output && name == "token_embd.weight"))
+    return TensorType::Q6_K;
+  if (f.mix == M::Q3_K_M) {
+    if (is(".attn_v.")) return layer < 2 ? TensorType::Q5_K : TensorType::Q4_K;
+    if (is(".ffn_down"))
+      return layer < n_layer / 16            ? TensorType::Q5_K
+             : use_more_bits(layer, n_layer) ? TensorType::Q4_K
+                                             : TensorType::Q3_K;
+    if (is(".attn_output.") || is(".attn_qkv.")) return TensorType::Q4_K;
+    return f.base;
+  }
+  const TensorType up = TensorType::Q6_K;
+  if ((is(".attn_v.") || is(".ffn_down")) && use_more_bits(layer, n_layer)) return up;
+  if (is(".attn_qkv.")) return f.mix == M::Q4_K_M ? TensorType::Q5_K : TensorType::Q6_K;
+  return f.base;
+}
+
+TensorType fallback_type(TensorType t, int64_t n_cols) {
+  if (n_cols % int64_t(traits(t).block_size) == 0) return t;
+  if (n_cols % 32 != 0) return TensorType::F16;
+  TensorType f = TensorType::Q8_0;
+  switch (t) {
+    case TensorType::Q4_K:
+      f = TensorType::Q5_0;
+      break;
+    case TensorType::Q5_K:
+      f = TensorType::Q5_1;
+      break;
+    case TensorType::Q2_K:
+    case TensorType::Q3_K:
+      f = TensorType(20);  // IQ4_NL
+      break;
+    default:
+      break;
+  }
+  const auto tr = tensor_type_traits(uint32_t(f));
+  return tr && tr->supported ? f : TensorType::Q8_0;
+}
+
 std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, uint64_t seed,
                                         const std::string& out_path,
                                         const GgufWriter::Progress& progress) {
-  check(traits(dtype).supported,
-        std::string("gen-model: dtype ") + traits(dtype).name +
-            " is not supported (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k)");
+  WeightFormat f;
+  f.base = dtype;
+  f.name = traits(dtype).name;
+  return generate_model(P, f, seed, out_path, progress);
+}
+
+std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat& format,
+                                        uint64_t seed, const std::string& out_path,
+                                        const GgufWriter::Progress& progress) {
+  const TensorType dtype = format.base;
+  check(traits(dtype).supported, "gen-model: dtype " + format.name + " is not supported (" +
+                                     weight_format_names() + ")");
   std::vector<std::string> notes;
+  // (fallback type, row length) -> the tensors that got it, for one note each.
+  std::map<std::pair<std::string, int64_t>, std::vector<std::string>> fallbacks;
   const std::string a = P.arch + ".";
   GgufWriter w;
   w.add_string("general.architecture", P.arch);
-  w.add_string("general.name", "tzero gen-model " + P.name + " " + traits(dtype).name + " seed " +
-                                   std::to_string(seed));
-  w.add_u32("general.file_type", llama_file_type(dtype));
+  w.add_string("general.name",
+               "tzero gen-model " + P.name + " " + format.name + " seed " + std::to_string(seed));
+  w.add_u32("general.file_type", llama_file_type(format));
   w.add_u32(a + "context_length", uint32_t(P.n_ctx));
   w.add_u32(a + "embedding_length", uint32_t(P.n_embd));
   w.add_u32(a + "feed_forward_length", uint32_t(P.n_ff));
@@ -212,16 +319,22 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
   std::vector<float> vocab_row_scale(size_t(P.n_vocab), 1.0f);
   for (size_t i = 0; i < vocab.types.size(); ++i)
     if (vocab.types[i] != 1) vocab_row_scale[i] = 0.25f;
+  int layer = -1;  // the layer whose tensors are being added
   auto add = [&](const std::string& name, std::vector<int64_t> ne, float center, float amp,
                  bool matrix, const std::vector<float>* row_scale = nullptr) {
-    TensorType t = matrix ? dtype : TensorType::F32;
-    if (ne[0] % traits(t).block_size != 0) {
-      // As llama.cpp's quantizer does: a row that does not fit a 256 super-block gets q8_0.
-      const TensorType fallback = ne[0] % 32 == 0 ? TensorType::Q8_0 : TensorType::F32;
-      notes.push_back(name + " is " + traits(fallback).name + " (row length " +
-                      std::to_string(ne[0]) + " is not a multiple of " +
-                      std::to_string(traits(t).block_size) + ")");
-      t = fallback;
+    TensorType t = TensorType::F32;
+    if (matrix) {
+      const TensorType want = mix_tensor_type(format, name, layer, P.n_layer, P.tied_output);
+      t = fallback_type(want, ne[0]);
+      if (t != want) {
+        // Short names in the note: "blk.N." dropped, so one note covers every layer.
+        const size_t dot = name.rfind("blk.", 0) == 0 ? name.find('.', 4) + 1 : 0;
+        auto& list = fallbacks[{std::string(traits(t).name) + " instead of " + traits(want).name,
+                                ne[0]}];
+        const std::string short_name = name.substr(dot);
+        if (std::find(list.begin(), list.end(), short_name) == list.end())
+          list.push_back(short_name);
+      }
     }
     const uint64_t s = name_seed(seed, name);
     w.add_tensor(name, t, ne, [ne, t, s, center, amp, row_scale](uint8_t* dst, size_t) {
@@ -262,6 +375,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
     factors("rope_factors_short.weight", 1.0f, 1.5f);
   }
   for (int l = 0; l < P.n_layer; ++l) {
+    layer = l;
     const std::string p = "blk." + std::to_string(l) + ".";
     add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
     if (phi3) {
@@ -307,6 +421,12 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
       add(p + "ffn_up_shexp.weight", {E, S}, 0.0f, amp(E), true);
       add(p + "ffn_down_shexp.weight", {S, E}, 0.0f, amp(S), true);
     }
+  }
+  for (const auto& [key, names] : fallbacks) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    notes.push_back(key.first + " for rows of " + std::to_string(key.second) + " (" + list +
+                    "), as llama-quantize does where a row does not fit the blocks");
   }
   w.write(out_path, 32, progress);
   return notes;

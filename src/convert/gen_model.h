@@ -3,6 +3,7 @@
 // so the same (preset, dtype, seed) always gives the same file, byte for byte.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,10 +49,41 @@ const std::vector<ModelPreset>& model_presets();
 double preset_parameters(const ModelPreset& preset);
 const ModelPreset* find_preset(const std::string& name);
 
-// Writes the model. 2-D weight matrices get `dtype`; any whose row length is not a multiple of
-// the dtype's block size gets q8_0 (or f32 when not a multiple of 32), listed in the returned
-// notes. Norms and biases are f32.
+// The weight formats gen-model writes: one type for every matrix ("q4_k"), or one of
+// llama-quantize's mixes ("q4_k_m"), whose type depends on the tensor.
+struct WeightFormat {
+  enum class Mix { None, Q3_K_M, Q4_K_M, Q5_K_M };
+  TensorType base = TensorType::F32;  // the type of the matrices the mix leaves alone
+  Mix mix = Mix::None;
+  std::string name;                   // as given: "q4_k", "q4_k_m", ...
+};
+// "f32" .. "q6_k" (every type tzero computes) and "q3_k_m", "q4_k_m", "q5_k_m" (when their
+// types are supported); nullopt otherwise.
+std::optional<WeightFormat> parse_weight_format(const std::string& name);
+// The names parse_weight_format accepts, comma separated (for help and errors).
+std::string weight_format_names();
+
+// The type a mix gives a 2-D weight (before the row-length fallback), as llama-quantize's
+// llama_tensor_get_type does for these mixes: the output matrix (token_embd when the output is
+// tied) Q6_K; attn_v and ffn_down Q6_K on the layers use_more_bits picks (the first and last
+// eighth and every third between), fused attn_qkv one step up; Q3_K_M: attn_v Q5_K on the first
+// two layers else Q4_K, ffn_down Q5_K on the first sixteenth, else Q4_K where use_more_bits, else
+// Q3_K, attn_output Q4_K. `layer`: the tensor's layer (-1 outside layers).
+TensorType mix_tensor_type(const WeightFormat& f, const std::string& name, int layer, int n_layer,
+                           bool tied_output);
+// The type llama-quantize falls back to when a row of `n_cols` does not fit t's blocks: Q4_K ->
+// Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, Q2_K / Q3_K -> IQ4_NL, others Q8_0 (each when tzero computes
+// it, else Q8_0), and F16 when n_cols is not a multiple of 32 either. t itself when it fits.
+TensorType fallback_type(TensorType t, int64_t n_cols);
+
+// Writes the model. 2-D weight matrices get the format's type (mix_tensor_type), or its
+// fallback_type when a row does not fit its blocks (one note per fallback type and row length
+// in the returned notes). Norms, biases and the expert router are f32.
 // progress: as GgufWriter::write's (bytes of tensor data written, in all).
+std::vector<std::string> generate_model(const ModelPreset& preset, const WeightFormat& format,
+                                        uint64_t seed, const std::string& out_path,
+                                        const GgufWriter::Progress& progress = nullptr);
+// The same with one type for every matrix.
 std::vector<std::string> generate_model(const ModelPreset& preset, TensorType dtype, uint64_t seed,
                                         const std::string& out_path,
                                         const GgufWriter::Progress& progress = nullptr);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format/gguf.h"
 #include "support/test_support.h"
 
 using nlohmann::json;
@@ -248,4 +249,33 @@ TEST(RunModes, FastModeIsLabelledAndDeterministicModeIsStable) {
   EXPECT_EQ(run_json({"-m", model, "-n", "8", "-t", "1", "--mode", "fast", "-p",
                       "the dog"})["logits_digest"],
             fast["logits_digest"]);
+}
+
+// gen-model's llama-quantize mixes: which tensors get the higher types (use_more_bits over 12
+// layers: 0, 3, 6, 9, 10, 11), the file type number, and that the file runs.
+TEST(GenModelMixes, Q4KMAndQ5KMTypesFollowLlamaQuantize) {
+  for (const auto& [mix, base, ftype] :
+       {std::tuple{"q4_k_m", "q4_k", 15}, std::tuple{"q5_k_m", "q5_k", 17}}) {
+    SCOPED_TRACE(mix);
+    const std::string path = tzero::test::generated_model("110m", mix);
+    tzero::GgufFile f(path);
+    EXPECT_EQ(f.get_int("general.file_type", -1), ftype);
+    auto type_of = [&](const std::string& name) {
+      const tzero::GgufTensorInfo* t = f.find_tensor(name);
+      EXPECT_NE(t, nullptr) << name;
+      return t ? std::string(tzero::traits(t->type).name) : std::string();
+    };
+    EXPECT_EQ(type_of("output.weight"), "q6_k");
+    EXPECT_EQ(type_of("token_embd.weight"), base);
+    for (int il = 0; il < 12; ++il) {
+      const bool more = il == 0 || il == 3 || il == 6 || il == 9 || il >= 10;
+      const std::string p = "blk." + std::to_string(il) + ".";
+      EXPECT_EQ(type_of(p + "attn_v.weight"), more ? "q6_k" : base) << il;
+      EXPECT_EQ(type_of(p + "ffn_down.weight"), more ? "q6_k" : base) << il;
+      EXPECT_EQ(type_of(p + "attn_q.weight"), base) << il;
+      EXPECT_EQ(type_of(p + "ffn_up.weight"), base) << il;
+    }
+    const CliResult r = run_tzero({"run", "-m", path, "-n", "4", "-p", "Once upon", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
 }
