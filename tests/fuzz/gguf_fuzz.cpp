@@ -5,7 +5,8 @@
 //
 // Seed mode: with TZ_FUZZ_WRITE_SEEDS=DIR set, the binary writes seeds into DIR and exits
 // instead of fuzzing (tests/fuzz/run_fuzz.sh uses it): a few micro models (llama, qwen2,
-// qwen3; every supported tensor type) small enough for -max_len, and a shrunk copy of every
+// qwen3, gemma3 with its sliding window, phi3 with fused tensors and LongRoPE factors; every
+// supported tensor type) small enough for -max_len, and a shrunk copy of every
 // DIR/*.gguf (long arrays cut, big tensors dropped) so real files' metadata fits too.
 #include <cstdint>
 #include <cstdio>
@@ -144,9 +145,20 @@ void write_micro_model(const std::string& path, const std::string& arch, tzero::
   w.add_u32(arch + ".attention.head_count", H);
   w.add_u32(arch + ".attention.head_count_kv", HKV);
   w.add_u32(arch + ".attention.key_length", D);
-  w.add_u32(arch + ".rope.dimension_count", D);
+  const bool gemma3 = arch == "gemma3", phi3 = arch == "phi3";
+  const int R = phi3 ? 12 : D;  // phi3: partial rotary
+  w.add_u32(arch + ".rope.dimension_count", R);
   w.add_f32(arch + ".rope.freq_base", 10000.0f);
   w.add_f32(arch + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  if (gemma3) {
+    w.add_u32(arch + ".attention.sliding_window", 4);
+    w.add_string(arch + ".rope.scaling.type", "linear");
+    w.add_f32(arch + ".rope.scaling.factor", 8.0f);
+  }
+  if (phi3) {
+    w.add_u32(arch + ".rope.scaling.original_context_length", 32);
+    w.add_f32(arch + ".rope.scaling.attn_factor", 1.1f);
+  }
   w.add_string("tokenizer.ggml.model", "llama");
   const std::vector<std::string> toks = {
       "<unk>", "<s>", "</s>",   "<0x41>",           "\xE2\x96\x81", "H",
@@ -174,24 +186,39 @@ void write_micro_model(const std::string& path, const std::string& arch, tzero::
   };
   matrix("token_embd.weight", V, E);
   vec("output_norm.weight", E);
-  if (arch != "qwen2") matrix("output.weight", V, E);  // qwen2 seed: tied output
+  if (arch != "qwen2" && !gemma3) matrix("output.weight", V, E);  // qwen2, gemma3: tied output
+  if (phi3) {
+    w.add_tensor("rope_factors_long.weight", tzero::TensorType::F32, {R / 2}, ones(size_t(R / 2)));
+    w.add_tensor("rope_factors_short.weight", tzero::TensorType::F32, {R / 2},
+                 ones(size_t(R / 2)));
+  }
   vec("blk.0.attn_norm.weight", E);
-  matrix("blk.0.attn_q.weight", H * D, E);
-  matrix("blk.0.attn_k.weight", HKV * D, E);
-  matrix("blk.0.attn_v.weight", HKV * D, E);
+  if (phi3) {
+    matrix("blk.0.attn_qkv.weight", (H + 2 * HKV) * D, E);
+  } else {
+    matrix("blk.0.attn_q.weight", H * D, E);
+    matrix("blk.0.attn_k.weight", HKV * D, E);
+    matrix("blk.0.attn_v.weight", HKV * D, E);
+  }
   matrix("blk.0.attn_output.weight", E, H * D);
   if (arch == "qwen2") {
     vec("blk.0.attn_q.bias", H * D);
     vec("blk.0.attn_k.bias", HKV * D);
     vec("blk.0.attn_v.bias", HKV * D);
   }
-  if (arch == "qwen3") {
+  if (arch == "qwen3" || gemma3) {
     vec("blk.0.attn_q_norm.weight", D);
     vec("blk.0.attn_k_norm.weight", D);
   }
+  if (gemma3) vec("blk.0.post_attention_norm.weight", E);
   vec("blk.0.ffn_norm.weight", E);
-  matrix("blk.0.ffn_gate.weight", F, E);
-  matrix("blk.0.ffn_up.weight", F, E);
+  if (gemma3) vec("blk.0.post_ffw_norm.weight", E);
+  if (phi3) {
+    matrix("blk.0.ffn_up.weight", 2 * F, E);
+  } else {
+    matrix("blk.0.ffn_gate.weight", F, E);
+    matrix("blk.0.ffn_up.weight", F, E);
+  }
   matrix("blk.0.ffn_down.weight", E, F);
   w.write(path, alignment);
 }
@@ -242,7 +269,8 @@ void write_seeds(const std::string& dir) {
       {"llama-f32", "llama", T::F32, T::F32},     {"llama-f16", "llama", T::F16, T::F16},
       {"llama-bf16", "llama", T::BF16, T::BF16},  {"llama-q8_0", "llama", T::Q8_0, T::F32},
       {"qwen2-q4_0", "qwen2", T::Q4_0, T::F32},   {"qwen3-q8_0", "qwen3", T::Q8_0, T::Q8_0},
-      {"mistral-f32", "mistral", T::F32, T::F32},
+      {"mistral-f32", "mistral", T::F32, T::F32}, {"gemma3-q8_0", "gemma3", T::Q8_0, T::F32},
+      {"phi3-f16", "phi3", T::F16, T::F32},
   };
   for (const auto& m : micros) {
     const std::string out = dir + "/seed-micro-" + m.name + ".gguf";

@@ -34,6 +34,8 @@ mkdir -p "$corpus" "$artifacts"
 # keep whole files (every tensor in range, a Model that loads) inside it.
 "$tzero" gen-model --preset tiny --dtype f32 -o "$corpus/tiny-f32.gguf" 2>/dev/null
 "$tzero" gen-model --preset tiny --dtype q4_0 -o "$corpus/tiny-q4_0.gguf" 2>/dev/null
+"$tzero" gen-model --preset tiny-gemma3 --dtype q8_0 -o "$corpus/tiny-gemma3-q8_0.gguf" 2>/dev/null
+"$tzero" gen-model --preset tiny-phi3 --dtype q4_k_m -o "$corpus/tiny-phi3-q4_k_m.gguf" 2>/dev/null
 shared=$repo/../shared/data
 for f in "$shared/gguf/stories260K.gguf" "$shared"/vocab/*.gguf; do
   if [ -f "$f" ]; then cp -f "$f" "$corpus/"; fi
