@@ -60,23 +60,127 @@ const std::vector<ModelPreset>& model_presets() {
       // gemma3: six layers, so five have a sliding window (12 positions, shorter than most
       // test prompts plus their generated tokens) and one sees everything; linear rope scaling
       // 8 on that one, as Gemma 3 4B and larger have.
-      {"tiny-gemma3", "gemma3 (sliding window 12 on 5 of 6 layers, GeGLU, post-norms): for tests",
-       "gemma3", 512, 256, 512, 6, 4, 1, 128, 512, 1000000.0, 1e-6f, true, 0, 0, 0, 0, 12, 8.0},
-      {"gemma3-1b", "Gemma 3 1B shape (window 512)", "gemma3", 262144, 1152, 6912, 26, 4, 1, 256,
-       32768, 1000000.0, 1e-6f, true, 0, 0, 0, 0, 512, 1.0},
-      {"gemma3-4b", "Gemma 3 4B shape (window 1024, rope scaling 8)", "gemma3", 262144, 2560,
-       10240, 34, 8, 4, 256, 131072, 1000000.0, 1e-6f, true, 0, 0, 0, 0, 1024, 8.0},
+      {"tiny-gemma3",
+       "gemma3 (sliding window 12 on 5 of 6 layers, GeGLU, post-norms): for tests",
+       "gemma3",
+       512,
+       256,
+       512,
+       6,
+       4,
+       1,
+       128,
+       512,
+       1000000.0,
+       1e-6f,
+       true,
+       0,
+       0,
+       0,
+       0,
+       12,
+       8.0},
+      {"gemma3-1b", "Gemma 3 1B shape (window 512)",
+       "gemma3",    262144,
+       1152,        6912,
+       26,          4,
+       1,           256,
+       32768,       1000000.0,
+       1e-6f,       true,
+       0,           0,
+       0,           0,
+       512,         1.0},
+      {"gemma3-4b", "Gemma 3 4B shape (window 1024, rope scaling 8)",
+       "gemma3",    262144,
+       2560,        10240,
+       34,          8,
+       4,           256,
+       131072,      1000000.0,
+       1e-6f,       true,
+       0,           0,
+       0,           0,
+       1024,        8.0},
       // tiny with llama 3.1's rope_freqs (and Llama 3's vocabulary-free shape otherwise).
-      {"tiny-llama3", "llama with rope_freqs (Llama 3.1 and later): for tests", "llama", 512, 256,
-       512, 2, 4, 2, 64, 512, 500000.0, 1e-5f, false, 0, 0, 0, 0, 0, 1.0, 0, 0, true},
+      {"tiny-llama3",
+       "llama with rope_freqs (Llama 3.1 and later): for tests",
+       "llama",
+       512,
+       256,
+       512,
+       2,
+       4,
+       2,
+       64,
+       512,
+       500000.0,
+       1e-5f,
+       false,
+       0,
+       0,
+       0,
+       0,
+       0,
+       1.0,
+       0,
+       0,
+       true},
       // phi3: fused tensors, 48 of 64 dimensions rotated (Phi-4-mini's 0.75), LongRoPE whose
       // short factors cover 256 positions, so the default context (512) takes the long ones.
-      {"tiny-phi3", "phi3 (fused qkv and gate/up, partial rotary, LongRoPE): for tests", "phi3", 512,
-       256, 512, 2, 4, 2, 64, 512, 10000.0, 1e-5f, false, 0, 0, 0, 0, 0, 1.0, 48, 256},
-      {"phi-3-mini", "Phi-3-mini-4k shape", "phi3", 32064, 3072, 8192, 32, 32, 32, 96, 4096,
-       10000.0, 1e-5f, false, 0, 0, 0, 0, 0, 1.0, 96, 0},
-      {"phi-4-mini", "Phi-4-mini shape (partial rotary, LongRoPE)", "phi3", 200064, 3072, 8192, 32,
-       24, 8, 128, 131072, 10000.0, 1e-5f, true, 0, 0, 0, 0, 0, 1.0, 96, 4096},
+      {"tiny-phi3", "phi3 (fused qkv and gate/up, partial rotary, LongRoPE): for tests",
+       "phi3",      512,
+       256,         512,
+       2,           4,
+       2,           64,
+       512,         10000.0,
+       1e-5f,       false,
+       0,           0,
+       0,           0,
+       0,           1.0,
+       48,          256},
+      {"phi-3-mini",
+       "Phi-3-mini-4k shape",
+       "phi3",
+       32064,
+       3072,
+       8192,
+       32,
+       32,
+       32,
+       96,
+       4096,
+       10000.0,
+       1e-5f,
+       false,
+       0,
+       0,
+       0,
+       0,
+       0,
+       1.0,
+       96,
+       0},
+      {"phi-4-mini",
+       "Phi-4-mini shape (partial rotary, LongRoPE)",
+       "phi3",
+       200064,
+       3072,
+       8192,
+       32,
+       24,
+       8,
+       128,
+       131072,
+       10000.0,
+       1e-5f,
+       true,
+       0,
+       0,
+       0,
+       0,
+       0,
+       1.0,
+       96,
+       4096},
   };
   return presets;
 }
@@ -252,8 +356,8 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
                                         uint64_t seed, const std::string& out_path,
                                         const GgufWriter::Progress& progress) {
   const TensorType dtype = format.base;
-  check(traits(dtype).supported, "gen-model: dtype " + format.name + " is not supported (" +
-                                     weight_format_names() + ")");
+  check(traits(dtype).supported,
+        "gen-model: dtype " + format.name + " is not supported (" + weight_format_names() + ")");
   std::vector<std::string> notes;
   // (fallback type, row length) -> the tensors that got it, for one note each.
   std::map<std::pair<std::string, int64_t>, std::vector<std::string>> fallbacks;
@@ -329,8 +433,8 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       if (t != want) {
         // Short names in the note: "blk.N." dropped, so one note covers every layer.
         const size_t dot = name.rfind("blk.", 0) == 0 ? name.find('.', 4) + 1 : 0;
-        auto& list = fallbacks[{std::string(traits(t).name) + " instead of " + traits(want).name,
-                                ne[0]}];
+        auto& list =
+            fallbacks[{std::string(traits(t).name) + " instead of " + traits(want).name, ne[0]}];
         const std::string short_name = name.substr(dot);
         if (std::find(list.begin(), list.end(), short_name) == list.end())
           list.push_back(short_name);
@@ -362,12 +466,12 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
   const bool phi3 = P.arch == "phi3";
   const int64_t R = n_rot / 2;
   auto factors = [&](const std::string& name, float lo, float hi) {
-      w.add_tensor(name, TensorType::F32, {R}, [R, lo, hi](uint8_t* dst, size_t) {
-        for (int64_t i = 0; i < R; ++i) {
-          const float f = lo + (hi - lo) * float(i) / float(R > 1 ? R - 1 : 1);
-          std::memcpy(dst + size_t(i) * 4, &f, 4);
-        }
-      });
+    w.add_tensor(name, TensorType::F32, {R}, [R, lo, hi](uint8_t* dst, size_t) {
+      for (int64_t i = 0; i < R; ++i) {
+        const float f = lo + (hi - lo) * float(i) / float(R > 1 ? R - 1 : 1);
+        std::memcpy(dst + size_t(i) * 4, &f, 4);
+      }
+    });
   };
   if (P.rope_freqs) factors("rope_freqs.weight", 1.0f, 8.0f);
   if (P.n_ctx_orig > 0) {  // LongRoPE: short factors near 1, long ones growing with the index

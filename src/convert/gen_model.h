@@ -55,7 +55,7 @@ struct WeightFormat {
   enum class Mix { None, Q3_K_M, Q4_K_M, Q5_K_M };
   TensorType base = TensorType::F32;  // the type of the matrices the mix leaves alone
   Mix mix = Mix::None;
-  std::string name;                   // as given: "q4_k", "q4_k_m", ...
+  std::string name;  // as given: "q4_k", "q4_k_m", ...
 };
 // "f32" .. "q6_k" (every type tzero computes) and "q3_k_m", "q4_k_m", "q5_k_m" (when their
 // types are supported); nullopt otherwise.

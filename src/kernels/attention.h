@@ -35,8 +35,8 @@ constexpr size_t kAttnBlock = 256;
 struct KvRows {
   const float* const* blocks;
   size_t block_size;
-  size_t stride;      // floats between consecutive rows of a block
-  size_t first = 0;   // position t of the view is cache position first + t (from())
+  size_t stride;     // floats between consecutive rows of a block
+  size_t first = 0;  // position t of the view is cache position first + t (from())
   const float* row(size_t t) const {
     t += first;
     return blocks[t / block_size] + (t % block_size) * stride;

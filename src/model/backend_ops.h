@@ -3,8 +3,8 @@
 // backend says HOW one op runs on its device, and never the order of a layer.
 //
 // Contract: every op computes each output element in the canonical order of its scalar
-// reference (docs/DETERMINISM.md: dot-v1, ops-v1, attn-v2, silu-v1, gelu-v1), whatever else shares the
-// batch, so a backend that implements the ops gives the CPU reference's bits ("portable"). A
+// reference (docs/DETERMINISM.md: dot-v1, ops-v1, attn-v2, silu-v1, gelu-v1), whatever else shares
+// the batch, so a backend that implements the ops gives the CPU reference's bits ("portable"). A
 // backend with other orders must say so in its fingerprint (none exists yet).
 //
 // Buffers: an op reads and writes activations named by Act handles: (rows, len) float rows that

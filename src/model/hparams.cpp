@@ -149,9 +149,9 @@ HParams read_hparams(const GgufFile& f) {
   hp.rope_attn_factor = f.get_float(a + "rope.scaling.attn_factor", 1.0);
   if (!(hp.rope_attn_factor > 0 && hp.rope_attn_factor <= 16))
     f.fail("metadata '" + a + "rope.scaling.attn_factor' is out of range");
-  hp.n_ctx_orig = positive(a + "rope.scaling.original_context_length",
-                           f.get_int(a + "rope.scaling.original_context_length", hp.n_ctx_train),
-                           1 << 24);
+  hp.n_ctx_orig =
+      positive(a + "rope.scaling.original_context_length",
+               f.get_int(a + "rope.scaling.original_context_length", hp.n_ctx_train), 1 << 24);
   hp.rope_neox = hp.arch != Arch::Llama;
   hp.attn_scale = 1.0f / std::sqrt(float(hp.head_dim));
   if (hp.arch == Arch::Gemma3) read_gemma3(f, a, hp);

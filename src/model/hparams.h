@@ -1,6 +1,6 @@
 // Hyper-parameters of the supported architectures (the llama family, its mixture-of-experts kin,
-// gemma3, phi3), read from GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...). One
-// struct with the few options they vary on, not a field per model.
+// gemma3, phi3), read from GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...).
+// One struct with the few options they vary on, not a field per model.
 #pragma once
 
 #include <string>
@@ -25,14 +25,14 @@ struct HParams {
   int n_rot = 0;  // rope.dimension_count, default head_dim
   float rms_eps = 1e-5f;
   double rope_base = 10000.0;
-  bool rope_neox = false;  // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
-  double rope_freq_scale = 1.0;  // 1 / rope.scaling.factor (linear scaling); 1: none
+  bool rope_neox = false;         // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+  double rope_freq_scale = 1.0;   // 1 / rope.scaling.factor (linear scaling); 1: none
   double rope_attn_factor = 1.0;  // rope.scaling.attn_factor: multiplies every cos and sin
   // rope.scaling.original_context_length: a context longer than this takes a LongRoPE model's
   // long frequency factors (rope_factors_long), otherwise its short ones (phi3).
   int n_ctx_orig = 0;
-  float attn_scale = 0;          // applied to q.k: 1/sqrt(head_dim) (gemma3 27B: its own)
-  float embd_scale = 1.0f;       // token embeddings are multiplied by it (gemma3: sqrt(n_embd))
+  float attn_scale = 0;     // applied to q.k: 1/sqrt(head_dim) (gemma3 27B: its own)
+  float embd_scale = 1.0f;  // token embeddings are multiplied by it (gemma3: sqrt(n_embd))
   // Sliding-window attention (gemma3): with n_swa > 0, layer il attends to the last n_swa
   // positions unless il % swa_pattern == swa_pattern - 1 (those see every position); windowed
   // layers rotate with rope_base_swa, unscaled (llama.cpp's rope_freq_base_train_swa).

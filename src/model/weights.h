@@ -25,7 +25,7 @@ struct LayerWeights {
   const float* attn_post_norm = nullptr;  // gemma3: after the attention block (n_embd)
   const float* ffn_norm = nullptr;        // (n_embd)
   const float* ffn_post_norm = nullptr;   // gemma3: after the feed-forward block (n_embd)
-  Matrix w_gate, w_up, w_down;      // (n_ff, n_embd) x2, (n_embd, n_ff); dense layers only
+  Matrix w_gate, w_up, w_down;            // (n_ff, n_embd) x2, (n_embd, n_ff); dense layers only
   // Mixture of experts (hparams.moe()) instead of the dense feed-forward:
   Matrix gate_inp;                          // (n_expert, n_embd) the router
   ExpertMatrix gate_exps, up_exps;          // (n_expert, n_ff_exp, n_embd)

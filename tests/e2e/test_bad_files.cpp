@@ -355,8 +355,8 @@ TEST(BadFiles, Gemma3MetadataAndTensorsThatDoNotFit) {
   }
   {
     const std::string f =
-        rewrite_model("tiny-gemma3", "g3_post_norm.gguf", nullptr, true, "",
-                      tzero::TensorType::F32, "blk.3.post_ffw_norm.weight", {128});
+        rewrite_model("tiny-gemma3", "g3_post_norm.gguf", nullptr, true, "", tzero::TensorType::F32,
+                      "blk.3.post_ffw_norm.weight", {128});
     EXPECT_TRUE(clean_error(run(f), f,
                             "tensor 'blk.3.post_ffw_norm.weight' has shape [128], expected [256]"));
   }
@@ -376,8 +376,9 @@ TEST(BadFiles, Gemma3MetadataAndTensorsThatDoNotFit) {
 // phi3's fused tensors and LongRoPE factors are checked like any other tensor.
 TEST(BadFiles, Phi3FusedTensorsAndRopeFactorsThatDoNotFit) {
   {
-    const std::string f = rewrite_model("tiny-phi3", "phi3_qkv.gguf", nullptr, true, "",
-                                        tzero::TensorType::F32, "blk.0.attn_qkv.weight", {256, 256});
+    const std::string f =
+        rewrite_model("tiny-phi3", "phi3_qkv.gguf", nullptr, true, "", tzero::TensorType::F32,
+                      "blk.0.attn_qkv.weight", {256, 256});
     EXPECT_TRUE(clean_error(run(f), f,
                             "tensor 'blk.0.attn_qkv.weight' has shape [256, 256], expected "
                             "[256, 512]"));
@@ -392,7 +393,7 @@ TEST(BadFiles, Phi3FusedTensorsAndRopeFactorsThatDoNotFit) {
   {
     const std::string f = rewrite_model("tiny-phi3", "phi3_factors.gguf", nullptr, true, "",
                                         tzero::TensorType::F32, "rope_factors_short.weight", {12});
-    EXPECT_TRUE(clean_error(run(f), f,
-                            "tensor 'rope_factors_short.weight' has shape [12], expected [24]"));
+    EXPECT_TRUE(
+        clean_error(run(f), f, "tensor 'rope_factors_short.weight' has shape [12], expected [24]"));
   }
 }

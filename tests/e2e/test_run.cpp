@@ -119,17 +119,20 @@ TEST_P(RunGenerated, DigestIdenticalAcrossThreadsAndChunks) {
   }
 }
 
+// "tiny_qwen2_q8_0" for (tiny-qwen2, q8_0): gtest names allow no '-'.
+std::string preset_dtype_name(
+    const ::testing::TestParamInfo<std::tuple<const char*, const char*>>& info) {
+  std::string name = std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return name;
+}
+
 INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
                          ::testing::Combine(::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3"),
                                             ::testing::Values("f32", "f16", "bf16", "q8_0", "q4_0",
                                                               "q4_k", "q6_k")),
-                         [](const auto& param_info) {
-                           std::string name = std::string(std::get<0>(param_info.param)) + "_" +
-                                              std::get<1>(param_info.param);
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+                         preset_dtype_name);
 
 // gemma3 (sliding windows start at every position of the prompt's chunks), phi3 (fused
 // tensors, partial rotary, LongRoPE), llama with rope_freqs.
@@ -137,13 +140,7 @@ INSTANTIATE_TEST_SUITE_P(MoreArchitectures, RunGenerated,
                          ::testing::Combine(::testing::Values("tiny-gemma3", "tiny-phi3",
                                                               "tiny-llama3"),
                                             ::testing::Values("f16", "q8_0", "q4_k")),
-                         [](const auto& param_info) {
-                           std::string name = std::string(std::get<0>(param_info.param)) + "_" +
-                                              std::get<1>(param_info.param);
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+                         preset_dtype_name);
 
 // Different weights must give a different digest (the digest is not a constant).
 TEST(RunGenerated, DigestDependsOnWeightsAndPrompt) {

@@ -189,8 +189,7 @@ void write_micro_model(const std::string& path, const std::string& arch, tzero::
   if (arch != "qwen2" && !gemma3) matrix("output.weight", V, E);  // qwen2, gemma3: tied output
   if (phi3) {
     w.add_tensor("rope_factors_long.weight", tzero::TensorType::F32, {R / 2}, ones(size_t(R / 2)));
-    w.add_tensor("rope_factors_short.weight", tzero::TensorType::F32, {R / 2},
-                 ones(size_t(R / 2)));
+    w.add_tensor("rope_factors_short.weight", tzero::TensorType::F32, {R / 2}, ones(size_t(R / 2)));
   }
   vec("blk.0.attn_norm.weight", E);
   if (phi3) {

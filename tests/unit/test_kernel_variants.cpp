@@ -150,6 +150,27 @@ TEST(KernelVariants, SwigluGegluSpecialValuesEqualScalarBits) {
   }
 }
 
+// Rows [0, n) of a contiguous cache (rows `stride` floats apart) copied into blocks of bs
+// positions, the blocks in reverse order in memory when `reverse` (a paged cache's scattered
+// blocks); `rows` views them.
+struct PagedCopy {
+  std::vector<float> data;
+  std::vector<const float*> blocks;
+  tzero::KvRows rows;
+  PagedCopy(const std::vector<float>& src, size_t n, size_t stride, size_t bs, bool reverse) {
+    const size_t n_blocks = (n + bs - 1) / bs;
+    data.resize(n_blocks * bs * stride);
+    blocks.resize(n_blocks);
+    for (size_t b = 0; b < n_blocks; ++b) {
+      const size_t slot = reverse ? n_blocks - 1 - b : b;
+      blocks[b] = &data[slot * bs * stride];
+      for (size_t t = b * bs; t < std::min(n, (b + 1) * bs); ++t)
+        std::copy_n(&src[t * stride], stride, &data[(slot * bs + t % bs) * stride]);
+    }
+    rows = tzero::KvRows{blocks.data(), bs, stride, 0};
+  }
+};
+
 // attn-v2 through every kernel set (the scalar one too: attention_heads over its pieces) equals
 // attention_head_ref per head: head sizes with and without a 16 tail, one to three position
 // blocks, GQA groups of 1 to 8 heads (every head tile and its tails), the rows contiguous or cut
@@ -173,20 +194,9 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
                                     scratch.data(), &ref[g * head_dim]);
         for (size_t block : {size_t(0), size_t(1), size_t(3), size_t(16)}) {
           const size_t bs = block ? block : n_kv;  // 0: one contiguous block
-          const size_t n_blocks = (n_kv + bs - 1) / bs;
-          std::vector<float> kpaged(n_blocks * bs * stride), vpaged(kpaged.size());
-          std::vector<const float*> kb(n_blocks), vb(n_blocks);
-          for (size_t b = 0; b < n_blocks; ++b) {
-            const size_t slot = block ? n_blocks - 1 - b : b;
-            kb[b] = &kpaged[slot * bs * stride];
-            vb[b] = &vpaged[slot * bs * stride];
-            for (size_t t = b * bs; t < std::min(n_kv, (b + 1) * bs); ++t)
-              for (size_t i = 0; i < stride; ++i) {
-                kpaged[(slot * bs + t % bs) * stride + i] = kc[t * stride + i];
-                vpaged[(slot * bs + t % bs) * stride + i] = vc[t * stride + i];
-              }
-          }
-          const tzero::KvRows kr{kb.data(), bs, stride, 0}, vr{vb.data(), bs, stride, 0};
+          const PagedCopy kpaged(kc, n_kv, stride, bs, block != 0);
+          const PagedCopy vpaged(vc, n_kv, stride, bs, block != 0);
+          const tzero::KvRows &kr = kpaged.rows, &vr = vpaged.rows;
           for (const KernelSet* k : tzero::available_kernels()) {
             tzero::AttnScratch sc;
             std::fill(got.begin(), got.end(), -1.0f);
@@ -202,8 +212,6 @@ TEST(KernelVariants, AttentionEqualsScalarBits) {
   }
 }
 
-// The pieces on their own, as a backend that splits position blocks over threads calls them:
-// scores of a sub-range land at their offsets and the running max only grows.
 // attn-v2's SLIDING WINDOW: a window's view (KvRows::from) of a paged cache, starting anywhere
 // in a block, gives through every kernel set the bits of attention_head_ref over a contiguous
 // copy of just the window's rows (blocks of 256 counted from the window's start: a 300-wide
@@ -213,20 +221,8 @@ TEST(KernelVariants, SlidingWindowViewEqualsReferenceOverTheWindowAlone) {
   const auto q = tzero::test::random_floats(n_q * head_dim, 101, 2.0f);
   const auto kc = tzero::test::random_floats(n_pos * stride, 102, 2.0f);
   const auto vc = tzero::test::random_floats(n_pos * stride, 103);
-  const size_t n_blocks = (n_pos + bs - 1) / bs;
-  std::vector<float> kpaged(n_blocks * bs * stride), vpaged(kpaged.size());
-  std::vector<const float*> kb(n_blocks), vb(n_blocks);
-  for (size_t b = 0; b < n_blocks; ++b) {  // blocks in reverse order in memory
-    const size_t slot = n_blocks - 1 - b;
-    kb[b] = &kpaged[slot * bs * stride];
-    vb[b] = &vpaged[slot * bs * stride];
-    for (size_t t = b * bs; t < std::min(n_pos, (b + 1) * bs); ++t)
-      for (size_t i = 0; i < stride; ++i) {
-        kpaged[(slot * bs + t % bs) * stride + i] = kc[t * stride + i];
-        vpaged[(slot * bs + t % bs) * stride + i] = vc[t * stride + i];
-      }
-  }
-  const tzero::KvRows kr{kb.data(), bs, stride, 0}, vr{vb.data(), bs, stride, 0};
+  const PagedCopy kpaged(kc, n_pos, stride, bs, true), vpaged(vc, n_pos, stride, bs, true);
+  const tzero::KvRows &kr = kpaged.rows, &vr = vpaged.rows;
   for (const auto& [lo, n] : std::vector<std::pair<size_t, size_t>>{
            {0, 12}, {5, 12}, {16, 12}, {399, 300}, {400, 300}, {123, 577}}) {
     const float *kp = &kc[lo * stride], *vp = &vc[lo * stride];
@@ -246,6 +242,8 @@ TEST(KernelVariants, SlidingWindowViewEqualsReferenceOverTheWindowAlone) {
   }
 }
 
+// The pieces on their own, as a backend that splits position blocks over threads calls them:
+// scores of a sub-range land at their offsets and the running max only grows.
 TEST(KernelVariants, AttentionScoresOfSubrangesEqualScalarBits) {
   const size_t hd = 64, n_q = 3, n_kv = 300, ld = 304;
   const auto q = tzero::test::random_floats(n_q * hd, 91, 2.0f);

@@ -130,8 +130,8 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
     pool_.run(threads, [&](size_t p0, size_t p1) {
       thread_local AttnScratch scratch;
       for (size_t i = bounds[p0]; i < bounds[p1]; ++i)
-        attention_heads(kern_, &q[q_of(i)], hd, group, keys(i), values(i), n_kv_of(i), hd,
-                        a.scale, scratch, &att[q_of(i)], hd);
+        attention_heads(kern_, &q[q_of(i)], hd, group, keys(i), values(i), n_kv_of(i), hd, a.scale,
+                        scratch, &att[q_of(i)], hd);
     });
     return;
   }

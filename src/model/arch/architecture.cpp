@@ -4,6 +4,15 @@
 
 namespace tzero {
 
+void Architecture::norm_and_logits(const Pass& p, const Model& model, Act rows, Act normed) const {
+  BackendOps& o = *p.ops;
+  o.gather_logits_rows(residual_, rows);
+  o.rmsnorm(rows, model.output_norm(), model.hparams().rms_eps, normed, p.n_out);
+  p.trace("result_norm", -1, normed, p.n_out);
+  o.matmul(model.output(), normed, logits_, p.n_out);
+  p.trace("result_output", -1, logits_, p.n_out);
+}
+
 std::unique_ptr<Architecture> make_architecture(const Model& model) {
   switch (model.hparams().arch) {
     case Arch::Llama:

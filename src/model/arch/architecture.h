@@ -51,6 +51,11 @@ class Architecture {
   virtual void output(const Pass& p) const = 0;
 
  protected:
+  // The output head every architecture here ends with: the residual rows of the batch's
+  // logits rows (into rows), result_norm = rmsnorm of them (into normed), result_output = the
+  // output matrix times that (into logits_). rows and normed: (n_out, n_embd).
+  void norm_and_logits(const Pass& p, const Model& model, Act rows, Act normed) const;
+
   ActLayout layout_;
   Act residual_, logits_;
 };

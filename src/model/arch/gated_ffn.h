@@ -1,8 +1,8 @@
 // The dense gated feed-forward block, written once: SwiGLU (llama, qwen) or GeGLU (gemma3).
 //
 // For the normed input x of each token (names as traced, llama.cpp's):
-//   ffn_gate, ffn_up = W{gate,up} x       ffn_swiglu (SiLU) or ffn_geglu (GELU-tanh) = act(gate) * up
-//   ffn_out = Wdown of it
+//   ffn_gate, ffn_up = W{gate,up} x       ffn_swiglu (SiLU) or ffn_geglu (GELU-tanh) = act(gate) *
+//   up ffn_out = Wdown of it
 #pragma once
 
 #include "model/arch/architecture.h"

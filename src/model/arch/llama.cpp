@@ -65,14 +65,7 @@ class LlamaFamily final : public Architecture {
     p.trace("l_out", il, x_, n);
   }
 
-  void output(const Pass& p) const override {
-    BackendOps& o = *p.ops;
-    o.gather_logits_rows(x_, rows_);
-    o.rmsnorm(rows_, model_.output_norm(), hp_.rms_eps, out_, p.n_out);
-    p.trace("result_norm", -1, out_, p.n_out);
-    o.matmul(model_.output(), out_, logits_, p.n_out);
-    p.trace("result_output", -1, logits_, p.n_out);
-  }
+  void output(const Pass& p) const override { norm_and_logits(p, model_, rows_, out_); }
 
  private:
   const Model& model_;
