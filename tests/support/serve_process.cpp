@@ -95,6 +95,10 @@ int ServeProcess::stop(int sig, double timeout_s) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // The process is reaped, but the reader may not have drained its last stderr lines yet (seen
+  // under load: "stopped" missing): wait for the end of the pipe, which its exit closed.
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::seconds(10), [this] { return exited_; });
   return exit_code_;
 }
 

@@ -32,7 +32,8 @@ class ServeProcess {
   std::unique_ptr<httplib::Client> client(int read_timeout_s = 60) const;
 
   // Sends `sig` and waits up to timeout_s for the exit: the exit status, 128 + signal when
-  // killed by one, -1 when it did not exit in time (then it is killed).
+  // killed by one, -1 when it did not exit in time (then it is killed). On return stderr_text()
+  // holds everything the process wrote.
   int stop(int sig, double timeout_s = 30);
 
  private:
