@@ -16,10 +16,10 @@ std::unique_ptr<Forward> make_forward(const Model& model, ThreadPool& pool,
     throw Error("--gpu-layers: the CUDA backend does not run mixture-of-experts layers (" +
                 model.hparams().arch_name + " with " + std::to_string(model.hparams().n_expert) +
                 " experts) yet; run with --gpu-layers 0");
-  if (c.gpu_layers > 0 && model.hparams().arch == Arch::Gemma3)
-    throw Error(
-        "--gpu-layers: the CUDA backend does not run gemma3 layers (sliding windows, GeGLU) "
-        "yet; run with --gpu-layers 0");
+  if (c.gpu_layers > 0 &&
+      (model.hparams().arch == Arch::Gemma3 || model.hparams().arch == Arch::Gemma2))
+    throw Error("--gpu-layers: the CUDA backend does not run " + model.hparams().arch_name +
+                " layers (sliding windows, GeGLU, soft-capping) yet; run with --gpu-layers 0");
   if (c.gpu_layers > 0 && (model.rope_factors(c.n_ctx) || model.hparams().rope_attn_factor != 1))
     throw Error(
         "--gpu-layers: the CUDA backend has no rope frequency factors (llama 3.1 rope_freqs, "

@@ -80,6 +80,12 @@ const std::vector<ModelPreset>& model_presets() {
        0,
        12,
        8.0},
+      // gemma2: four layers, the even ones with a 12-position window; soft-capped attention
+      // scores (50) and logits (30).
+      {"tiny-gemma2", "gemma2 (window 12 on every other layer, soft-capping): for tests",
+       "gemma2", 512, 256, 512, 4, 4, 2, 64, 512, 10000.0, 1e-6f, true, 0, 0, 0, 0, 12, 1.0},
+      {"gemma2-2b", "Gemma 2 2B shape (window 4096)", "gemma2", 256000, 2304, 9216, 26, 8, 4, 256,
+       8192, 10000.0, 1e-6f, true, 0, 0, 0, 0, 4096, 1.0},
       {"gemma3-1b", "Gemma 3 1B shape (window 512)",
        "gemma3",    262144,
        1152,        6912,
@@ -201,7 +207,7 @@ double preset_parameters(const ModelPreset& P) {
   double layer = 2 * E + 2 * E * Q + 2 * E * KV;  // norms, q and o, k and v
   if (P.arch == "qwen2" || P.arch == "qwen2moe") layer += Q + 2 * KV;
   if (P.arch == "qwen3" || P.arch == "qwen3moe" || P.arch == "gemma3") layer += 2 * P.head_dim;
-  if (P.arch == "gemma3") layer += 2 * E;  // post-attention and post-ffn norms
+  if (P.arch == "gemma2" || P.arch == "gemma3") layer += 2 * E;  // post-attention, post-ffn norms
   const double half_rot = (P.n_rot > 0 ? P.n_rot : P.head_dim) / 2;
   const double rope_factors = half_rot * ((P.n_ctx_orig > 0 ? 2 : 0) + (P.rope_freqs ? 1 : 0));
   if (P.n_expert == 0)
@@ -386,6 +392,10 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     w.add_f32(a + "rope.scaling.factor", float(P.rope_scale));
   }
   if (P.n_swa > 0) w.add_u32(a + "attention.sliding_window", uint32_t(P.n_swa));
+  if (P.arch == "gemma2") {
+    w.add_f32(a + "attn_logit_softcapping", 50.0f);
+    w.add_f32(a + "final_logit_softcapping", 30.0f);
+  }
   if (P.n_ctx_orig > 0) {
     // Phi-3's attention factor for its context extension: sqrt(1 + ln(ctx/orig) / ln(orig)).
     const double r = double(P.n_ctx) / P.n_ctx_orig;
@@ -499,9 +509,10 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       add(p + "attn_k_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
     }
     add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
-    if (P.arch == "gemma3") add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
+    const bool gemma = P.arch == "gemma2" || P.arch == "gemma3";
+    if (gemma) add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
     add(p + "ffn_norm.weight", {E}, 1.0f, 0.1f, false);
-    if (P.arch == "gemma3") add(p + "post_ffw_norm.weight", {E}, 1.0f, 0.1f, false);
+    if (gemma) add(p + "post_ffw_norm.weight", {E}, 1.0f, 0.1f, false);
     if (phi3) {  // gate rows, then up rows, in one tensor
       add(p + "ffn_up.weight", {E, 2 * F}, 0.0f, amp(E), true);
       add(p + "ffn_down.weight", {F, E}, 0.0f, amp(F), true);

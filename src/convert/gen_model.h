@@ -16,7 +16,7 @@ namespace tzero {
 struct ModelPreset {
   std::string name;
   std::string description;
-  std::string arch;  // llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma3
+  std::string arch;  // llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3
   int n_vocab, n_embd, n_ff, n_layer, n_head, n_head_kv, head_dim, n_ctx;
   double rope_base;
   float rms_eps;
@@ -24,7 +24,7 @@ struct ModelPreset {
   // Mixture of experts (n_expert > 0): every layer's feed-forward is n_expert experts of
   // n_ff_exp (llama: n_ff), k = n_expert_used per token; qwen2moe adds a shared expert.
   int n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
-  // gemma3: the sliding window of its local layers; and a linear rope scaling factor (1: none).
+  // gemma2, gemma3: the sliding window of the local layers; a linear rope scaling factor (1: none).
   int n_swa = 0;
   double rope_scale = 1.0;
   // Rotary dimensions (0: head_dim). phi3: fused attn_qkv and gate/up tensors, and with

@@ -34,10 +34,21 @@ void attn_block_ref(float* s, size_t ld, size_t n_q, const float* m, const KvRow
   }
 }
 
+void attn_softcap_ref(float* s, size_t ld, size_t n_q, size_t n, float cap, float* m) {
+  for (size_t g = 0; g < n_q; ++g) {
+    m[g] = -INFINITY;
+    for (size_t i = 0; i < n; ++i) {
+      s[g * ld + i] = softcap_ref(s[g * ld + i], cap);
+      m[g] = std::fmax(m[g], s[g * ld + i]);
+    }
+  }
+}
+
 void attention_head_ref(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
-                        size_t head_dim, float scale, float* scratch, float* out) {
+                        size_t head_dim, float scale, float* scratch, float* out, float softcap) {
   float m = -INFINITY;
   attn_scores_ref(q, 0, 1, k, 0, n_kv, head_dim, scale, scratch, n_kv, &m);
+  if (softcap > 0) attn_softcap_ref(scratch, n_kv, 1, n_kv, softcap, &m);
   std::vector<float> o(head_dim), o_j(head_dim);
   float z = 0.0f;
   for (size_t t0 = 0; t0 < n_kv; t0 += kAttnBlock) {

@@ -91,8 +91,15 @@ void attn_scores_ref(const float* q, size_t q_stride, size_t n_q, const KvRows& 
 void attn_block_ref(float* s, size_t ld, size_t n_q, const float* m, const KvRows& v, size_t t0,
                     size_t t1, size_t head_dim, float* z, float* o, size_t o_stride);
 
+// SOFT-CAPPED SCORES (Gemma 2): s[t] = softcap_ref(s[t], cap) (softcap-v1) for every score,
+// before the max; m = the max of the capped scores. In place on n scores of each of n_q rows
+// (stride ld); m[g] is recomputed from -inf.
+void attn_softcap_ref(float* s, size_t ld, size_t n_q, size_t n, float cap, float* m);
+
 // Whole attn-v2 for one query head with the reference pieces. scratch holds n_kv floats.
+// softcap > 0: the scores are soft-capped (attn_softcap_ref) before the softmax.
 void attention_head_ref(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
-                        size_t head_dim, float scale, float* scratch, float* out);
+                        size_t head_dim, float scale, float* scratch, float* out,
+                        float softcap = 0.0f);
 
 }  // namespace tzero

@@ -24,7 +24,7 @@ void attn_finish(size_t n_q, size_t head_dim, const float* z, float* o, size_t o
 
 void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t n_q,
                      const KvRows& kr, const KvRows& vr, size_t n_kv, size_t head_dim, float scale,
-                     AttnScratch& sc, float* out, size_t out_stride) {
+                     AttnScratch& sc, float* out, size_t out_stride, float softcap) {
   const size_t ld = (n_kv + 15) / 16 * 16;
   if (sc.s.size() < n_q * ld) sc.s.resize(n_q * ld);
   if (sc.o_j.size() < n_q * head_dim) sc.o_j.resize(n_q * head_dim);
@@ -32,6 +32,7 @@ void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t
   sc.z.resize(n_q);
   sc.m.assign(n_q, -INFINITY);
   k.attn_scores(q, q_stride, n_q, kr, 0, n_kv, head_dim, scale, sc.s.data(), ld, sc.m.data());
+  if (softcap > 0) attn_softcap_ref(sc.s.data(), ld, n_q, n_kv, softcap, sc.m.data());
   for (size_t t0 = 0; t0 < n_kv; t0 += kAttnBlock) {
     const size_t t1 = t0 + kAttnBlock < n_kv ? t0 + kAttnBlock : n_kv;
     if (t0 == 0) {  // the first block's o goes straight into out

@@ -22,10 +22,10 @@ struct AttnScratch {
 };
 
 // out[g * out_stride + d] = attn-v2 of query head g (q + g * q_stride) over positions
-// [0, n_kv) of k and v: attention_head_ref's bits for every head.
+// [0, n_kv) of k and v: attention_head_ref's bits for every head (with the same softcap).
 void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t n_q,
                      const KvRows& kr, const KvRows& vr, size_t n_kv, size_t head_dim, float scale,
-                     AttnScratch& scratch, float* out, size_t out_stride);
+                     AttnScratch& scratch, float* out, size_t out_stride, float softcap = 0.0f);
 
 // The merge of attn-v2 for n_q heads: block j's (z_j, o_j) into the running (z, o); the first
 // block (j == 0) is copied. Then attn_finish divides: o[g][d] /= z[g].

@@ -27,4 +27,16 @@ inline float gelu_ref(float x) {
   return x / (1.0f + exp_ref(-t));
 }
 
+// cap * tanh(x / cap) (version "softcap-v1": Gemma 2's logit soft-capping), tanh from exp_ref:
+//   y = x / cap;  e = exp_ref(-2|y|) (as -(|y| + |y|));  t = (1 - e) / (1 + e)
+//   result = cap * t with the sign of y
+// Relative error about 1e-7 / |y| near 0 (the subtraction), a few ulps elsewhere.
+inline float softcap_ref(float x, float cap) {
+  const float y = x / cap;
+  const float a = y < 0 ? -y : y;
+  const float e = exp_ref(-(a + a));
+  const float t = (1.0f - e) / (1.0f + e);
+  return cap * (y < 0 ? -t : t);
+}
+
 }  // namespace tzero

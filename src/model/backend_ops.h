@@ -61,6 +61,7 @@ struct AttentionSpec {
   int n_head = 0, n_head_kv = 0, head_dim = 0;
   float scale = 0;  // applied to q.k (usually 1/sqrt(head_dim))
   int window = 0;
+  float softcap = 0;  // > 0: scores soft-capped before the softmax (Gemma 2; attn_softcap_ref)
 };
 
 // A mixture-of-experts layer's routing: softmax over n_expert router logits, the n_used largest
@@ -115,8 +116,10 @@ class BackendOps {
   virtual void attention(int layer, Act q, Act out, const AttentionSpec& spec) = 0;
   // x += y, element by element.
   virtual void add(Act x, Act y, size_t rows) = 0;
-  // x *= s, element by element (gemma3's embedding scale).
+  // x *= s, element by element (gemma's embedding scale).
   virtual void scale(Act x, float s, size_t rows) = 0;
+  // x = softcap_ref(x, cap), element by element (Gemma 2's final logits; softcap-v1).
+  virtual void softcap(Act x, float cap, size_t rows) = 0;
   // out = act(gate) * up, element by element; out may be gate.
   virtual void glu(Activation act, Act gate, Act up, Act out, size_t rows) = 0;
   // ---- mixture of experts (kernels/moe.h, moe-v1). A token's k = spec.n_used slots are its

@@ -22,7 +22,7 @@ void read_experts(const GgufFile& f, const std::string& a, bool moe_arch, HParam
   if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3)
     f.fail("metadata '" + a + "expert_count' on architecture '" + hp.arch_name +
            "', which has no experts (" + hp.arch_name + "moe has)");
-  if (hp.arch == Arch::Gemma3 || hp.arch == Arch::Phi3)
+  if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3 || hp.arch == Arch::Phi3)
     f.fail("metadata '" + a + "expert_count' on architecture '" + hp.arch_name +
            "', which has no experts");
   if (n_expert < 1 || n_expert > kMaxExperts)
@@ -59,20 +59,34 @@ void read_experts(const GgufFile& f, const std::string& a, bool moe_arch, HParam
            ": only softmax gating (1) is supported");
 }
 
-// gemma3 as llama.cpp reads it: a sliding window on five layers of every six (base 10000,
-// unscaled), the embedding scaled by sqrt(n_embd), and the 27B's attention scale.
-void read_gemma3(const GgufFile& f, const std::string& a, HParams& hp) {
+// gemma2 and gemma3 as llama.cpp reads them: a sliding window on every other layer (gemma2,
+// window 4096 unless given, the model's rope base) or on five layers of every six (gemma3, base
+// 10000, unscaled), the embedding scaled by sqrt(n_embd), gemma2's soft-capping (attention 50,
+// logits 30 unless given), and the 27B models' attention scale.
+void read_gemma(const GgufFile& f, const std::string& a, HParams& hp) {
+  const bool g2 = hp.arch == Arch::Gemma2;
   const std::string key = a + "attention.sliding_window";
-  const int64_t w = f.get_int(key, 0);
-  if (!f.has(key)) f.fail("architecture 'gemma3' needs metadata '" + key + "'");
+  if (!g2 && !f.has(key)) f.fail("architecture 'gemma3' needs metadata '" + key + "'");
+  const int64_t w = f.get_int(key, 4096);
   if (w < 1 || w > (1 << 24))
     f.fail("metadata '" + key + "' = " + std::to_string(w) + " is out of range");
   hp.n_swa = int(w);
-  hp.swa_pattern = 6;
-  hp.rope_base_swa = 10000.0;
+  hp.swa_pattern = g2 ? 2 : 6;
+  hp.rope_base_swa = g2 ? hp.rope_base : 10000.0;
   hp.embd_scale = std::sqrt(float(hp.n_embd));
-  // Gemma 3 27B (62 layers) scales by 1/sqrt(n_embd / n_head), the others by the key length.
-  if (hp.n_layer == 62) hp.attn_scale = 1.0f / std::sqrt(float(hp.n_embd / hp.n_head));
+  if (g2) {
+    auto cap = [&](const std::string& k, double def) {
+      const double v = f.get_float(a + k, def);
+      if (!(v >= 0 && v < 1e6)) f.fail("metadata '" + a + k + "' is out of range");
+      return float(v);
+    };
+    hp.attn_softcap = cap("attn_logit_softcapping", 50.0);
+    hp.final_softcap = cap("final_logit_softcapping", 30.0);
+  }
+  // Gemma 2 27B (46 layers) and Gemma 3 27B (62) scale by 1/sqrt(n_embd / n_head), the others
+  // by the key length.
+  if (hp.n_layer == (g2 ? 46 : 62))
+    hp.attn_scale = 1.0f / std::sqrt(float(hp.n_embd / hp.n_head));
 }
 
 }  // namespace
@@ -91,13 +105,15 @@ HParams read_hparams(const GgufFile& f) {
     hp.arch = Arch::Qwen2Moe;
   } else if (hp.arch_name == "qwen3moe") {
     hp.arch = Arch::Qwen3Moe;
+  } else if (hp.arch_name == "gemma2") {
+    hp.arch = Arch::Gemma2;
   } else if (hp.arch_name == "gemma3") {
     hp.arch = Arch::Gemma3;
   } else if (hp.arch_name == "phi3") {
     hp.arch = Arch::Phi3;
   } else {
     f.fail("architecture '" + hp.arch_name + "' is not supported (supported: llama, mistral, " +
-           "qwen2, qwen3, qwen2moe, qwen3moe, gemma3, phi3)");
+           "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3)");
   }
   const std::string a = hp.arch_name + ".";
   auto positive = [&](const std::string& key, int64_t v, int64_t max) {
@@ -154,7 +170,7 @@ HParams read_hparams(const GgufFile& f) {
                f.get_int(a + "rope.scaling.original_context_length", hp.n_ctx_train), 1 << 24);
   hp.rope_neox = hp.arch != Arch::Llama;
   hp.attn_scale = 1.0f / std::sqrt(float(hp.head_dim));
-  if (hp.arch == Arch::Gemma3) read_gemma3(f, a, hp);
+  if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3) read_gemma(f, a, hp);
   read_experts(f, a, moe_arch, hp);
   return hp;
 }

@@ -1,5 +1,5 @@
 // Hyper-parameters of the supported architectures (the llama family, its mixture-of-experts kin,
-// gemma3, phi3), read from GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...).
+// gemma2, gemma3, phi3), read from GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...).
 // One struct with the few options they vary on, not a field per model.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace tzero {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma3, Phi3 };
+enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma2, Gemma3, Phi3 };
 
 struct HParams {
   std::string arch_name;  // as in general.architecture
@@ -32,10 +32,13 @@ struct HParams {
   // long frequency factors (rope_factors_long), otherwise its short ones (phi3).
   int n_ctx_orig = 0;
   float attn_scale = 0;     // applied to q.k: 1/sqrt(head_dim) (gemma3 27B: its own)
-  float embd_scale = 1.0f;  // token embeddings are multiplied by it (gemma3: sqrt(n_embd))
-  // Sliding-window attention (gemma3): with n_swa > 0, layer il attends to the last n_swa
-  // positions unless il % swa_pattern == swa_pattern - 1 (those see every position); windowed
-  // layers rotate with rope_base_swa, unscaled (llama.cpp's rope_freq_base_train_swa).
+  float embd_scale = 1.0f;     // token embeddings are multiplied by it (gemma: sqrt(n_embd))
+  float attn_softcap = 0;      // > 0: attention scores soft-capped (gemma2: 50)
+  float final_softcap = 0;     // > 0: the logits soft-capped (gemma2: 30)
+  // Sliding-window attention (gemma2, gemma3): with n_swa > 0, layer il attends to the last
+  // n_swa positions unless il % swa_pattern == swa_pattern - 1 (those see every position);
+  // windowed layers rotate with rope_base_swa, unscaled (llama.cpp's rope_freq_base_train_swa:
+  // 10000 for gemma3, the model's base for gemma2).
   int n_swa = 0;
   int swa_pattern = 0;
   double rope_base_swa = 10000.0;

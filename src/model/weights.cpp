@@ -103,8 +103,9 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   const int64_t V = hp_.n_vocab, E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(), F = hp_.n_ff,
                 D = hp_.head_dim;
   const bool biases = hp_.arch == Arch::Qwen2 || hp_.arch == Arch::Qwen2Moe;
-  const bool gemma3 = hp_.arch == Arch::Gemma3;
-  const bool qk_norm = hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe || gemma3;
+  const bool gemma = hp_.arch == Arch::Gemma2 || hp_.arch == Arch::Gemma3;
+  const bool qk_norm =
+      hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe || hp_.arch == Arch::Gemma3;
   tok_embd_ = matrix("token_embd.weight", V, E);
   output_norm_ = vector("output_norm.weight", E);
   output_ = matrix("output.weight", V, E, false);
@@ -150,7 +151,7 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
     l.q_norm = vector(p + "attn_q_norm.weight", D, qk_norm);
     l.k_norm = vector(p + "attn_k_norm.weight", D, qk_norm);
     l.ffn_norm = vector(p + "ffn_norm.weight", E);
-    if (gemma3) {
+    if (gemma) {
       l.attn_post_norm = vector(p + "post_attention_norm.weight", E);
       l.ffn_post_norm = vector(p + "post_ffw_norm.weight", E);
     }

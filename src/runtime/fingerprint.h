@@ -20,7 +20,7 @@ namespace tzero {
 
 // The versions of the canonical orders (kernels/dot.h, ops.h, math.h, moe.h, runtime/sampler.h).
 constexpr const char* kCanonicalOrders =
-    "dot-v1 ops-v1 attn-v2 exp-v1 silu-v1 gelu-v1 moe-v1 sampler-v2 logprob-v1";
+    "dot-v1 ops-v1 attn-v2 exp-v1 silu-v1 gelu-v1 softcap-v1 moe-v1 sampler-v2 logprob-v1";
 
 struct Fingerprint {
   std::string hash;         // 16 hex digits

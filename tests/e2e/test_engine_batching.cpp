@@ -240,6 +240,8 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithExperts) {
 // preemption, recomputation and prefix-cache hits restore the same windows.
 TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithSlidingWindows) {
   EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny-gemma3", "q8_0"), 8), 0u);
+  // gemma2: windows on every other layer, soft-capped scores and logits.
+  check_random_schedules(tzero::test::generated_model("tiny-gemma2", "q4_k"), 4);
 }
 
 // Proves: a pool far too small for the load forces preemption and recomputation, and outputs

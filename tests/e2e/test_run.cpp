@@ -137,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
 // gemma3 (sliding windows start at every position of the prompt's chunks), phi3 (fused
 // tensors, partial rotary, LongRoPE), llama with rope_freqs.
 INSTANTIATE_TEST_SUITE_P(MoreArchitectures, RunGenerated,
-                         ::testing::Combine(::testing::Values("tiny-gemma3", "tiny-phi3",
+                         ::testing::Combine(::testing::Values("tiny-gemma2", "tiny-gemma3", "tiny-phi3",
                                                               "tiny-llama3"),
                                             ::testing::Values("f16", "q8_0", "q4_k")),
                          preset_dtype_name);

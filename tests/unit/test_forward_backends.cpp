@@ -46,6 +46,7 @@ class OpaqueCpu final : public BackendOps {
   }
   void add(Act x, Act y, size_t rows) override { c_->add(x, y, rows); }
   void scale(Act x, float s, size_t rows) override { c_->scale(x, s, rows); }
+  void softcap(Act x, float cap, size_t rows) override { c_->softcap(x, cap, rows); }
   void glu(Activation a, Act g, Act u, Act o, size_t rows) override { c_->glu(a, g, u, o, rows); }
   void moe_route(Act l, const MoeSpec& s, Act p, Act i, Act w, size_t rows) override {
     c_->moe_route(l, s, p, i, w, rows);
@@ -141,7 +142,7 @@ TEST_P(ForwardBackends, PerturbationOnTheDeviceIsTheHostsPerturbation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, ForwardBackends,
-                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma3",
+                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2", "tiny-gemma3",
                                            "tiny-phi3"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;

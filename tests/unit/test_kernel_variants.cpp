@@ -242,6 +242,34 @@ TEST(KernelVariants, SlidingWindowViewEqualsReferenceOverTheWindowAlone) {
   }
 }
 
+// Soft-capped attention (Gemma 2): attention_heads with a cap through every kernel set gives
+// attention_head_ref's bits with the same cap, over one and three position blocks, paged; and
+// the cap changes the bits (so it is applied).
+TEST(KernelVariants, SoftCappedAttentionEqualsReference) {
+  const size_t head_dim = 64, stride = head_dim, n_q = 2;
+  for (size_t n_kv : {size_t(40), size_t(600)}) {
+    const auto q = tzero::test::random_floats(n_q * head_dim, 201, 6.0f);
+    const auto kc = tzero::test::random_floats(n_kv * stride, 202, 6.0f);
+    const auto vc = tzero::test::random_floats(n_kv * stride, 203);
+    const PagedCopy kp(kc, n_kv, stride, 16, true), vp(vc, n_kv, stride, 16, true);
+    std::vector<float> scratch(n_kv), ref(n_q * head_dim), uncapped(n_q * head_dim);
+    for (size_t g = 0; g < n_q; ++g) {
+      tzero::attention_head_ref(&q[g * head_dim], kp.rows, vp.rows, n_kv, head_dim, 0.125f,
+                                scratch.data(), &ref[g * head_dim], 5.0f);
+      tzero::attention_head_ref(&q[g * head_dim], kp.rows, vp.rows, n_kv, head_dim, 0.125f,
+                                scratch.data(), &uncapped[g * head_dim]);
+    }
+    EXPECT_FALSE(same_bits(ref.data(), uncapped.data(), ref.size())) << "the cap did nothing";
+    for (const KernelSet* k : tzero::available_kernels()) {
+      tzero::AttnScratch sc;
+      std::vector<float> got(n_q * head_dim, -1.0f);
+      tzero::attention_heads(*k, q.data(), head_dim, n_q, kp.rows, vp.rows, n_kv, head_dim,
+                             0.125f, sc, got.data(), head_dim, 5.0f);
+      EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size())) << k->name << " n_kv=" << n_kv;
+    }
+  }
+}
+
 // The pieces on their own, as a backend that splits position blocks over threads calls them:
 // scores of a sub-range land at their offsets and the running max only grows.
 TEST(KernelVariants, AttentionScoresOfSubrangesEqualScalarBits) {

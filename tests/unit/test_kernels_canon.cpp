@@ -241,6 +241,26 @@ TEST(KernelCanon, GeluGegluMatchCanonicalDefinition) {
   EXPECT_TRUE(std::isnan(gelu_ref(NAN)));
 }
 
+// Proves: softcap_ref follows softcap-v1 operation for operation, saturates at +-cap, keeps
+// the sign, and is within 1e-6 relative (plus 2e-7 absolute: the 1 - e near 0) of
+// cap * tanh(x / cap) in double.
+TEST(KernelCanon, SoftcapMatchesCanonicalDefinition) {
+  SplitMix64 rng(29);
+  for (float cap : {50.0f, 30.0f, 1.0f}) {
+    const std::vector<float> x = rand_vec(rng, 4096, -4.0f * cap, 4.0f * cap);
+    for (float v : x) {
+      const float y = v / cap, a = std::fabs(y), e = canon::exp(-(a + a));
+      const float t = (1.0f - e) / (1.0f + e);
+      ASSERT_EQ(bits(softcap_ref(v, cap)), bits(cap * (y < 0 ? -t : t))) << v;
+      const double want = double(cap) * std::tanh(double(v) / cap);
+      ASSERT_NEAR(softcap_ref(v, cap), want, 1e-6 * std::fabs(want) + 2e-7 * cap) << v;
+    }
+    EXPECT_EQ(softcap_ref(1e30f, cap), cap);
+    EXPECT_EQ(softcap_ref(-1e30f, cap), -cap);
+    EXPECT_EQ(softcap_ref(0.0f, cap), 0.0f);
+  }
+}
+
 // Proves: quantize_act_q8 is bit-exactly "amax, d = amax/127, id = 1/d (0 for d = 0),
 // q = nearbyint(x * id)", block by block; and, as a tolerance check, |x - d q| <= d/2 per element
 // up to the rounding of x * id (<= 127 * 2.01u in units of d), with the largest element at +-127.

@@ -131,7 +131,7 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
       thread_local AttnScratch scratch;
       for (size_t i = bounds[p0]; i < bounds[p1]; ++i)
         attention_heads(kern_, &q[q_of(i)], hd, group, keys(i), values(i), n_kv_of(i), hd, a.scale,
-                        scratch, &att[q_of(i)], hd);
+                        scratch, &att[q_of(i)], hd, a.softcap);
     });
     return;
   }
@@ -164,6 +164,9 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
       const Unit& un = units[u];
       kern_.attn_scores(&q[q_of(un.item)], hd, group, keys(un.item), un.t0, un.t1, hd, a.scale,
                         &split_s_[un.s_off], item_ld[un.item], &split_m_[u * group]);
+      if (a.softcap > 0)
+        attn_softcap_ref(&split_s_[un.s_off], item_ld[un.item], group, un.t1 - un.t0, a.softcap,
+                         &split_m_[u * group]);
     }
   });
   std::vector<float> m(n_items * group, -INFINITY);  // the max is exact in any order
@@ -222,6 +225,7 @@ void CpuBackend::attention_fast(const float* q_all, float* att, const AttentionS
       e.resize(p_hi - p_lo);
       for (size_t s = p_lo; s < p_hi; ++s) {
         e[s - p_lo] = kern_.dot_f32(q, kr.row(s), size_t(hd)) * scale;
+        if (a.softcap > 0) e[s - p_lo] = softcap_ref(e[s - p_lo], a.softcap);
         m = std::fmax(m, e[s - p_lo]);
       }
       std::fill(o.begin(), o.end(), 0.0f);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "kernels/math.h"
 #include "kernels/moe.h"
 
 namespace tzero {
@@ -106,6 +107,11 @@ void CpuBackend::add(Act x, Act y, size_t rows) {
 void CpuBackend::scale(Act x, float s, size_t rows) {
   float* a = in(x);
   for (size_t i = 0; i < rows * x.len; ++i) a[i] *= s;
+}
+
+void CpuBackend::softcap(Act x, float cap, size_t rows) {
+  float* a = in(x);
+  for (size_t i = 0; i < rows * x.len; ++i) a[i] = softcap_ref(a[i], cap);
 }
 
 void CpuBackend::glu(Activation act, Act gate, Act up, Act o, size_t rows) {

@@ -44,6 +44,7 @@ class CpuBackend final : public BackendOps {
   void attention(int layer, Act q, Act out, const AttentionSpec& spec) override;
   void add(Act x, Act y, size_t rows) override;
   void scale(Act x, float s, size_t rows) override;
+  void softcap(Act x, float cap, size_t rows) override;
   void glu(Activation act, Act gate, Act up, Act out, size_t rows) override;
   void moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, Act weights,
                  size_t rows) override;

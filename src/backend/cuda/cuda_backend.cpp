@@ -138,7 +138,8 @@ class CudaBackend final : public BackendOps {
     cuda::kv_write(geom(), local(layer), in(k), in(v), blk_.i(), slot_.i(), n_tok_);
   }
   void attention(int layer, Act q, Act o, const AttentionSpec& s) override {
-    check(s.window == 0, "internal: sliding-window attention is not implemented");
+    check(s.window == 0 && s.softcap == 0,
+          "internal: sliding-window or soft-capped attention is not on the device");
     scores_.reserve(n_tok_ * size_t(s.n_head) * n_ctx_ * 4);
     cuda::attention(geom(), local(layer), in(q), pos_.i(), seq_.i(), tables_.i(), table_off_.i(),
                     n_tok_, s.n_head, s.n_head_kv, s.head_dim, s.scale, scores_.f(), n_ctx_,
@@ -146,7 +147,10 @@ class CudaBackend final : public BackendOps {
   }
   void add(Act x, Act y, size_t rows) override { cuda::add(in(x), in(y), rows * x.len); }
   void scale(Act, float, size_t) override {
-    throw Error("--gpu-layers: the CUDA backend does not run gemma3 layers yet");
+    throw Error("--gpu-layers: the CUDA backend does not run gemma layers yet");
+  }
+  void softcap(Act, float, size_t) override {
+    throw Error("--gpu-layers: the CUDA backend does not run gemma layers yet");
   }
   void glu(Activation act, Act gate, Act up, Act o, size_t rows) override {
     switch (act) {

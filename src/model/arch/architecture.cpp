@@ -10,6 +10,8 @@ void Architecture::norm_and_logits(const Pass& p, const Model& model, Act rows, 
   o.rmsnorm(rows, model.output_norm(), model.hparams().rms_eps, normed, p.n_out);
   p.trace("result_norm", -1, normed, p.n_out);
   o.matmul(model.output(), normed, logits_, p.n_out);
+  if (model.hparams().final_softcap > 0)
+    o.softcap(logits_, model.hparams().final_softcap, p.n_out);
   p.trace("result_output", -1, logits_, p.n_out);
 }
 
@@ -22,8 +24,9 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::Qwen3Moe:
     case Arch::Phi3:
       return make_llama_family(model);
+    case Arch::Gemma2:
     case Arch::Gemma3:
-      return make_gemma3(model);
+      return make_gemma(model);
   }
   throw Error("no architecture for '" + model.hparams().arch_name + "'");
 }

@@ -53,7 +53,8 @@ class Architecture {
  protected:
   // The output head every architecture here ends with: the residual rows of the batch's
   // logits rows (into rows), result_norm = rmsnorm of them (into normed), result_output = the
-  // output matrix times that (into logits_). rows and normed: (n_out, n_embd).
+  // output matrix times that, soft-capped when the model says so (into logits_). rows and
+  // normed: (n_out, n_embd).
   void norm_and_logits(const Pass& p, const Model& model, Act rows, Act normed) const;
 
   ActLayout layout_;
@@ -65,6 +66,6 @@ std::unique_ptr<Architecture> make_architecture(const Model& model);
 
 // One per family (model/arch/<family>.cpp).
 std::unique_ptr<Architecture> make_llama_family(const Model& model);
-std::unique_ptr<Architecture> make_gemma3(const Model& model);
+std::unique_ptr<Architecture> make_gemma(const Model& model);  // gemma2, gemma3
 
 }  // namespace tzero

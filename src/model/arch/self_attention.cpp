@@ -38,6 +38,7 @@ void SelfAttention::run(const Pass& p, int il, const LayerWeights& L, Act x, Act
   spec.head_dim = hp_.head_dim;
   spec.scale = hp_.attn_scale;
   spec.window = swa ? hp_.n_swa : 0;
+  spec.softcap = hp_.attn_softcap;
   o.attention(il, q_, att_, spec);
   p.trace("kqv_out", il, att_, n);
   o.matmul(L.wo, att_, out, n);

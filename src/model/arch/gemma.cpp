@@ -1,9 +1,11 @@
-// gemma3 (Gemma 3 text models, 1B to 27B), as llama.cpp builds it: the embedding scaled by
-// sqrt(n_embd), per-head Q/K norms, a norm after the attention block and after the
+// gemma3 (Gemma 3 text models, 1B to 27B) and gemma2 (Gemma 2, 2B to 27B), as llama.cpp builds
+// them: the embedding scaled by sqrt(n_embd), a norm after the attention block and after the
 // feed-forward block (before each is added to the residual stream), a GeGLU feed-forward
-// (GELU-tanh), and sliding-window attention on five layers of every six with their own rope
-// base (hparams.is_swa). The norm weights in a GGUF already include Gemma's "1 +" (llama.cpp's
-// converter adds it), so every norm is a plain rmsnorm.
+// (GELU-tanh), and sliding-window attention (hparams.is_swa): gemma3 on five layers of every
+// six with their own rope base, and per-head Q/K norms; gemma2 on every other layer, with its
+// attention scores and final logits soft-capped (self_attention.h, norm_and_logits). The norm
+// weights in a GGUF already include Gemma's "1 +" (llama.cpp's converter adds it), so every
+// norm is a plain rmsnorm.
 //
 // Per layer (names as traced):
 //   attn_norm = rmsnorm(x)          Qcur .. attn_out = the attention block (self_attention.h)
@@ -11,7 +13,7 @@
 //   ffn_norm = rmsnorm(ffn_inp)     ffn_gate .. ffn_out = the GeGLU block (gated_ffn.h)
 //   ffn_post_norm = rmsnorm(ffn_out)                   l_out = ffn_inp + ffn_post_norm
 // after inp_embd, inp_scaled = inp_embd * sqrt(n_embd); at the end result_norm and
-// result_output as in the llama family (the output tied to the embedding).
+// result_output as in the llama family (the output tied to the embedding; gemma2 soft-caps it).
 #include <optional>
 
 #include "model/arch/architecture.h"
@@ -22,9 +24,9 @@ namespace tzero {
 
 namespace {
 
-class Gemma3 final : public Architecture {
+class Gemma final : public Architecture {
  public:
-  explicit Gemma3(const Model& model) : model_(model), hp_(model.hparams()) {
+  explicit Gemma(const Model& model) : model_(model), hp_(model.hparams()) {
     const size_t E = size_t(hp_.n_embd);
     x_ = residual_ = layout_.add(E);  // (n_tok, n_embd) residual stream
     xb_ = layout_.add(E);             // (n_tok, n_embd) normed input of a block
@@ -76,8 +78,8 @@ class Gemma3 final : public Architecture {
 
 }  // namespace
 
-std::unique_ptr<Architecture> make_gemma3(const Model& model) {
-  return std::make_unique<Gemma3>(model);
+std::unique_ptr<Architecture> make_gemma(const Model& model) {
+  return std::make_unique<Gemma>(model);
 }
 
 }  // namespace tzero
