@@ -121,8 +121,18 @@ uint32_t llama_file_type(TensorType t) {
       return 1;
     case TensorType::Q4_0:
       return 2;
+    case TensorType::Q4_1:
+      return 3;
     case TensorType::Q8_0:
       return 7;
+    case TensorType::Q5_0:
+      return 8;
+    case TensorType::Q5_1:
+      return 9;
+    case TensorType::IQ4_NL:
+      return 25;
+    case TensorType::MXFP4:
+      return 38;  // MXFP4_MOE (llama.cpp's only MXFP4 file type)
     case TensorType::Q4_K:
       return 14;  // Q4_K_S
     case TensorType::Q5_K:
@@ -146,9 +156,9 @@ uint64_t name_seed(uint64_t seed, const std::string& name) {
 std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, uint64_t seed,
                                         const std::string& out_path,
                                         const GgufWriter::Progress& progress) {
-  check(traits(dtype).supported,
-        std::string("gen-model: dtype ") + traits(dtype).name +
-            " is not supported (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k)");
+  check(traits(dtype).supported, std::string("gen-model: dtype ") + traits(dtype).name +
+                                     " is not supported (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, "
+                                     "q5_1, iq4_nl, mxfp4, q4_k, q5_k, q6_k)");
   std::vector<std::string> notes;
   const std::string a = P.arch + ".";
   GgufWriter w;

@@ -305,11 +305,11 @@ TEST(BadFiles, ExpertTensorsThatDoNotFit) {
                       "blk.1.ffn_down_exps.weight", {256, 256});
     EXPECT_TRUE(clean_error(run(f), f, "tensor 'blk.1.ffn_down_exps.weight' has shape [256, 256]"));
   }
-  if (!tzero::traits(tzero::TensorType::Q5_1)
-           .supported) {  // experts of a type tzero cannot compute
+  {  // experts of a type tzero cannot compute
+    ASSERT_FALSE(tzero::traits(tzero::TensorType::Q8_1).supported);
     const std::string f = rewrite_model("tiny-qwen3moe", "moe_type.gguf", nullptr, true,
-                                        "blk.0.ffn_up_exps.weight", tzero::TensorType::Q5_1);
-    EXPECT_TRUE(clean_error(run(f), f, "tensor 'blk.0.ffn_up_exps.weight' has type q5_1"));
+                                        "blk.0.ffn_up_exps.weight", tzero::TensorType::Q8_1);
+    EXPECT_TRUE(clean_error(run(f), f, "tensor 'blk.0.ffn_up_exps.weight' has type q8_1"));
   }
   {  // expert metadata on an architecture without experts
     const std::string f = rewrite_model(
