@@ -94,12 +94,6 @@ void dequantize_ints_min(const Block* b, float* dst, size_t n) {
 
 }  // namespace
 
-float e8m0_half_to_float(uint8_t e) {
-  // 2^(e - 128): for e >= 2 the exponent field e - 1; below, the subnormals 2^-128 and 2^-127.
-  const uint32_t bits = e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23;
-  return bits_float(bits);
-}
-
 void block_ints(const BlockQ4_1& b, int8_t* w) {
   for (int i = 0; i < kBlock; ++i) w[i] = int8_t(nibble(b.qs, i));
 }

@@ -14,6 +14,7 @@
 // Dequantization computes d * w in float (one rounding); Q4_1 and Q5_1 then add m (a second).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -57,8 +58,11 @@ inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22,
 inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
                                             0, -1, -2, -3, -4, -6, -8, -12};
 
-// 2^(e - 128) as a float, exact (e = 0 and 1 give the subnormals 2^-128 and 2^-127).
-float e8m0_half_to_float(uint8_t e);
+// 2^(e - 128) as a float, exact (e = 0 and 1 give the subnormals 2^-128 and 2^-127): for
+// e >= 2 the exponent field e - 1, below it the subnormal bit patterns 2^21 and 2^22.
+inline float e8m0_half_to_float(uint8_t e) {
+  return std::bit_cast<float>(e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23);
+}
 
 // The 32 integer weights of a block, in element order: Q4_1 and Q5_1 their unsigned q, Q5_0
 // q - 16, IQ4_NL and MXFP4 their table values. Every dot kernel's block sums are sums of these

@@ -46,18 +46,19 @@ inline __m256i table16(const int8_t* values) {
   return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(values)));
 }
 
-// The per-type pieces: Block, whether weights are signed (else unsigned with a min), the 32
-// integer weights as bytes in element order, d_w (and m_w) as floats.
+// The per-type pieces: Block, whether weights are signed (else unsigned with a min), whether
+// d_w (and m_w) are the f16 fields d (and m), the 32 integer weights as bytes in element order,
+// d_w (and m_w) as floats.
 struct Q4_1Unpack {
   using Block = BlockQ4_1;
-  static constexpr bool kMin = true;
+  static constexpr bool kMin = true, kF16Scale = true;
   static __m256i ints(const Block& b) { return nibbles32(b.qs); }
   static float scale(const Block& b) { return _cvtsh_ss(b.d); }
   static float min(const Block& b) { return _cvtsh_ss(b.m); }
 };
 struct Q5_1Unpack {
   using Block = BlockQ5_1;
-  static constexpr bool kMin = true;
+  static constexpr bool kMin = true, kF16Scale = true;
   static __m256i ints(const Block& b) {
     return _mm256_or_si256(nibbles32(b.qs), fifth_bits32(b.qh));
   }
@@ -66,7 +67,7 @@ struct Q5_1Unpack {
 };
 struct Q5_0Unpack {
   using Block = BlockQ5_0;
-  static constexpr bool kMin = false;
+  static constexpr bool kMin = false, kF16Scale = true;
   static __m256i ints(const Block& b) {
     return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b.qs), fifth_bits32(b.qh)),
                            _mm256_set1_epi8(16));
@@ -76,7 +77,7 @@ struct Q5_0Unpack {
 };
 struct IQ4_NLUnpack {
   using Block = BlockIQ4_NL;
-  static constexpr bool kMin = false;
+  static constexpr bool kMin = false, kF16Scale = true;
   static __m256i ints(const Block& b) {
     return _mm256_shuffle_epi8(table16(kIq4nlValues), nibbles32(b.qs));
   }
@@ -85,13 +86,35 @@ struct IQ4_NLUnpack {
 };
 struct MXFP4Unpack {
   using Block = BlockMXFP4;
-  static constexpr bool kMin = false;
+  static constexpr bool kMin = false, kF16Scale = false;
   static __m256i ints(const Block& b) {
     return _mm256_shuffle_epi8(table16(kMxfp4Values), nibbles32(b.qs));
   }
   static float scale(const Block& b) { return e8m0_half_to_float(b.e); }
   static float min(const Block&) { return 0.0f; }
 };
+
+// Lane j of a vector set from a scalar (j < 8), without a round trip through memory.
+inline __m128i insert_u16_lane(__m128i v, uint16_t x, size_t j) {
+  switch (j) {
+    case 0:
+      return _mm_insert_epi16(v, x, 0);
+    case 1:
+      return _mm_insert_epi16(v, x, 1);
+    case 2:
+      return _mm_insert_epi16(v, x, 2);
+    case 3:
+      return _mm_insert_epi16(v, x, 3);
+    case 4:
+      return _mm_insert_epi16(v, x, 4);
+    case 5:
+      return _mm_insert_epi16(v, x, 5);
+    case 6:
+      return _mm_insert_epi16(v, x, 6);
+    default:
+      return _mm_insert_epi16(v, x, 7);
+  }
+}
 
 constexpr size_t kTokTile32 = 64;  // tokens whose accumulators live on the stack at once
 
@@ -129,16 +152,25 @@ void gemm_q32(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols
       for (size_t t = 0; t < nt; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
       for (size_t b0 = 0; b0 < nb; b0 += 8) {
         const size_t m = nb - b0 < 8 ? nb - b0 : 8;
-        float d[8] = {}, dm[8] = {};
+        // f16 scales (and mins) gathered in registers and widened at once (no store-forwarding
+        // stall); MXFP4's E8M0 scales as floats.
+        __m128i dh = _mm_setzero_si128(), mh = _mm_setzero_si128();
+        float d[8] = {};
         for (size_t j = 0; j < m; ++j) {
           const Block& wb = wr[b0 + j];
           wq[j] = U::ints(wb);
           if constexpr (!U::kMin) aw[j] = _mm256_sign_epi8(wq[j], wq[j]);
-          d[j] = U::scale(wb);
-          if constexpr (U::kMin) dm[j] = U::min(wb);
+          if constexpr (U::kF16Scale) {
+            dh = insert_u16_lane(dh, wb.d, j);
+            if constexpr (U::kMin) mh = insert_u16_lane(mh, wb.m, j);
+          } else {
+            d[j] = U::scale(wb);
+          }
         }
-        const __m256 dw = _mm256_setr_ps(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
-        const __m256 mw = _mm256_setr_ps(dm[0], dm[1], dm[2], dm[3], dm[4], dm[5], dm[6], dm[7]);
+        const __m256 dw = U::kF16Scale
+                              ? _mm256_cvtph_ps(dh)
+                              : _mm256_setr_ps(d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+        const __m256 mw = _mm256_cvtph_ps(mh);
         for (size_t t = 0; t < nt; ++t) {
           const ActQ8* xb = xq + (t0 + t) * nb + b0;
           __m256i part[8];
