@@ -243,8 +243,18 @@ uint32_t llama_file_type(const WeightFormat& f) {
       return 1;
     case TensorType::Q4_0:
       return 2;
+    case TensorType::Q4_1:
+      return 3;
     case TensorType::Q8_0:
       return 7;
+    case TensorType::Q5_0:
+      return 8;
+    case TensorType::Q5_1:
+      return 9;
+    case TensorType::IQ4_NL:
+      return 25;
+    case TensorType::MXFP4:
+      return 38;  // MXFP4_MOE (llama.cpp's only MXFP4 file type)
     case TensorType::Q4_K:
       return 14;  // Q4_K_S
     case TensorType::Q5_K:
@@ -340,7 +350,7 @@ TensorType fallback_type(TensorType t, int64_t n_cols) {
       break;
     case TensorType::Q2_K:
     case TensorType::Q3_K:
-      f = TensorType(20);  // IQ4_NL
+      f = TensorType::IQ4_NL;
       break;
     default:
       break;

@@ -14,6 +14,16 @@
 //   8 block lanes: acc[b % 8] = fma(p[b], float(isum[b]), acc[b % 8]) in increasing b, from
 //   +0.0. Then acc[l] += acc[l+4] for l < 4, then +2, then +1; the result is acc[0].
 //
+// The other 32-element block types (quant_legacy.h; activations ActQ8 blocks of 32), with w_int
+// the block's integer weights (block_ints):
+//   Q5_0, IQ4_NL, MXFP4: Q4_0's order exactly: isum[b] = sum of w_int[i] * x_q[i] in int32
+//   (Q5_0 w_int = q - 16, IQ4_NL and MXFP4 their table values), p[b] = d_w[b] * d_x[b] in
+//   float (MXFP4: d_w = 2^(e - 128), exact), 8 block lanes, the 8-lane tree.
+//   Q4_1, Q5_1 (a min m): per block, exact int32 isum[b] = sum of q[i] * x_q[i] and
+//   xsum[b] = sum of x_q[i]; p = d_w * d_x, pm = m_w * d_x (each one rounding).
+//   8 block lanes: acc[b%8] = fma(p, float(isum[b]), acc[b%8]) and
+//   accm[b%8] = fma(pm, float(xsum[b]), accm[b%8]); result = tree8(acc) + tree8(accm).
+//
 // K-quant weights (Q4_K, Q5_K, Q6_K; activations ActQ8K super-blocks of 256), n/256 blocks:
 //   Q4_K: per block b, exact int32 A[b] = sum over sub-blocks j of sc[j] * (sum of q*x_q over
 //   j) and B[b] = sum over j of m[j] * (sum of x_q over j); p = d_w * d_x, pm = dmin_w * d_x.
@@ -32,6 +42,7 @@
 
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
+#include "kernels/quant_legacy.h"
 
 namespace tzero {
 
@@ -43,6 +54,11 @@ float dot_f16_ref(const uint16_t* w, const float* x, size_t n);
 float dot_bf16_ref(const uint16_t* w, const float* x, size_t n);
 float dot_q8_0_ref(const BlockQ8_0* w, const ActQ8* x, size_t n);
 float dot_q4_0_ref(const BlockQ4_0* w, const ActQ8* x, size_t n);
+float dot_q4_1_ref(const BlockQ4_1* w, const ActQ8* x, size_t n);
+float dot_q5_0_ref(const BlockQ5_0* w, const ActQ8* x, size_t n);
+float dot_q5_1_ref(const BlockQ5_1* w, const ActQ8* x, size_t n);
+float dot_iq4_nl_ref(const BlockIQ4_NL* w, const ActQ8* x, size_t n);
+float dot_mxfp4_ref(const BlockMXFP4* w, const ActQ8* x, size_t n);
 float dot_q4_k_ref(const BlockQ4_K* w, const ActQ8K* x, size_t n);
 float dot_q5_k_ref(const BlockQ5_K* w, const ActQ8K* x, size_t n);
 float dot_q6_k_ref(const BlockQ6_K* w, const ActQ8K* x, size_t n);

@@ -186,6 +186,16 @@ GemmFn KernelSet::gemm_for(TensorType t) const {
       return gemm_q5_k;
     case TensorType::Q6_K:
       return gemm_q6_k;
+    case TensorType::Q4_1:
+      return gemm_q4_1;
+    case TensorType::Q5_0:
+      return gemm_q5_0;
+    case TensorType::Q5_1:
+      return gemm_q5_1;
+    case TensorType::IQ4_NL:
+      return gemm_iq4_nl;
+    case TensorType::MXFP4:
+      return gemm_mxfp4;
     default:
       return nullptr;
   }
@@ -202,6 +212,11 @@ const KernelSet& scalar_kernels() {
       gemm_ref<BlockQ4_K, ActQ8K, dot_q4_k_ref>,
       gemm_ref<BlockQ5_K, ActQ8K, dot_q5_k_ref>,
       gemm_ref<BlockQ6_K, ActQ8K, dot_q6_k_ref>,
+      gemm_ref<BlockQ4_1, ActQ8, dot_q4_1_ref>,
+      gemm_ref<BlockQ5_0, ActQ8, dot_q5_0_ref>,
+      gemm_ref<BlockQ5_1, ActQ8, dot_q5_1_ref>,
+      gemm_ref<BlockIQ4_NL, ActQ8, dot_iq4_nl_ref>,
+      gemm_ref<BlockMXFP4, ActQ8, dot_mxfp4_ref>,
       quantize_act_q8,
       quantize_act_q8k,
       dot_f32_ref,

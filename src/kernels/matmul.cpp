@@ -7,7 +7,7 @@ namespace tzero {
 
 const void* quantize_activations(const KernelSet& k, TensorType weight_type, const float* x,
                                  size_t n_tokens, size_t K, MatmulScratch& scratch) {
-  if (weight_type == TensorType::Q8_0 || weight_type == TensorType::Q4_0) {
+  if (takes_act_q8(weight_type)) {
     const size_t blocks = K / kQBlock;
     scratch.act_q8.resize(n_tokens * blocks);
     for (size_t t = 0; t < n_tokens; ++t)

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/fp16.h"
 #include "kernels/quant_k.h"
+#include "kernels/quant_legacy.h"
 
 namespace tzero {
 
@@ -43,6 +44,21 @@ void dequantize_row(TensorType t, const void* src, float* dst, size_t n) {
       }
       return;
     }
+    case TensorType::Q4_1:
+      dequantize_row_q4_1(static_cast<const BlockQ4_1*>(src), dst, n);
+      return;
+    case TensorType::Q5_0:
+      dequantize_row_q5_0(static_cast<const BlockQ5_0*>(src), dst, n);
+      return;
+    case TensorType::Q5_1:
+      dequantize_row_q5_1(static_cast<const BlockQ5_1*>(src), dst, n);
+      return;
+    case TensorType::IQ4_NL:
+      dequantize_row_iq4_nl(static_cast<const BlockIQ4_NL*>(src), dst, n);
+      return;
+    case TensorType::MXFP4:
+      dequantize_row_mxfp4(static_cast<const BlockMXFP4*>(src), dst, n);
+      return;
     case TensorType::Q4_K:
       dequantize_row_q4_k(static_cast<const BlockQ4_K*>(src), dst, n);
       return;
@@ -106,6 +122,21 @@ void quantize_row(TensorType t, const float* src, void* dst, size_t n) {
       }
       return;
     }
+    case TensorType::Q4_1:
+      quantize_row_q4_1(src, static_cast<BlockQ4_1*>(dst), n);
+      return;
+    case TensorType::Q5_0:
+      quantize_row_q5_0(src, static_cast<BlockQ5_0*>(dst), n);
+      return;
+    case TensorType::Q5_1:
+      quantize_row_q5_1(src, static_cast<BlockQ5_1*>(dst), n);
+      return;
+    case TensorType::IQ4_NL:
+      quantize_row_iq4_nl(src, static_cast<BlockIQ4_NL*>(dst), n);
+      return;
+    case TensorType::MXFP4:
+      quantize_row_mxfp4(src, static_cast<BlockMXFP4*>(dst), n);
+      return;
     case TensorType::Q4_K:
       quantize_row_q4_k(src, static_cast<BlockQ4_K*>(dst), n);
       return;
@@ -117,6 +148,21 @@ void quantize_row(TensorType t, const float* src, void* dst, size_t n) {
       return;
     default:
       throw Error(std::string("quantize: unsupported tensor type ") + traits(t).name);
+  }
+}
+
+bool takes_act_q8(TensorType t) {
+  switch (t) {
+    case TensorType::Q8_0:
+    case TensorType::Q4_0:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::IQ4_NL:
+    case TensorType::MXFP4:
+      return true;
+    default:
+      return false;
   }
 }
 

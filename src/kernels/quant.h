@@ -30,9 +30,9 @@ struct BlockQ4_0 {
 };
 static_assert(sizeof(BlockQ4_0) == 18);
 
-// Activations quantized for Q8_0/Q4_0 weights. Invariant: qs in [-127, 127] (the quantizer
-// rounds x * 127 / max|x|; -128 never occurs). The AVX2 kernels rely on it (their
-// sign-and-absolute-value trick cannot represent |-128|); custom kernels may too.
+// Activations quantized for the 32-element weight types (Q8_0, Q4_0, quant_legacy.h's). Invariant:
+// qs in [-127, 127] (the quantizer rounds x * 127 / max|x|; -128 never occurs). The AVX2 kernels
+// rely on it (their sign-and-absolute-value trick cannot represent |-128|); custom kernels may too.
 struct ActQ8 {
   float d;
   int8_t qs[32];
@@ -42,11 +42,15 @@ struct ActQ8 {
 // Widening is exact for F16 and BF16; Q formats compute d * q in float (one rounding).
 void dequantize_row(TensorType t, const void* src, float* dst, size_t n);
 
-// Quantizes n floats into a row of type t (F32, F16, BF16, Q8_0, Q4_0, and the K-quants Q4_K,
-// Q6_K of quant_k.h). Q8_0 and Q4_0 follow
+// Quantizes n floats into a row of type t (F32, F16, BF16, Q8_0, Q4_0, the K-quants of
+// quant_k.h and the 32-element types of quant_legacy.h). Q8_0 and Q4_0 follow
 // the reference quantizers of the ecosystem: Q8_0 d = max|x| / 127, q = round(x / d);
 // Q4_0 d = m / -8 where m is the element of largest magnitude, q = min(15, trunc(x / d + 8.5)).
 void quantize_row(TensorType t, const float* src, void* dst, size_t n);
+
+// Whether matmuls with weights of type t take ActQ8 activations: Q8_0, Q4_0 and the 32-element
+// types of quant_legacy.h (Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4).
+bool takes_act_q8(TensorType t);
 
 // Activation quantization, canonical (DETERMINISM.md: per row, depends only on the row):
 // per block of 32, amax = max |x|, d = amax / 127, id = d != 0 ? 1 / d : 0,

@@ -6,7 +6,8 @@
 #
 # Environment (all optional):
 #   PEER_PRESETS   gen-model presets to test (default: every preset of `tzero gen-model --list`)
-#   PEER_DTYPES    weight types (default: f32 f16 bf16 q8_0 q4_0; gen-model also has q4_k q6_k)
+#   PEER_DTYPES    weight types (default: f32 f16 bf16 q8_0 q4_0; gen-model also has q4_1 q5_0
+#                  q5_1 iq4_nl mxfp4 q4_k q5_k q6_k)
 #   PEER_N         tokens to generate for every case (default: 200 for stories260K, 64 for the
 #                  tiny presets, 32 for 110m, 8 for the large presets)
 #   PEER_PROMPT    prompt text (default: "Once upon a time")
@@ -64,7 +65,7 @@ est_gb() {
   local params
   params=$("$TZ" gen-model --list | awk -v p="$1" '$1 == p {sub("B", "", $3); print $3}')
   local b
-  case "$2" in f32) b=4 ;; f16 | bf16) b=2 ;; q8_0) b=1.0625 ;; q6_k) b=0.8203 ;; *) b=0.5625 ;; esac
+  case "$2" in f32) b=4 ;; f16 | bf16) b=2 ;; q8_0) b=1.0625 ;; q6_k) b=0.8203 ;; q5_1) b=0.75 ;; q5_0 | q5_k) b=0.6875 ;; q4_1) b=0.625 ;; *) b=0.5625 ;; esac
   awk -v n="${params:-0}" -v b="$b" 'BEGIN { printf "%d", n * b + 0.5 }'
 }
 mkdir -p "$CACHE/models" "$CACHE/runs" || die "cannot create $CACHE"

@@ -354,7 +354,7 @@ TEST(GgufDamaged, NestedArraysTooDeep) {
 
 // Tensor type ids this build does not know, including the retired q4_2/q4_3 (4, 5).
 TEST(GgufDamaged, UnknownTensorType) {
-  for (uint32_t id : {4u, 5u, 16u, 31u, 39u, 1000u, 0xFFFFFFFFu}) {
+  for (uint32_t id : {4u, 5u, 16u, 31u, 41u, 1000u, 0xFFFFFFFFu}) {
     Bytes b = base();
     put<uint32_t>(b, at().tensor("b").type_at, id);
     EXPECT_TRUE(fails_with(b, "tensor 'b': unknown tensor type " + std::to_string(id)));
@@ -409,6 +409,29 @@ TEST(GgufDamaged, RowLengthNotAMultipleOfTheBlockSize) {
   put<uint32_t>(b, at().tensor("d").type_at, uint32_t(TensorType::Q4_K));  // 16 elements
   EXPECT_TRUE(
       fails_with(b, "tensor 'd': row length 16 is not a multiple of the q4_k block size 256"));
+}
+
+// The 32-element block types take their own block bytes: "d" (the last tensor, 64 bytes of
+// data) as 128 elements of each needs 4 blocks, more than the file holds, and the message
+// names the size; as 16 elements it does not hold a whole block.
+TEST(GgufDamaged, BlockTypesOf32NeedTheirBlockBytes) {
+  const std::pair<TensorType, size_t> types[] = {{TensorType::Q4_1, 20},
+                                                 {TensorType::Q5_0, 22},
+                                                 {TensorType::Q5_1, 24},
+                                                 {TensorType::IQ4_NL, 18},
+                                                 {TensorType::MXFP4, 17}};
+  for (const auto& [t, block_bytes] : types) {
+    SCOPED_TRACE(traits(t).name);
+    Bytes b = base();
+    put<uint32_t>(b, at().tensor("d").type_at, uint32_t(t));
+    put<uint64_t>(b, at().tensor("d").dims_at, 128);
+    EXPECT_TRUE(fails_with(b, "tensor 'd': data ["));
+    EXPECT_TRUE(fails_with(b, ", +" + std::to_string(4 * block_bytes) + ") lies outside the file"));
+    b = base();
+    put<uint32_t>(b, at().tensor("d").type_at, uint32_t(t));
+    EXPECT_TRUE(fails_with(b, std::string("tensor 'd': row length 16 is not a multiple of the ") +
+                                  traits(t).name + " block size 32"));
+  }
 }
 
 // Tensor offsets are multiples of the alignment.

@@ -85,9 +85,10 @@ TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
   report_variants();
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   tzero::ThreadPool pool(2);
-  const TensorType types[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
-                              TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
-                              TensorType::Q5_K, TensorType::Q6_K};
+  const TensorType types[] = {
+      TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,   TensorType::Q4_0,
+      TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL, TensorType::MXFP4,
+      TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
   uint32_t seed = 1;
   for (TensorType type : types) {
     const size_t block = tzero::traits(type).block_size;
@@ -327,8 +328,9 @@ TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   tzero::ThreadPool pool(2);
   uint32_t seed = 100;
-  for (TensorType type :
-       {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
+                          TensorType::Q5_1, TensorType::IQ4_NL, TensorType::MXFP4, TensorType::Q4_K,
+                          TensorType::Q5_K, TensorType::Q6_K}) {
     const size_t block = tzero::traits(type).block_size;
     for (size_t K : {32, 96, 256, 288, 1056, 2304, 4352}) {
       if (K % block) continue;

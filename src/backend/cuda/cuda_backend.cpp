@@ -36,6 +36,23 @@ double measure_device_bandwidth(size_t bytes, int reps) {
 
 namespace {
 
+// The types the device embedding lookup dequantizes (cuda_ops.cu dequant_at); others stop the
+// pass with an error rather than reading NaN rows.
+bool device_embeds(TensorType t) {
+  switch (t) {
+    case TensorType::F32:
+    case TensorType::F16:
+    case TensorType::BF16:
+    case TensorType::Q8_0:
+    case TensorType::Q4_0:
+    case TensorType::Q4_K:
+    case TensorType::Q6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Device memory owned by one object, freed at destruction.
 class DevBuf {
  public:
@@ -102,6 +119,7 @@ class CudaBackend final : public BackendOps {
   }
 
   void embed(const Matrix& t, Act o) override {
+    check(device_embeds(t.type), std::string("CUDA embed: no kernel for ") + traits(t.type).name);
     cuda::embed(t.type, weights(t), t.row_bytes, size_t(t.n_cols), tok_.i(), n_tok_,
                 out(o, n_tok_));
   }

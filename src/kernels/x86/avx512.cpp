@@ -3,6 +3,7 @@
 #include "kernels/kernel_set.h"
 #include "kernels/x86/attention_avx512.h"
 #include "kernels/x86/gemm_float.h"
+#include "kernels/x86/gemm_legacy_vnni.h"
 #include "kernels/x86/gemm_q4k_decode.h"
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
@@ -83,6 +84,16 @@ void gemm_q_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n
     x86::gemm_q<Avx512, Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
+// The 32-element types of quant_legacy.h: the same split as Q8_0's, the same bits.
+template <typename U>
+void gemm_q32_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                     size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  if (n_tok >= x86::kVnniMinTokQ && n_cols >= size_t(kQBlock))
+    x86::gemm_q32_vnni<U>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  else
+    x86::gemm_q32<Avx512, U>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
+
 // Q4_K and Q5_K (Block): the same kernels, Q5_K's fifth bit added as its quants are unpacked.
 template <typename Block>
 void gemm_k4_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
@@ -108,6 +119,11 @@ KernelSet make_avx512() {
   set.gemm_bf16 = gemm_float_avx512<uint16_t, true>;
   set.gemm_q8_0 = gemm_q_avx512<BlockQ8_0>;
   set.gemm_q4_0 = gemm_q_avx512<BlockQ4_0>;
+  set.gemm_q4_1 = gemm_q32_avx512<x86::Q4_1Unpack>;
+  set.gemm_q5_0 = gemm_q32_avx512<x86::Q5_0Unpack>;
+  set.gemm_q5_1 = gemm_q32_avx512<x86::Q5_1Unpack>;
+  set.gemm_iq4_nl = gemm_q32_avx512<x86::IQ4_NLUnpack>;
+  set.gemm_mxfp4 = gemm_q32_avx512<x86::MXFP4Unpack>;
   set.gemm_q4_k = gemm_k4_avx512<BlockQ4_K>;
   set.gemm_q5_k = gemm_k4_avx512<BlockQ5_K>;
   set.gemm_q6_k = gemm_q6_k_avx512;

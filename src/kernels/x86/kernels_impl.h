@@ -9,6 +9,7 @@
 #include "kernels/quant_k.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/avx2_common.h"
+#include "kernels/x86/gemm_legacy.h"
 
 namespace tzero::x86 {
 namespace {
@@ -413,6 +414,11 @@ KernelSet make_kernel_set(const char* name) {
       gemm_k4_x86<BlockQ4_K, q4_k_unpack_x86>,
       gemm_k4_x86<BlockQ5_K, q5_k_unpack_x86>,
       gemm_k<BlockQ6_K, dot_q6_k_x86>,
+      gemm_q32<P, Q4_1Unpack>,
+      gemm_q32<P, Q5_0Unpack>,
+      gemm_q32<P, Q5_1Unpack>,
+      gemm_q32<P, IQ4_NLUnpack>,
+      gemm_q32<P, MXFP4Unpack>,
       quantize_act_q8_x86,
       quantize_act_q8k_x86,
       dot_f32_x86<P>,
