@@ -56,7 +56,8 @@ const json kPrepend = {{"type", "Prepend"}, {"prepend", kMark}};
 // Merges ranked: "▁ a" 0, "a b" 1, "▁a b" 2, "b c" 3, "▁ ▁" 4.
 std::string make_dir(const std::string& name, const json& normalizer, const json& pre,
                      const json& merges = json()) {
-  const std::string dir = tzero::test::scratch_dir() + "/" + name;
+  // Its own prefix: the byte-level import tests share the process's scratch folder and names.
+  const std::string dir = tzero::test::scratch_dir() + "/spm-" + name;
   std::filesystem::create_directories(dir);
   const json m = merges.is_null()
                      ? json{kMark + " a", "a b", kMark + "a b", "b c", json{kMark, kMark}}
