@@ -21,7 +21,8 @@ Command add_gen_model(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("--preset", o->preset, "Shape preset (see --list)")->capture_default_str();
-  sub->add_option("--dtype", o->dtype, "Weight type: f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k")
+  sub->add_option("--dtype", o->dtype,
+                  "Weight type: f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs")
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Random seed")->capture_default_str();
   sub->add_option("-o,--output", o->out, "Output GGUF file");
@@ -48,7 +49,7 @@ Command add_gen_model(CLI::App& app) {
             auto t = tensor_type_from_name(o->dtype);
             if (!t || !traits(*t).supported)
               throw Error("gen-model: unsupported dtype '" + o->dtype +
-                          "' (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k)");
+                          "' (f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs)");
             const auto t0 = std::chrono::steady_clock::now();
             // Progress on a terminal (the large presets take minutes), one line rewritten.
             const bool tty = isatty(2);

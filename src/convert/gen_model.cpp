@@ -129,6 +129,12 @@ uint32_t llama_file_type(TensorType t) {
       return 16;  // Q5_K_S
     case TensorType::Q6_K:
       return 18;
+    case TensorType::Q2_K:
+      return 10;
+    case TensorType::Q3_K:
+      return 11;  // Q3_K_S
+    case TensorType::IQ4_XS:
+      return 30;
     case TensorType::BF16:
       return 32;
     default:
@@ -148,7 +154,8 @@ std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, 
                                         const GgufWriter::Progress& progress) {
   check(traits(dtype).supported,
         std::string("gen-model: dtype ") + traits(dtype).name +
-            " is not supported (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k)");
+            " is not supported (f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k, "
+            "iq4_xs)");
   std::vector<std::string> notes;
   const std::string a = P.arch + ".";
   GgufWriter w;

@@ -186,6 +186,12 @@ GemmFn KernelSet::gemm_for(TensorType t) const {
       return gemm_q5_k;
     case TensorType::Q6_K:
       return gemm_q6_k;
+    case TensorType::Q2_K:
+      return gemm_q2_k;
+    case TensorType::Q3_K:
+      return gemm_q3_k;
+    case TensorType::IQ4_XS:
+      return gemm_iq4_xs;
     default:
       return nullptr;
   }
@@ -202,6 +208,9 @@ const KernelSet& scalar_kernels() {
       gemm_ref<BlockQ4_K, ActQ8K, dot_q4_k_ref>,
       gemm_ref<BlockQ5_K, ActQ8K, dot_q5_k_ref>,
       gemm_ref<BlockQ6_K, ActQ8K, dot_q6_k_ref>,
+      gemm_ref<BlockQ2_K, ActQ8K, dot_q2_k_ref>,
+      gemm_ref<BlockQ3_K, ActQ8K, dot_q3_k_ref>,
+      gemm_ref<BlockIQ4_XS, ActQ8K, dot_iq4_xs_ref>,
       quantize_act_q8,
       quantize_act_q8k,
       dot_f32_ref,

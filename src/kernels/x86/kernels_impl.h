@@ -9,6 +9,7 @@
 #include "kernels/quant_k.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/avx2_common.h"
+#include "kernels/x86/gemm_k16.h"
 
 namespace tzero::x86 {
 namespace {
@@ -413,6 +414,9 @@ KernelSet make_kernel_set(const char* name) {
       gemm_k4_x86<BlockQ4_K, q4_k_unpack_x86>,
       gemm_k4_x86<BlockQ5_K, q5_k_unpack_x86>,
       gemm_k<BlockQ6_K, dot_q6_k_x86>,
+      gemm_k16_x86<BlockQ2_K>,
+      gemm_k16_x86<BlockQ3_K>,
+      gemm_k16_x86<BlockIQ4_XS>,
       quantize_act_q8_x86,
       quantize_act_q8k_x86,
       dot_f32_x86<P>,
