@@ -256,7 +256,7 @@ TEST(BadFiles, UnsupportedArchitecture) {
 
 // A tensor of a type GGUF defines but tzero cannot compute with: the error names the tensor
 // and the type. `info` still lists the file. (The type is the first of these K-quants and
-// legacy quants that this build does not compute with; q4_k and q6_k are supported.)
+// legacy quants that this build does not compute with; q2_k .. q6_k are supported.)
 TEST(BadFiles, KnownButUnsupportedTensorType) {
   std::optional<tzero::TensorType> type;
   for (tzero::TensorType t :
