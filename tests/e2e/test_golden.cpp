@@ -83,14 +83,15 @@ TEST(Golden, TableCoversEveryTinyPresetAndDtype) {
   for (const char* preset : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-eot", "tiny-qwen3moe",
                              "tiny-mixtral", "tiny-qwen2moe", "tiny-gemma3", "tiny-phi3",
                              "tiny-llama3"})
-    for (const char* dtype : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k"}) {
+    for (const char* dtype : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k",
+                              "q2_k", "q3_k", "iq4_xs"}) {
       const std::string name = std::string(preset) + "/" + dtype;
       bool found = false;
       for (const auto& r : rows) found = found || r.model == name;
       EXPECT_TRUE(found) << name << " has no golden row";
       n_gen += found;
     }
-  EXPECT_EQ(n_gen, 80u);
+  EXPECT_EQ(n_gen, 110u);
   bool stories = false;
   for (const auto& r : rows) stories = stories || r.model == "shared:gguf/stories260K.gguf";
   EXPECT_TRUE(stories) << "stories260K has no golden row";
