@@ -45,6 +45,22 @@ struct K16Unpacked {
   __m128i m;     // Q2_K: 16 mins (0..15); unset for the others
 };
 
+// The 8 scales ls[j] - 32 of an IQ4_XS block as int8 in bytes 0-7 (bytes 8-15 zero - 32).
+inline __m128i iq4_xs_scales8(const BlockIQ4_XS& b) {
+  uint32_t sl;
+  std::memcpy(&sl, b.scales_l, 4);
+  const __m128i v = _mm_cvtsi32_si128(int(sl)), nib = _mm_set1_epi8(15);
+  // Byte j: nibble j of scales_l (the low nibble of byte j/2 for even j, the high one for odd).
+  const __m128i lo =
+      _mm_unpacklo_epi8(_mm_and_si128(v, nib), _mm_and_si128(_mm_srli_epi16(v, 4), nib));
+  // Int16 lane j: bits 2j, 2j+1 of scales_h, moved to the top of the lane, then down to 0..3.
+  const __m128i top =
+      _mm_mullo_epi16(_mm_set1_epi16(int16_t(b.scales_h)),
+                      _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1));
+  const __m128i hi = _mm_packus_epi16(_mm_srli_epi16(top, 14), _mm_setzero_si128());
+  return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+}
+
 inline void k16_unpack(const BlockIQ4_XS& b, K16Unpacked* out) {
   const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
   const __m256i tbl = _mm256_broadcastsi128_si256(_mm_xor_si128(t, _mm_set1_epi8(char(0x80))));
@@ -56,13 +72,7 @@ inline void k16_unpack(const BlockIQ4_XS& b, K16Unpacked* out) {
     out->u[2 * k] = _mm256_shuffle_epi8(tbl, _mm256_permute2x128_si256(lo, hi, 0x20));
     out->u[2 * k + 1] = _mm256_shuffle_epi8(tbl, _mm256_permute2x128_si256(lo, hi, 0x31));
   }
-  uint32_t sl;
-  std::memcpy(&sl, b.scales_l, 4);
-  uint64_t ls = 0;
-  for (int j = 0; j < 8; ++j)
-    ls |= uint64_t(((sl >> (4 * j)) & 15) | (((uint32_t(b.scales_h) >> (2 * j)) & 3) << 4))
-          << (8 * j);
-  const __m128i v = _mm_sub_epi8(_mm_cvtsi64_si128(int64_t(ls)), _mm_set1_epi8(32));
+  const __m128i v = iq4_xs_scales8(b);
   out->sc = _mm_unpacklo_epi8(v, v);  // sub-block j of 32 is 16-element sub-blocks 2j, 2j+1
 }
 

@@ -29,17 +29,63 @@ namespace {
 
 constexpr size_t kVnniMinTokK16 = 3;
 
+// One block for the decode kernel: the quants of chunk c (elements 64c .. 64c+63) in q[c], each
+// int32 lane's sub-block scale in sc[c] (lane k covers elements 64c + 4k .. +3), and the 16
+// int16 values whose vpmaddwd with bsums gives S (scales) or B (Q2_K: mins).
+struct K16DecodeBlock {
+  __m512i q[4], sc[4];
+  __m256i s16;
+};
+
+template <typename Block>
+inline void k16_decode_unpack(const Block& wb, K16DecodeBlock* o) {
+  // vpermd indices: lane k of chunk c has 16-element sub-block 4c + k/4.
+  const __m512i idx[4] = {
+      _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+      _mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7),
+      _mm512_setr_epi32(8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11),
+      _mm512_setr_epi32(12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15)};
+  K16Unpacked u;
+  k16_unpack(wb, &u);
+  const __m512i s32 = _mm512_cvtepi8_epi32(u.sc);
+  for (int c = 0; c < 4; ++c) {
+    o->q[c] = _mm512_inserti64x4(_mm512_castsi256_si512(u.u[2 * c]), u.u[2 * c + 1], 1);
+    o->sc[c] = _mm512_permutexvar_epi32(idx[c], s32);
+  }
+  o->s16 = K16Traits<Block>::kMins ? _mm256_cvtepu8_epi16(u.m) : _mm256_cvtepi8_epi16(u.sc);
+}
+
+// IQ4_XS without the AVX2 unpack: chunk c's 32 bytes (sub-blocks 2c, 2c+1) as lanes [A, A, B, B]
+// of a zmm, the odd lanes shifted by 4: [low nibbles of A, high of A, low of B, high of B], the
+// element order; one vpshufb maps the nibbles to kIQ4NLValues + 128.
+template <>
+inline void k16_decode_unpack(const BlockIQ4_XS& wb, K16DecodeBlock* o) {
+  const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0,
+                                                  0, 0x0004000400040004, 0x0004000400040004);
+  const __m512i idx[4] = {_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                                 _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
+                                 _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5),
+                                 _mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
+  const __m512i tbl = _mm512_broadcast_i32x4(_mm_xor_si128(t, _mm_set1_epi8(char(0x80))));
+  const __m512i nib = _mm512_set1_epi8(15);
+  for (int c = 0; c < 4; ++c) {
+    const __m512i q = _mm512_castsi256_si512(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb.qs + 32 * c)));
+    const __m512i z = _mm512_srlv_epi16(_mm512_shuffle_i64x2(q, q, 0x50), shifts);
+    o->q[c] = _mm512_shuffle_epi8(tbl, _mm512_and_si512(z, nib));
+  }
+  const __m128i s8 = iq4_xs_scales8(wb);  // bytes 0-7: the 8 scales of 32-element sub-blocks
+  const __m512i s32 = _mm512_cvtepi8_epi32(s8);
+  for (int c = 0; c < 4; ++c) o->sc[c] = _mm512_permutexvar_epi32(idx[c], s32);
+  o->s16 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(s8, s8));
+}
+
 template <typename Block, int NT>
 void k16_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, size_t nb,
                      size_t n_rows, float* y, size_t ldy) {
   using Tr = K16Traits<Block>;
-  // vpermd indices: chunk c's int32 lane k covers elements 64c + 4k .. + 3, sub-block 4c + k/4.
-  __m512i sc_idx[4];
-  for (int c = 0; c < 4; ++c)
-    sc_idx[c] = _mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1,
-                                  4 * c + 1, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 3,
-                                  4 * c + 3, 4 * c + 3, 4 * c + 3);
-  K16Unpacked u;
+  K16DecodeBlock u;
   for (size_t r = 0; r < n_rows; ++r) {
     const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
     __m256 acc[NT], accm[NT];
@@ -56,26 +102,19 @@ void k16_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, siz
         const Block& wb = wr[b0 + i];
         dw[i] = wb.d;
         if constexpr (Tr::kMins) dmw[i] = wb.dmin;
-        k16_unpack(wb, &u);
-        __m512i q[4], sc[4];
-        const __m512i s32 = _mm512_cvtepi8_epi32(u.sc);
-        for (int c = 0; c < 4; ++c) {
-          q[c] = _mm512_inserti64x4(_mm512_castsi256_si512(u.u[2 * c]), u.u[2 * c + 1], 1);
-          sc[c] = _mm512_permutexvar_epi32(sc_idx[c], s32);
-        }
-        const __m256i s16 = Tr::kMins ? _mm256_cvtepu8_epi16(u.m) : _mm256_cvtepi8_epi16(u.sc);
+        k16_decode_unpack(wb, &u);
         for (int t = 0; t < NT; ++t) {
           const ActQ8K& xb = xq[size_t(t) * nb + b0 + i];
           __m512i a = _mm512_setzero_si512();
           for (int c = 0; c < 4; ++c) {
             const __m512i xv = _mm512_loadu_si512(xb.qs + 64 * c);
             a = _mm512_add_epi32(
-                a,
-                _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[c], xv), sc[c]));
+                a, _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u.q[c], xv),
+                                      u.sc[c]));
           }
           va[t][i] = _mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1));
           const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums));
-          vs[t][i] = _mm256_madd_epi16(s16, bs);  // pairs <= 2 * 32 * 2032: exact
+          vs[t][i] = _mm256_madd_epi16(u.s16, bs);  // pairs <= 2 * 32 * 2032: exact
         }
       }
       const __mmask8 live = __mmask8((1u << ng) - 1);
