@@ -27,16 +27,19 @@ template <>
 struct K16Traits<BlockIQ4_XS> {
   static constexpr int kOff = 128;
   static constexpr bool kMins = false;
+  static constexpr int kSub = 32;  // elements per scale
 };
 template <>
 struct K16Traits<BlockQ3_K> {
   static constexpr int kOff = 4;
   static constexpr bool kMins = false;
+  static constexpr int kSub = 16;
 };
 template <>
 struct K16Traits<BlockQ2_K> {
   static constexpr int kOff = 0;
   static constexpr bool kMins = true;
+  static constexpr int kSub = 16;
 };
 
 struct K16Unpacked {

@@ -11,9 +11,9 @@
 // 8 block lanes at once, masked on a short last group.
 //
 // Batched (3 tokens or more): gemm_vnni.h's Q6_K tiles generalized: operands repacked per group of
-// 8 blocks (dword lane i = block i), each 16-element sub-block sum starting from -kOff * (its
-// activation sum), scaled by vpmulld; Q2_K adds B with vpdpwssd over (min, min) and (bsum, bsum)
-// int16 pairs.
+// 8 blocks (dword lane i = block i), each sub-block sum (16 elements; IQ4_XS 32, one per scale)
+// starting from -kOff * (its activation sum), scaled by vpmulld; Q2_K adds B with vpdpwssd over
+// (min, min) and (bsum, bsum) int16 pairs.
 #pragma once
 
 #include <immintrin.h>
@@ -60,12 +60,12 @@ inline void k16_decode_unpack(const Block& wb, K16DecodeBlock* o) {
 // element order; one vpshufb maps the nibbles to kIQ4NLValues + 128.
 template <>
 inline void k16_decode_unpack(const BlockIQ4_XS& wb, K16DecodeBlock* o) {
-  const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0,
-                                                  0, 0x0004000400040004, 0x0004000400040004);
+  const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0,
+                                           0x0004000400040004, 0x0004000400040004);
   const __m512i idx[4] = {_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
-                                 _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
-                                 _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5),
-                                 _mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
+                          _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
+                          _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5),
+                          _mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
   const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
   const __m512i tbl = _mm512_broadcast_i32x4(_mm_xor_si128(t, _mm_set1_epi8(char(0x80))));
   const __m512i nib = _mm512_set1_epi8(15);
@@ -166,13 +166,13 @@ void gemm_k16_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x,
 
 struct K16GroupW {
   __m256i q[64];   // q[8c + k] lane i: u quants 4k..4k+3 of chunk c (32) of block i
-  __m256i sc[16];  // sc[j] lane i: scale of sub-block j of block i (int32)
+  __m256i sc[16];  // sc[j] lane i: scale of sub-block j (of kSub elements) of block i (int32)
   __m256i m[8];    // Q2_K: m[p] lane i: the int16 pair (min 2p, min 2p+1) of block i
   __m256 d, dmin;
 };
 struct K16GroupX {
   __m256i q[64];
-  __m256i corr[16];  // corr[j] lane i: -kOff * bsums[j] of block i
+  __m256i corr[16];  // corr[j] lane i: -kOff * (the sum of sub-block j's quants) of block i
   __m256i bs[8];     // Q2_K: bs[p] lane i: the int16 pair (bsums[2p], bsums[2p+1]) of block i
   __m256 d;
 };
@@ -200,8 +200,8 @@ void repack_w_k16(const Block* w, size_t nb, K16GroupW* out) {
       alignas(16) uint8_t m8[16] = {};
       _mm_store_si128(reinterpret_cast<__m128i*>(s8), u.sc);
       if constexpr (Tr::kMins) _mm_store_si128(reinterpret_cast<__m128i*>(m8), u.m);
-      for (int j = 0; j < 16; ++j) {
-        sc[j][i] = s8[j];
+      for (int j = 0; j < 16; ++j) {  // IQ4_XS: scale j of 32 elements is s8[2j] (= s8[2j+1])
+        sc[j][i] = Tr::kSub == 32 ? (j < 8 ? s8[2 * j] : 0) : s8[j];
         m[j / 2][i][j % 2] = int16_t(m8[j]);
       }
       d[i] = w[b].d;
@@ -223,7 +223,7 @@ void repack_w_k16(const Block* w, size_t nb, K16GroupW* out) {
   }
 }
 
-template <int kOff>
+template <int kOff, int kSub>
 void repack_act_k16(const ActQ8K* x, size_t nb, K16GroupX* out) {
   for (size_t g = 0; g * 8 < nb; ++g) {
     alignas(32) int32_t corr[16][8];
@@ -244,9 +244,14 @@ void repack_act_k16(const ActQ8K* x, size_t nb, K16GroupX* out) {
       d[i] = b < nb ? x[b].d : 0.0f;
       for (int j = 0; j < 16; ++j) {
         const int32_t s = b < nb ? int32_t(x[b].bsums[j]) : 0;
-        corr[j][i] = -kOff * s;
         bs[j / 2][i][j % 2] = int16_t(s);
+        if (kSub == 16)
+          corr[j][i] = -kOff * s;
+        else if (j % 2 == 0)
+          corr[j / 2][i] = -kOff * (s + (b < nb ? int32_t(x[b].bsums[j + 1]) : 0));
       }
+      if (kSub == 32)
+        for (int j = 8; j < 16; ++j) corr[j][i] = 0;
     }
     for (int j = 0; j < 16; ++j)
       out[g].corr[j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(corr[j]));
@@ -256,7 +261,7 @@ void repack_act_k16(const ActQ8K* x, size_t nb, K16GroupX* out) {
   }
 }
 
-template <bool kMins, int R, int T>
+template <bool kMins, int kSub, int R, int T>
 void k16_tile(const K16GroupW* const* w, const K16GroupX* const* x, size_t ng, float* y,
               size_t ldy) {
   __m256 acc[R][T], accm[R][T];
@@ -270,7 +275,7 @@ void k16_tile(const K16GroupW* const* w, const K16GroupX* const* x, size_t ng, f
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) a[r][t] = _mm256_setzero_si256();
-    for (int j = 0; j < 16; ++j) {
+    for (int j = 0; j < 256 / kSub; ++j) {
       __m256i s[R][T];
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
@@ -278,19 +283,19 @@ void k16_tile(const K16GroupW* const* w, const K16GroupX* const* x, size_t ng, f
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) s[r][t] = c;
       }
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
+#pragma GCC unroll 8
+      for (int k = 0; k < kSub / 4; ++k) {
         __m256i wv[R], xv[T];
 #pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) wv[r] = _mm256_load_si256(&w[r][g].q[4 * j + k]);
+        for (int r = 0; r < R; ++r) wv[r] = _mm256_load_si256(&w[r][g].q[kSub / 4 * j + k]);
 #pragma GCC unroll 4
-        for (int t = 0; t < T; ++t) xv[t] = _mm256_load_si256(&x[t][g].q[4 * j + k]);
+        for (int t = 0; t < T; ++t) xv[t] = _mm256_load_si256(&x[t][g].q[kSub / 4 * j + k]);
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
           for (int t = 0; t < T; ++t) s[r][t] = _mm256_dpbusd_epi32(s[r][t], wv[r], xv[t]);
       }
-      // Sub-block sums (|.| <= 16 * 241 * 127 + 128 * 2032) times scales (|s| <= 32): exact.
+      // Sub-block sums (|.| <= 32 * 241 * 127 + 128 * 4064) times scales (|s| <= 32): exact.
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
         const __m256i sc = _mm256_load_si256(&w[r][g].sc[j]);
@@ -323,13 +328,13 @@ void k16_tile(const K16GroupW* const* w, const K16GroupX* const* x, size_t ng, f
     }
 }
 
-template <bool kMins>
+template <bool kMins, int kSub>
 struct K16TileOf {
   template <int R, int T>
   struct Tile {
     static void run(const K16GroupW* const* w, const K16GroupX* const* x, size_t ng, float* y,
                     size_t ldy) {
-      k16_tile<kMins, R, T>(w, x, ng, y, ldy);
+      k16_tile<kMins, kSub, R, T>(w, x, ng, y, ldy);
     }
   };
 };
@@ -340,12 +345,12 @@ void gemm_k16_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n
   using Tr = K16Traits<Block>;
   const size_t nb = n_cols / kSuperBlock, ng = (nb + 7) / 8;
   const ActQ8K* xq = static_cast<const ActQ8K*>(x);
-  gemm_tiled<R, T, K16TileOf<Tr::kMins>::template Tile, K16GroupW, K16GroupX>(
+  gemm_tiled<R, T, K16TileOf<Tr::kMins, Tr::kSub>::template Tile, K16GroupW, K16GroupX>(
       w, w_row_bytes, ng, n_rows, n_tok, y, ldy,
       [&](size_t r, K16GroupW* out) {
         repack_w_k16(reinterpret_cast<const Block*>(w + r * w_row_bytes), nb, out);
       },
-      [&](size_t t, K16GroupX* out) { repack_act_k16<Tr::kOff>(xq + t * nb, nb, out); });
+      [&](size_t t, K16GroupX* out) { repack_act_k16<Tr::kOff, Tr::kSub>(xq + t * nb, nb, out); });
 }
 
 // The avx512 set's entry: decode kernels below kVnniMinTokK16 tokens, tiles above; same bits.
