@@ -261,6 +261,12 @@ uint32_t llama_file_type(const WeightFormat& f) {
       return 16;  // Q5_K_S
     case TensorType::Q6_K:
       return 18;
+    case TensorType::Q2_K:
+      return 10;
+    case TensorType::Q3_K:
+      return 11;  // Q3_K_S
+    case TensorType::IQ4_XS:
+      return 30;
     case TensorType::BF16:
       return 32;
     default:

@@ -24,7 +24,8 @@
 //   8 block lanes: acc[b%8] = fma(p, float(isum[b]), acc[b%8]) and
 //   accm[b%8] = fma(pm, float(xsum[b]), accm[b%8]); result = tree8(acc) + tree8(accm).
 //
-// K-quant weights (Q4_K, Q5_K, Q6_K; activations ActQ8K super-blocks of 256), n/256 blocks:
+// Super-block weights (Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K; activations ActQ8K super-blocks
+// of 256), n/256 blocks:
 //   Q4_K: per block b, exact int32 A[b] = sum over sub-blocks j of sc[j] * (sum of q*x_q over
 //   j) and B[b] = sum over j of m[j] * (sum of x_q over j); p = d_w * d_x, pm = dmin_w * d_x.
 //   8 block lanes: acc[b%8] = fma(p, float(A[b]), acc[b%8]) and
@@ -33,6 +34,11 @@
 //   Q6_K: per block, exact int32 A[b] = sum over sub-blocks i of scales[i] * (sum of
 //   (q - 32) * x_q over i); p = d_w * d_x; acc[b%8] = fma(p, float(A[b]), acc[b%8]);
 //   result = tree8(acc). float(int) rounds to nearest even where |A| >= 2^24.
+//   IQ4_XS: Q6_K's order, A[b] = sum over its 8 sub-blocks j of 32 of (ls[j] - 32) * (sum of
+//   kIQ4NLValues[q] * x_q over j). Q3_K: Q6_K's order, A[b] = sum over its 16 sub-blocks i of
+//   (sc[i] - 32) * (sum of (q2 - (hbit ? 0 : 4)) * x_q over i).
+//   Q2_K: Q4_K's order with 16 sub-blocks i of 16: A[b] = sum of (scales[i] & 15) * (sum of
+//   q * x_q over i), B[b] = sum of (scales[i] >> 4) * bsums[i]; tree8(acc) - tree8(accm).
 //
 // The order depends only on n and the data: never on the batch, thread count or ISA.
 #pragma once
@@ -43,6 +49,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
 #include "kernels/quant_legacy.h"
+#include "kernels/quant_k2.h"
 
 namespace tzero {
 
@@ -62,12 +69,18 @@ float dot_mxfp4_ref(const BlockMXFP4* w, const ActQ8* x, size_t n);
 float dot_q4_k_ref(const BlockQ4_K* w, const ActQ8K* x, size_t n);
 float dot_q5_k_ref(const BlockQ5_K* w, const ActQ8K* x, size_t n);
 float dot_q6_k_ref(const BlockQ6_K* w, const ActQ8K* x, size_t n);
+float dot_iq4_xs_ref(const BlockIQ4_XS* w, const ActQ8K* x, size_t n);
+float dot_q3_k_ref(const BlockQ3_K* w, const ActQ8K* x, size_t n);
+float dot_q2_k_ref(const BlockQ2_K* w, const ActQ8K* x, size_t n);
 
 // The exact integer parts of one K-quant super-block product (shared by every variant's
-// tests): Q4_K and Q5_K give A and B, Q6_K gives A (B = 0).
+// tests): Q4_K, Q5_K and Q2_K give A and B, Q6_K, IQ4_XS and Q3_K give A (B = 0).
 void q4_k_block_ints(const BlockQ4_K& w, const ActQ8K& x, int32_t* a, int32_t* b);
 void q5_k_block_ints(const BlockQ5_K& w, const ActQ8K& x, int32_t* a, int32_t* b);
 int32_t q6_k_block_int(const BlockQ6_K& w, const ActQ8K& x);
+int32_t iq4_xs_block_int(const BlockIQ4_XS& w, const ActQ8K& x);
+int32_t q3_k_block_int(const BlockQ3_K& w, const ActQ8K& x);
+void q2_k_block_ints(const BlockQ2_K& w, const ActQ8K& x, int32_t* a, int32_t* b);
 
 // Sum of x[k] (plain adds) in the 16-lane order above: lane l adds x[k] for k = l mod 16 in
 // increasing k, then the same tree. Used for softmax denominators.

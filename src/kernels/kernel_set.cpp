@@ -196,6 +196,12 @@ GemmFn KernelSet::gemm_for(TensorType t) const {
       return gemm_iq4_nl;
     case TensorType::MXFP4:
       return gemm_mxfp4;
+    case TensorType::Q2_K:
+      return gemm_q2_k;
+    case TensorType::Q3_K:
+      return gemm_q3_k;
+    case TensorType::IQ4_XS:
+      return gemm_iq4_xs;
     default:
       return nullptr;
   }
@@ -217,6 +223,9 @@ const KernelSet& scalar_kernels() {
       gemm_ref<BlockQ5_1, ActQ8, dot_q5_1_ref>,
       gemm_ref<BlockIQ4_NL, ActQ8, dot_iq4_nl_ref>,
       gemm_ref<BlockMXFP4, ActQ8, dot_mxfp4_ref>,
+      gemm_ref<BlockQ2_K, ActQ8K, dot_q2_k_ref>,
+      gemm_ref<BlockQ3_K, ActQ8K, dot_q3_k_ref>,
+      gemm_ref<BlockIQ4_XS, ActQ8K, dot_iq4_xs_ref>,
       quantize_act_q8,
       quantize_act_q8k,
       dot_f32_ref,

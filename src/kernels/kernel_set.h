@@ -11,14 +11,15 @@
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
+#include "kernels/quant_k2.h"
 
 namespace tzero {
 
 // y[t * ldy + r] = dot(weight row r, activation row t) for r < n_rows, t < n_tok.
 // w: n_rows rows of w_row_bytes; x: n_tok activation rows, f32 (n_cols floats each) for float
 // weights, ActQ8 (n_cols / 32 blocks each) for the 32-element block types (q8_0, q4_0, q4_1,
-// q5_0, q5_1, iq4_nl, mxfp4: takes_act_q8), ActQ8K (n_cols / 256
-// blocks each) for q4_k, q5_k and q6_k weights.
+// q5_0, q5_1, iq4_nl, mxfp4: takes_act_q8), ActQ8K (n_cols / 256 blocks each) for q4_k, q5_k,
+// q6_k, q2_k, q3_k and iq4_xs weights.
 using GemmFn = void (*)(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                         size_t n_rows, size_t n_tok, float* y, size_t ldy);
 
@@ -26,6 +27,7 @@ struct KernelSet {
   const char* name;  // "scalar", "avx2", "avx512", "amx" (and "amx-emu", never auto)
   GemmFn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q5_k, gemm_q6_k;
   GemmFn gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_iq4_nl, gemm_mxfp4;  // ActQ8 activations
+  GemmFn gemm_q2_k, gemm_q3_k, gemm_iq4_xs;  // ActQ8K activations, as the K-quants
   void (*quantize_act_q8)(const float* x, ActQ8* dst, size_t n);
   void (*quantize_act_q8k)(const float* x, ActQ8K* dst, size_t n);
   float (*dot_f32)(const float* a, const float* b, size_t n);

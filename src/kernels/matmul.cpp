@@ -15,7 +15,8 @@ const void* quantize_activations(const KernelSet& k, TensorType weight_type, con
     return scratch.act_q8.data();
   }
   if (weight_type == TensorType::Q4_K || weight_type == TensorType::Q5_K ||
-      weight_type == TensorType::Q6_K) {
+      weight_type == TensorType::Q6_K || weight_type == TensorType::IQ4_XS ||
+      weight_type == TensorType::Q3_K || weight_type == TensorType::Q2_K) {
     const size_t blocks = K / kSuperBlock;
     scratch.act_q8k.resize(n_tokens * blocks);
     for (size_t t = 0; t < n_tokens; ++t)

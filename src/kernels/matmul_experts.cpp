@@ -14,7 +14,8 @@ namespace {
 // Bytes of one activation row as the weight type's gemm takes it (kernels/kernel_set.h).
 size_t act_row_bytes(TensorType t, size_t K) {
   if (takes_act_q8(t)) return K / kQBlock * sizeof(ActQ8);
-  if (t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K)
+  if (t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K ||
+      t == TensorType::IQ4_XS || t == TensorType::Q3_K || t == TensorType::Q2_K)
     return K / kSuperBlock * sizeof(ActQ8K);
   return K * sizeof(float);
 }

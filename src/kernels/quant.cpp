@@ -7,6 +7,7 @@
 #include "base/fp16.h"
 #include "kernels/quant_k.h"
 #include "kernels/quant_legacy.h"
+#include "kernels/quant_k2.h"
 
 namespace tzero {
 
@@ -67,6 +68,15 @@ void dequantize_row(TensorType t, const void* src, float* dst, size_t n) {
       return;
     case TensorType::Q6_K:
       dequantize_row_q6_k(static_cast<const BlockQ6_K*>(src), dst, n);
+      return;
+    case TensorType::IQ4_XS:
+      dequantize_row_iq4_xs(static_cast<const BlockIQ4_XS*>(src), dst, n);
+      return;
+    case TensorType::Q3_K:
+      dequantize_row_q3_k(static_cast<const BlockQ3_K*>(src), dst, n);
+      return;
+    case TensorType::Q2_K:
+      dequantize_row_q2_k(static_cast<const BlockQ2_K*>(src), dst, n);
       return;
     default:
       throw Error(std::string("dequantize: unsupported tensor type ") + traits(t).name);
@@ -145,6 +155,15 @@ void quantize_row(TensorType t, const float* src, void* dst, size_t n) {
       return;
     case TensorType::Q6_K:
       quantize_row_q6_k(src, static_cast<BlockQ6_K*>(dst), n);
+      return;
+    case TensorType::IQ4_XS:
+      quantize_row_iq4_xs(src, static_cast<BlockIQ4_XS*>(dst), n);
+      return;
+    case TensorType::Q3_K:
+      quantize_row_q3_k(src, static_cast<BlockQ3_K*>(dst), n);
+      return;
+    case TensorType::Q2_K:
+      quantize_row_q2_k(src, static_cast<BlockQ2_K*>(dst), n);
       return;
     default:
       throw Error(std::string("quantize: unsupported tensor type ") + traits(t).name);

@@ -20,7 +20,8 @@ std::unique_ptr<Model> Model::load(const std::string& path, bool mmap) {
 
 namespace {
 const char* kSupportedTypes =
-    "supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, q4_k, q5_k, q6_k";
+    "supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, q2_k, q3_k, q4_k, "
+    "q5_k, q6_k, iq4_xs";
 }
 
 Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required) {

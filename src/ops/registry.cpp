@@ -18,10 +18,11 @@ Registry& registry() {
   static Registry r;  // constructed on first use, so static registrations work in any order
   return r;
 }
-const char* kMatmulOps[][2] = {{"matmul.f32", "f32"},   {"matmul.f16", "f16"},
-                               {"matmul.bf16", "bf16"}, {"matmul.q8_0", "q8_0"},
-                               {"matmul.q4_0", "q4_0"}, {"matmul.q4_k", "q4_k"},
-                               {"matmul.q5_k", "q5_k"}, {"matmul.q6_k", "q6_k"}};
+const char* kMatmulOps[][2] = {
+    {"matmul.f32", "f32"},   {"matmul.f16", "f16"},      {"matmul.bf16", "bf16"},
+    {"matmul.q8_0", "q8_0"}, {"matmul.q4_0", "q4_0"},    {"matmul.q4_k", "q4_k"},
+    {"matmul.q5_k", "q5_k"}, {"matmul.q6_k", "q6_k"},    {"matmul.q2_k", "q2_k"},
+    {"matmul.q3_k", "q3_k"}, {"matmul.iq4_xs", "iq4_xs"}};
 }  // namespace
 
 std::optional<TensorType> matmul_op_type(const std::string& op) {
@@ -97,6 +98,15 @@ KernelSet with_overrides(const KernelSet& base, const std::vector<std::string>& 
           break;
         case TensorType::Q5_K:
           k.gemm_q5_k = fn;
+          break;
+        case TensorType::Q2_K:
+          k.gemm_q2_k = fn;
+          break;
+        case TensorType::Q3_K:
+          k.gemm_q3_k = fn;
+          break;
+        case TensorType::IQ4_XS:
+          k.gemm_iq4_xs = fn;
           break;
         default:
           k.gemm_q6_k = fn;

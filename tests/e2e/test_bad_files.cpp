@@ -147,6 +147,19 @@ TEST(BadFiles, TruncatedTensorData) {
   EXPECT_TRUE(clean_error(run(f), f, "lies outside the file"));
 }
 
+// The super-block types added with issue #16 part 3: a model of each whose tensor data is cut
+// short (the byte size of a tensor no longer fits the file) is one clean error naming the file.
+TEST(BadFiles, TruncatedSuperBlockTensorData) {
+  for (const char* dtype : {"q2_k", "q3_k", "iq4_xs"}) {
+    SCOPED_TRACE(dtype);
+    const std::string b = tzero::test::read_file(tzero::test::generated_model("tiny", dtype));
+    const std::string f =
+        write_bytes(std::string("trunc_") + dtype + ".gguf", b.substr(0, b.size() * 2 / 3));
+    EXPECT_TRUE(clean_error(info(f), f, "lies outside the file"));
+    EXPECT_TRUE(clean_error(run(f), f, "lies outside the file"));
+  }
+}
+
 // A model cut short inside its header: in the tensor infos (the padding after them is under
 // 32 bytes), and so early that the metadata count no longer fits.
 TEST(BadFiles, TruncatedHeader) {
@@ -256,7 +269,7 @@ TEST(BadFiles, UnsupportedArchitecture) {
 
 // A tensor of a type GGUF defines but tzero cannot compute with: the error names the tensor
 // and the type. `info` still lists the file. (The type is the first of these K-quants and
-// legacy quants that this build does not compute with; q4_k and q6_k are supported.)
+// legacy quants that this build does not compute with; q2_k .. q6_k are supported.)
 TEST(BadFiles, KnownButUnsupportedTensorType) {
   std::optional<tzero::TensorType> type;
   for (tzero::TensorType t :

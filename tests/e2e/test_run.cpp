@@ -223,7 +223,7 @@ TEST(RunErrors, BadFlagsExitTwo) {
   EXPECT_EQ(run_tzero({"run", "-m", model, "--nonsense"}).exit_code, 2);
   EXPECT_EQ(run_tzero({"run"}).exit_code, 2);
   EXPECT_EQ(run_tzero({"gen-model", "--preset", "nope", "-o", "/tmp/x.gguf"}).exit_code, 2);
-  EXPECT_EQ(run_tzero({"gen-model", "--dtype", "q3_k", "-o", "/tmp/x.gguf"}).exit_code, 2);
+  EXPECT_EQ(run_tzero({"gen-model", "--dtype", "q8_k", "-o", "/tmp/x.gguf"}).exit_code, 2);
   EXPECT_EQ(run_tzero({"run", "-m", model, "--mode", "sloppy"}).exit_code, 2);
   EXPECT_EQ(run_tzero({"run", "-m", model, "--kernels", "neon"}).exit_code, 2);
 }

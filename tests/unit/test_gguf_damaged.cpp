@@ -409,6 +409,12 @@ TEST(GgufDamaged, RowLengthNotAMultipleOfTheBlockSize) {
   put<uint32_t>(b, at().tensor("d").type_at, uint32_t(TensorType::Q4_K));  // 16 elements
   EXPECT_TRUE(
       fails_with(b, "tensor 'd': row length 16 is not a multiple of the q4_k block size 256"));
+  for (TensorType t : {TensorType::Q2_K, TensorType::Q3_K, TensorType::IQ4_XS}) {
+    b = base();
+    put<uint32_t>(b, at().tensor("d").type_at, uint32_t(t));
+    EXPECT_TRUE(fails_with(b, "tensor 'd': row length 16 is not a multiple of the " +
+                                  std::string(tzero::traits(t).name) + " block size 256"));
+  }
 }
 
 // The 32-element block types take their own block bytes: "d" (the last tensor, 64 bytes of

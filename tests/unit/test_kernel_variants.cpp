@@ -86,9 +86,10 @@ TEST(KernelVariants, MatmulEveryTypeEqualsScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   tzero::ThreadPool pool(2);
   const TensorType types[] = {
-      TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,   TensorType::Q4_0,
-      TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL, TensorType::MXFP4,
-      TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+      TensorType::F32,    TensorType::F16,   TensorType::BF16, TensorType::Q8_0,
+      TensorType::Q4_0,   TensorType::Q4_1,  TensorType::Q5_0, TensorType::Q5_1,
+      TensorType::IQ4_NL, TensorType::MXFP4, TensorType::Q4_K, TensorType::Q5_K,
+      TensorType::Q6_K,   TensorType::Q2_K,  TensorType::Q3_K, TensorType::IQ4_XS};
   uint32_t seed = 1;
   for (TensorType type : types) {
     const size_t block = tzero::traits(type).block_size;
@@ -264,8 +265,8 @@ TEST(KernelVariants, SoftCappedAttentionEqualsReference) {
     for (const KernelSet* k : tzero::available_kernels()) {
       tzero::AttnScratch sc;
       std::vector<float> got(n_q * head_dim, -1.0f);
-      tzero::attention_heads(*k, q.data(), head_dim, n_q, kp.rows, vp.rows, n_kv, head_dim,
-                             0.125f, sc, got.data(), head_dim, 5.0f);
+      tzero::attention_heads(*k, q.data(), head_dim, n_q, kp.rows, vp.rows, n_kv, head_dim, 0.125f,
+                             sc, got.data(), head_dim, 5.0f);
       EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size())) << k->name << " n_kv=" << n_kv;
     }
   }
@@ -328,9 +329,10 @@ TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   tzero::ThreadPool pool(2);
   uint32_t seed = 100;
-  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
-                          TensorType::Q5_1, TensorType::IQ4_NL, TensorType::MXFP4, TensorType::Q4_K,
-                          TensorType::Q5_K, TensorType::Q6_K}) {
+  for (TensorType type :
+       {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+        TensorType::IQ4_NL, TensorType::MXFP4, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+        TensorType::Q2_K, TensorType::Q3_K, TensorType::IQ4_XS}) {
     const size_t block = tzero::traits(type).block_size;
     for (size_t K : {32, 96, 256, 288, 1056, 2304, 4352}) {
       if (K % block) continue;
@@ -349,8 +351,9 @@ TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
 
 // Raw random blocks reach what the quantizers never write: Q8_0 weights of -128, activation
 // quants of +-127 everywhere (activation quantizers never give -128), Q4_K scales and mins of 63
-// with nibbles of 15 and Q6_K scales of -128 with quants of 0 (integer sums past 2^24, where
-// float(int) rounds), and scales that differ in every sub-block.
+// with nibbles of 15, Q6_K scales of -128 with quants of 0, IQ4_XS and Q3_K scales of -32 with
+// their most negative levels, Q2_K scales, mins and quants at their maxima (integer sums past
+// 2^24, where float(int) rounds), and scales that differ in every sub-block.
 TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
   if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
   std::mt19937 rng(42);
@@ -359,9 +362,9 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
   };
   auto f16 = [&] { return uint16_t(0x2000 + rng() % 0x3000); };  // finite, about 2^-7 .. 2^4
   for (TensorType type :
-       {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
-    const bool k_quant =
-        type == TensorType::Q4_K || type == TensorType::Q5_K || type == TensorType::Q6_K;
+       {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+        TensorType::Q2_K, TensorType::Q3_K, TensorType::IQ4_XS}) {
+    const bool k_quant = tzero::traits(type).block_size == 256;
     for (size_t K : {256, 2304, 4352}) {
       for (int extreme = 0; extreme < 4; ++extreme) {
         const size_t N = 7, T = extreme % 2 ? 9 : 1, rb = tzero::row_bytes(type, K);
@@ -377,6 +380,26 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
               if (extreme >= 2) std::memset(blk, 0x00, 192);
               if (extreme >= 2) std::memset(blk + 192, 0x80, 16);
               std::memcpy(blk + 208, &d, 2);
+              continue;
+            }
+            if (type == TensorType::Q3_K) {  // hmask, qs, scales, then d
+              // Extreme: quants 0 with no high bit (-4) and scales 0 (-32) everywhere.
+              if (extreme >= 2) std::memset(blk, 0x00, 108);
+              std::memcpy(blk + 108, &d, 2);
+              continue;
+            }
+            if (type == TensorType::Q2_K) {  // scales, qs, then d, dmin
+              const uint16_t dmin = f16();
+              // Extreme: scales and mins 15, quants 3 everywhere.
+              if (extreme >= 2) std::memset(blk, 0xff, 80);
+              std::memcpy(blk + 80, &d, 2);
+              std::memcpy(blk + 82, &dmin, 2);
+              continue;
+            }
+            if (type == TensorType::IQ4_XS) {  // d, scales_h, scales_l, qs
+              // Extreme: scales 0 (-32) and nibbles 0 (-127) everywhere.
+              if (extreme >= 2) std::memset(blk + 2, 0x00, 134);
+              std::memcpy(blk, &d, 2);
               continue;
             }
             std::memcpy(blk, &d, 2);

@@ -20,10 +20,10 @@ using tzero::TensorType;
 
 TEST(MatmulFast, WholeRowsGiveTheDeterministicBits) {
   const size_t N = 301, K = 512;  // three chunks of 128 rows, the last one short
-  for (TensorType t :
-       {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0,
-        TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL, TensorType::MXFP4,
-        TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+  for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0,
+                       TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+                       TensorType::IQ4_NL, TensorType::MXFP4, TensorType::Q4_K, TensorType::Q5_K,
+                       TensorType::Q6_K, TensorType::Q2_K, TensorType::Q3_K, TensorType::IQ4_XS}) {
     const std::vector<float> wf = tzero::test::random_floats(N * K, 300 + uint32_t(t));
     const size_t rb = tzero::row_bytes(t, K);
     std::vector<uint8_t> w(N * rb);

@@ -182,9 +182,10 @@ std::vector<int32_t> random_ids(size_t n_tok, size_t k, size_t n_expert, uint64_
 
 TEST(MoeMatmul, GroupedProductsEqualTheScalarReferenceSlotBySlot) {
   const TensorType types[] = {
-      TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,   TensorType::Q4_0,
-      TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL, TensorType::MXFP4,
-      TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+      TensorType::F32,    TensorType::F16,   TensorType::BF16, TensorType::Q8_0,
+      TensorType::Q4_0,   TensorType::Q4_1,  TensorType::Q5_0, TensorType::Q5_1,
+      TensorType::IQ4_NL, TensorType::MXFP4, TensorType::Q4_K, TensorType::Q5_K,
+      TensorType::Q6_K,   TensorType::Q2_K,  TensorType::Q3_K, TensorType::IQ4_XS};
   uint32_t seed = 1;
   ThreadPool p1(1), p2(2), p3(3);
   for (TensorType type : types) {

@@ -239,10 +239,10 @@ TEST(ThreadPoolMatmul, BitIdenticalAcrossThreadsAndBatches) {
 // sets give byte-identical outputs for every type, the K-quants included (the whole output
 // buffer compared at once).
 TEST(ThreadPoolMatmul, WholeOutputIdenticalForPoolSizes1To9) {
-  for (TensorType t :
-       {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0,
-        TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL, TensorType::MXFP4,
-        TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+  for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0,
+                       TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+                       TensorType::IQ4_NL, TensorType::MXFP4, TensorType::Q4_K, TensorType::Q5_K,
+                       TensorType::Q6_K, TensorType::Q2_K, TensorType::Q3_K, TensorType::IQ4_XS}) {
     const TestMatrix tm = make_matrix(t, 301, 512, 200 + uint64_t(t));
     SplitMix64 rng(8);
     std::vector<float> x(5 * 512);

@@ -4,6 +4,7 @@
 #include "kernels/x86/attention_avx512.h"
 #include "kernels/x86/gemm_float.h"
 #include "kernels/x86/gemm_legacy_vnni.h"
+#include "kernels/x86/gemm_k16_avx512.h"
 #include "kernels/x86/gemm_q4k_decode.h"
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
@@ -127,6 +128,9 @@ KernelSet make_avx512() {
   set.gemm_q4_k = gemm_k4_avx512<BlockQ4_K>;
   set.gemm_q5_k = gemm_k4_avx512<BlockQ5_K>;
   set.gemm_q6_k = gemm_q6_k_avx512;
+  set.gemm_q2_k = x86::gemm_k16_avx512<BlockQ2_K>;
+  set.gemm_q3_k = x86::gemm_k16_avx512<BlockQ3_K>;
+  set.gemm_iq4_xs = x86::gemm_k16_avx512<BlockIQ4_XS>;
   set.attn_scores = x86::attn_scores_avx512;
   set.attn_block = x86::attn_block_avx512;
   return set;

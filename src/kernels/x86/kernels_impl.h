@@ -10,6 +10,7 @@
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/avx2_common.h"
 #include "kernels/x86/gemm_legacy.h"
+#include "kernels/x86/gemm_k16.h"
 
 namespace tzero::x86 {
 namespace {
@@ -419,6 +420,9 @@ KernelSet make_kernel_set(const char* name) {
       gemm_q32<P, Q5_1Unpack>,
       gemm_q32<P, IQ4_NLUnpack>,
       gemm_q32<P, MXFP4Unpack>,
+      gemm_k16_x86<BlockQ2_K>,
+      gemm_k16_x86<BlockQ3_K>,
+      gemm_k16_x86<BlockIQ4_XS>,
       quantize_act_q8_x86,
       quantize_act_q8k_x86,
       dot_f32_x86<P>,
