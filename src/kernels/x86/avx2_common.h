@@ -108,6 +108,28 @@ static inline __m256i hsum8x8(const __m256i v[8]) {
                           _mm256_permute2x128_si256(a, b, 0x31));
 }
 
+// Lane j of a vector set from a scalar (j < 8), without a round trip through memory.
+static inline __m128i insert_u16(__m128i v, uint16_t x, size_t j) {
+  switch (j) {
+    case 0:
+      return _mm_insert_epi16(v, x, 0);
+    case 1:
+      return _mm_insert_epi16(v, x, 1);
+    case 2:
+      return _mm_insert_epi16(v, x, 2);
+    case 3:
+      return _mm_insert_epi16(v, x, 3);
+    case 4:
+      return _mm_insert_epi16(v, x, 4);
+    case 5:
+      return _mm_insert_epi16(v, x, 5);
+    case 6:
+      return _mm_insert_epi16(v, x, 6);
+    default:
+      return _mm_insert_epi16(v, x, 7);
+  }
+}
+
 // exp_ref (exp-v1), eight lanes, operation for operation.
 static inline __m256 exp8(__m256 x) {
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),

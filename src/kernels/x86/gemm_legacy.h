@@ -94,27 +94,6 @@ struct MXFP4Unpack {
   static float min(const Block&) { return 0.0f; }
 };
 
-// Lane j of a vector set from a scalar (j < 8), without a round trip through memory.
-inline __m128i insert_u16_lane(__m128i v, uint16_t x, size_t j) {
-  switch (j) {
-    case 0:
-      return _mm_insert_epi16(v, x, 0);
-    case 1:
-      return _mm_insert_epi16(v, x, 1);
-    case 2:
-      return _mm_insert_epi16(v, x, 2);
-    case 3:
-      return _mm_insert_epi16(v, x, 3);
-    case 4:
-      return _mm_insert_epi16(v, x, 4);
-    case 5:
-      return _mm_insert_epi16(v, x, 5);
-    case 6:
-      return _mm_insert_epi16(v, x, 6);
-    default:
-      return _mm_insert_epi16(v, x, 7);
-  }
-}
 
 constexpr size_t kTokTile32 = 64;  // tokens whose accumulators live on the stack at once
 
@@ -161,8 +140,8 @@ void gemm_q32(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols
           wq[j] = U::ints(wb);
           if constexpr (!U::kMin) aw[j] = _mm256_sign_epi8(wq[j], wq[j]);
           if constexpr (U::kF16Scale) {
-            dh = insert_u16_lane(dh, wb.d, j);
-            if constexpr (U::kMin) mh = insert_u16_lane(mh, wb.m, j);
+            dh = insert_u16(dh, wb.d, j);
+            if constexpr (U::kMin) mh = insert_u16(mh, wb.m, j);
           } else {
             d[j] = U::scale(wb);
           }

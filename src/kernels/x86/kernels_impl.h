@@ -29,27 +29,6 @@ void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_co
 
 constexpr size_t kTokTile = 64;  // tokens whose accumulators live on the stack at once
 
-// Lane j of a vector set from a scalar (j < 8), without a round trip through memory.
-inline __m128i insert_u16(__m128i v, uint16_t x, size_t j) {
-  switch (j) {
-    case 0:
-      return _mm_insert_epi16(v, x, 0);
-    case 1:
-      return _mm_insert_epi16(v, x, 1);
-    case 2:
-      return _mm_insert_epi16(v, x, 2);
-    case 3:
-      return _mm_insert_epi16(v, x, 3);
-    case 4:
-      return _mm_insert_epi16(v, x, 4);
-    case 5:
-      return _mm_insert_epi16(v, x, 5);
-    case 6:
-      return _mm_insert_epi16(v, x, 6);
-    default:
-      return _mm_insert_epi16(v, x, 7);
-  }
-}
 
 // Canonical quantized gemm (dot-v1): exact int32 block sums, p = d_w * d_x, 8 block lanes,
 // then the 8-lane tree. A group of 8 weight blocks is loaded and unpacked once and reused for
