@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -362,15 +363,34 @@ class Evaluator {
       fail(e, why);
     }
     const bool ints = a.type != Value::Float && b.type != Value::Float;
-    const int64_t x = int64_t(a.as_double()), y = int64_t(b.as_double());
+    // Integers (and booleans) as int64 only when both are: a float need not fit one.
+    auto int_of = [](const Value& v) {
+      return v.type == Value::Int ? v.i : int64_t(v.as_double());
+    };
+    const int64_t x = ints ? int_of(a) : 0, y = ints ? int_of(b) : 0;
     const double fx = a.as_double(), fy = b.as_double();
-    if (op == "+") return ints ? Value::integer(x + y) : Value::number(fx + fy);
-    if (op == "-") return ints ? Value::integer(x - y) : Value::number(fx - fy);
-    if (op == "*") return ints ? Value::integer(x * y) : Value::number(fx * fy);
-    if (op == "**")
-      return ints && y >= 0 ? Value::integer(int64_t(std::pow(fx, fy)))
-                            : Value::number(std::pow(fx, fy));
+    // Python's integers do not overflow; a template whose arithmetic leaves int64 is refused.
+    auto checked = [&](bool overflow, int64_t r) {
+      if (overflow) fail(e, "integer overflow in '" + op + "'");
+      return Value::integer(r);
+    };
+    if (op == "+" || op == "-" || op == "*") {
+      if (!ints) return Value::number(op == "+" ? fx + fy : op == "-" ? fx - fy : fx * fy);
+      int64_t res = 0;
+      const bool over = op == "+"   ? __builtin_add_overflow(x, y, &res)
+                        : op == "-" ? __builtin_sub_overflow(x, y, &res)
+                                    : __builtin_mul_overflow(x, y, &res);
+      return checked(over, res);
+    }
+    if (op == "**") {
+      const double p = std::pow(fx, fy);
+      if (!(ints && y >= 0)) return Value::number(p);
+      const bool over = !(p > -9.2e18 && p < 9.2e18);
+      return checked(over, over ? 0 : int64_t(p));
+    }
     if (fy == 0) fail(e, "division by zero");
+    if (ints && x == std::numeric_limits<int64_t>::min() && y == -1)
+      fail(e, "integer overflow in '" + op + "'");
     if (op == "/") return Value::number(fx / fy);
     if (op == "//") {
       if (ints) return Value::integer(x / y - ((x % y != 0) && ((x < 0) != (y < 0))));

@@ -66,4 +66,20 @@ TEST(ChatTemplateLimits, WithinTheLimitsStillRenders) {
 }
 
 }  // namespace
+// Integer arithmetic that leaves int64 (the fuzzer's finds: 2 ** 111, a float too large for an
+// integer conversion, overflowing sums and products) is an error naming the operator, never
+// undefined behaviour; floats and in-range integers still compute.
+TEST(ChatTemplateLimits, IntegerOverflowIsAnError) {
+  for (const char* src :
+       {"{{ 2 ** 111 + 2 }}", "{{ 9223372036854775807 + 1 }}", "{{ -9223372036854775807 - 2 }}",
+        "{{ 4294967296 * 4294967296 }}", "{{ (-9223372036854775807 - 1) // -1 }}"}) {
+    const std::string e = error_of(src);
+    EXPECT_NE(e.find("integer overflow in '"), std::string::npos) << src << ": " << e;
+  }
+  EXPECT_EQ(error_of("{{ 1 + 12222222222222222222.5 + 1 }}"), "");
+  const ChatTemplate t("{{ 2 ** 62 }} {{ 2 ** 0.5 > 1.41 }} {{ 7 // -2 }} {{ 7 % -2 }}");
+  EXPECT_EQ(t.render(nlohmann::ordered_json{{"messages", nlohmann::ordered_json::array()}}),
+            "4611686018427387904 True -4 -1");
+}
+
 }  // namespace tzero

@@ -94,7 +94,6 @@ struct MXFP4Unpack {
   static float min(const Block&) { return 0.0f; }
 };
 
-
 constexpr size_t kTokTile32 = 64;  // tokens whose accumulators live on the stack at once
 
 // The canonical gemm of U's type: a group of 8 weight blocks is unpacked once per row and

@@ -9,8 +9,8 @@
 #include "kernels/quant_k.h"
 #include "kernels/x86/attention_x86.h"
 #include "kernels/x86/avx2_common.h"
-#include "kernels/x86/gemm_legacy.h"
 #include "kernels/x86/gemm_k16.h"
+#include "kernels/x86/gemm_legacy.h"
 
 namespace tzero::x86 {
 namespace {
@@ -28,7 +28,6 @@ void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_co
 }
 
 constexpr size_t kTokTile = 64;  // tokens whose accumulators live on the stack at once
-
 
 // Canonical quantized gemm (dot-v1): exact int32 block sums, p = d_w * d_x, 8 block lanes,
 // then the 8-lane tree. A group of 8 weight blocks is loaded and unpacked once and reused for
