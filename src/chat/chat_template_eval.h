@@ -241,8 +241,12 @@ class Evaluator {
         Value v = eval(*e.args[0]);
         if (e.text == "not") return Value::boolean(!truthy(v));
         if (v.type == Value::Float) return Value::number(e.text == "-" ? -v.f : v.f);
-        if (v.type == Value::Int || v.type == Value::Bool)
-          return Value::integer(e.text == "-" ? -int64_t(v.as_double()) : int64_t(v.as_double()));
+        if (v.type == Value::Int || v.type == Value::Bool) {
+          const int64_t x = v.type == Value::Int ? v.i : int64_t(v.b);
+          if (e.text == "-" && x == std::numeric_limits<int64_t>::min())
+            fail(e, "integer overflow in unary '-'");
+          return Value::integer(e.text == "-" ? -x : x);
+        }
         fail(e, "bad operand type for unary " + e.text + ": '" + type_name(v) + "'");
       }
       case Expr::Binary:

@@ -77,6 +77,7 @@ TEST(ChatTemplateLimits, IntegerOverflowIsAnError) {
     EXPECT_NE(e.find("integer overflow in '"), std::string::npos) << src << ": " << e;
   }
   EXPECT_EQ(error_of("{{ 1 + 12222222222222222222.5 + 1 }}"), "");
+  EXPECT_EQ(error_of("{{ -9223372036854775807 }}"), "");
   const ChatTemplate t("{{ 2 ** 62 }} {{ 2 ** 0.5 > 1.41 }} {{ 7 // -2 }} {{ 7 % -2 }}");
   EXPECT_EQ(t.render(nlohmann::ordered_json{{"messages", nlohmann::ordered_json::array()}}),
             "4611686018427387904 True -4 -1");
