@@ -72,7 +72,8 @@ TEST(ChatTemplateLimits, WithinTheLimitsStillRenders) {
 TEST(ChatTemplateLimits, IntegerOverflowIsAnError) {
   for (const char* src :
        {"{{ 2 ** 111 + 2 }}", "{{ 9223372036854775807 + 1 }}", "{{ -9223372036854775807 - 2 }}",
-        "{{ 4294967296 * 4294967296 }}", "{{ (-9223372036854775807 - 1) // -1 }}"}) {
+        "{{ 4294967296 * 4294967296 }}", "{{ (-9223372036854775807 - 1) // -1 }}",
+        "{{ -(-9223372036854775807 - 1) }}"}) {
     const std::string e = error_of(src);
     EXPECT_NE(e.find("integer overflow in '"), std::string::npos) << src << ": " << e;
   }
