@@ -75,7 +75,7 @@ TEST(ChatTemplateLimits, IntegerOverflowIsAnError) {
         "{{ 4294967296 * 4294967296 }}", "{{ (-9223372036854775807 - 1) // -1 }}",
         "{{ -(-9223372036854775807 - 1) }}"}) {
     const std::string e = error_of(src);
-    EXPECT_NE(e.find("integer overflow in '"), std::string::npos) << src << ": " << e;
+    EXPECT_NE(e.find("integer overflow in "), std::string::npos) << src << ": " << e;
   }
   EXPECT_EQ(error_of("{{ 1 + 12222222222222222222.5 + 1 }}"), "");
   EXPECT_EQ(error_of("{{ -9223372036854775807 }}"), "");
