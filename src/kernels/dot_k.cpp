@@ -3,17 +3,9 @@
 
 #include "base/fp16.h"
 #include "kernels/dot.h"
+#include "kernels/dot_k_orders.h"
 
 namespace tzero {
-
-namespace {
-float reduce8(float* acc) {
-  for (int l = 0; l < 4; ++l) acc[l] += acc[l + 4];
-  for (int l = 0; l < 2; ++l) acc[l] += acc[l + 2];
-  acc[0] += acc[1];
-  return acc[0];
-}
-}  // namespace
 
 namespace {
 // A and B of a Q4_K or Q5_K block from its unpacked quants and its packed scales.
@@ -32,20 +24,6 @@ void k_block_ints(const uint8_t* q, const uint8_t* scales, const ActQ8K& x, int3
   *b = sb;
 }
 
-template <typename Block, void (*Ints)(const Block&, const ActQ8K&, int32_t*, int32_t*)>
-float dot_k_ref(const Block* w, const ActQ8K* x, size_t n) {
-  float acc[8] = {}, accm[8] = {};
-  for (size_t b = 0; b < n / kSuperBlock; ++b) {
-    int32_t a, m;
-    Ints(w[b], x[b], &a, &m);
-    const float p = fp16_to_float(w[b].d) * x[b].d;
-    const float pm = fp16_to_float(w[b].dmin) * x[b].d;
-    acc[b % 8] = std::fma(p, float(a), acc[b % 8]);
-    accm[b % 8] = std::fma(pm, float(m), accm[b % 8]);
-  }
-  const float s = reduce8(acc);
-  return s - reduce8(accm);
-}
 }  // namespace
 
 void q4_k_block_ints(const BlockQ4_K& w, const ActQ8K& x, int32_t* a, int32_t* b) {
@@ -73,20 +51,15 @@ int32_t q6_k_block_int(const BlockQ6_K& w, const ActQ8K& x) {
 }
 
 float dot_q4_k_ref(const BlockQ4_K* w, const ActQ8K* x, size_t n) {
-  return dot_k_ref<BlockQ4_K, q4_k_block_ints>(w, x, n);
+  return dot_orders::scaled_sum_minus_mins<BlockQ4_K, q4_k_block_ints>(w, x, n);
 }
 
 float dot_q5_k_ref(const BlockQ5_K* w, const ActQ8K* x, size_t n) {
-  return dot_k_ref<BlockQ5_K, q5_k_block_ints>(w, x, n);
+  return dot_orders::scaled_sum_minus_mins<BlockQ5_K, q5_k_block_ints>(w, x, n);
 }
 
 float dot_q6_k_ref(const BlockQ6_K* w, const ActQ8K* x, size_t n) {
-  float acc[8] = {};
-  for (size_t b = 0; b < n / kSuperBlock; ++b) {
-    const float p = fp16_to_float(w[b].d) * x[b].d;
-    acc[b % 8] = std::fma(p, float(q6_k_block_int(w[b], x[b])), acc[b % 8]);
-  }
-  return reduce8(acc);
+  return dot_orders::scaled_sum<BlockQ6_K, q6_k_block_int>(w, x, n);
 }
 
 }  // namespace tzero

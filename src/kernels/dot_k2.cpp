@@ -3,28 +3,9 @@
 
 #include "base/fp16.h"
 #include "kernels/dot.h"
+#include "kernels/dot_k_orders.h"
 
 namespace tzero {
-
-namespace {
-float reduce8(float* acc) {
-  for (int l = 0; l < 4; ++l) acc[l] += acc[l + 4];
-  for (int l = 0; l < 2; ++l) acc[l] += acc[l + 2];
-  acc[0] += acc[1];
-  return acc[0];
-}
-
-// Q6_K's order: acc[b % 8] = fma(d_w * d_x, float(A[b]), acc[b % 8]), then the 8-lane tree.
-template <typename Block, int32_t (*Int)(const Block&, const ActQ8K&)>
-float dot_a_ref(const Block* w, const ActQ8K* x, size_t n) {
-  float acc[8] = {};
-  for (size_t b = 0; b < n / kSuperBlock; ++b) {
-    const float p = fp16_to_float(w[b].d) * x[b].d;
-    acc[b % 8] = std::fma(p, float(Int(w[b], x[b])), acc[b % 8]);
-  }
-  return reduce8(acc);
-}
-}  // namespace
 
 int32_t iq4_xs_block_int(const BlockIQ4_XS& w, const ActQ8K& x) {
   int8_t v[256];
@@ -69,26 +50,16 @@ void q2_k_block_ints(const BlockQ2_K& w, const ActQ8K& x, int32_t* a, int32_t* b
 }
 
 float dot_iq4_xs_ref(const BlockIQ4_XS* w, const ActQ8K* x, size_t n) {
-  return dot_a_ref<BlockIQ4_XS, iq4_xs_block_int>(w, x, n);
+  return dot_orders::scaled_sum<BlockIQ4_XS, iq4_xs_block_int>(w, x, n);
 }
 
 float dot_q3_k_ref(const BlockQ3_K* w, const ActQ8K* x, size_t n) {
-  return dot_a_ref<BlockQ3_K, q3_k_block_int>(w, x, n);
+  return dot_orders::scaled_sum<BlockQ3_K, q3_k_block_int>(w, x, n);
 }
 
 // Q4_K's order: acc with d_w * d_x and A, accm with dmin_w * d_x and B; tree8(acc) - tree8(accm).
 float dot_q2_k_ref(const BlockQ2_K* w, const ActQ8K* x, size_t n) {
-  float acc[8] = {}, accm[8] = {};
-  for (size_t b = 0; b < n / kSuperBlock; ++b) {
-    int32_t a, m;
-    q2_k_block_ints(w[b], x[b], &a, &m);
-    const float p = fp16_to_float(w[b].d) * x[b].d;
-    const float pm = fp16_to_float(w[b].dmin) * x[b].d;
-    acc[b % 8] = std::fma(p, float(a), acc[b % 8]);
-    accm[b % 8] = std::fma(pm, float(m), accm[b % 8]);
-  }
-  const float s = reduce8(acc);
-  return s - reduce8(accm);
+  return dot_orders::scaled_sum_minus_mins<BlockQ2_K, q2_k_block_ints>(w, x, n);
 }
 
 }  // namespace tzero
