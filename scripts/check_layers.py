@@ -5,7 +5,7 @@ The layers, lowest first (docs/ARCHITECTURE.md). A file may include headers of i
 of a lower one; a header of a higher layer is an error. Folders on the same rank (kernels and
 tokenizer; chat, model and ops; the tools) are independent of each other.
 
-    base -> format -> kernels, tokenizer -> chat, model, ops (registry) -> backend -> trace
+    base -> format -> kernels, tokenizer -> chat, grammar, model, ops (registry) -> backend -> trace
          -> runtime -> batch -> tools (server, probe, audit, demo, convert, check_op) -> cli
 
 Usage: check_layers.py [ROOT]        check the tree at ROOT (default: the repository of this script)
@@ -27,6 +27,7 @@ RANKS = {
     "kernels": 2,
     "tokenizer": 2,
     "chat": 3,
+    "grammar": 3,
     "model": 3,
     "ops": 3,
     "backend": 4,

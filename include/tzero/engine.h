@@ -37,6 +37,11 @@ struct RequestParams {
   std::vector<int32_t> stop_tokens;    // besides EOS and EOT (end of turn)
   bool ignore_eos = false;             // do not stop at EOS or EOT (stop tokens still apply)
   SamplingParams sampling;
+  // A GBNF grammar (src/grammar/gbnf.h, docs/GRAMMAR.md) the output must match: at each step
+  // only tokens that continue a valid output may be sampled, and EOS / EOT / a stop token only
+  // once it is complete. A grammar that does not compile is a RequestError (invalid_grammar);
+  // one that admits no token at some step ends the request (StopReason::grammar_dead_end).
+  std::string grammar;
 };
 
 // One event per generated token, then one final event (finished = true, token = -1). The token

@@ -15,18 +15,19 @@ enum class Mode { deterministic, fast, portable };
 
 // Why a generation ended, exactly (the decode step's stop rules, runtime/decode_step.h).
 enum class StopReason {
-  none,         // still generating
-  eos,          // the model's EOS token (tokenizer.ggml.eos_token_id)
-  eot,          // its end-of-turn token (tokenizer.ggml.eot_token_id), when it is not EOS
-  stop_token,   // one of the request's stop tokens
-  stop_string,  // one of the request's stop strings appeared in the text
-  max_tokens,   // the request's token limit
-  context,      // the context is full: the next token has no position
-  cancelled,    // the request was cancelled (engine only)
+  none,              // still generating
+  eos,               // the model's EOS token (tokenizer.ggml.eos_token_id)
+  eot,               // its end-of-turn token (tokenizer.ggml.eot_token_id), when it is not EOS
+  stop_token,        // one of the request's stop tokens
+  stop_string,       // one of the request's stop strings appeared in the text
+  max_tokens,        // the request's token limit
+  context,           // the context is full: the next token has no position
+  cancelled,         // the request was cancelled (engine only)
+  grammar_dead_end,  // the request's grammar admits no token of the vocabulary here
 };
 
 // OpenAI's finish_reason: what a StopReason is reported as by the engine and the server.
-enum class FinishReason { none, stop, length, cancelled };
+enum class FinishReason { none, stop, length, cancelled, grammar_dead_end };
 FinishReason finish_reason_of(StopReason r);
 
 // Why Engine::submit refused a request (RequestError::kind).
@@ -36,12 +37,14 @@ enum class RequestErrorKind {
   empty_prompt,             // nothing to start from (and no BOS token)
   context_length_exceeded,  // the prompt or prompt + max_tokens does not fit
   chat_template,            // no chat template, or the template refused the conversation
+  invalid_grammar,          // a grammar that does not compile (or beyond the size limits)
 };
 
 // The edge spellings. Mode: "deterministic", "fast", "portable". StopReason (as `tzero run
 // --json` prints stop_reason): "", "eos", "eot", "stop_token", "stop_string", "length"
-// (max_tokens), "context", "cancelled". FinishReason: "", "stop", "length", "cancelled".
-// RequestErrorKind: its name ("invalid_value", "context_length_exceeded", ...).
+// (max_tokens), "context", "cancelled", "grammar_dead_end". FinishReason: "", "stop", "length",
+// "cancelled", "grammar_dead_end". RequestErrorKind: its name ("invalid_value",
+// "context_length_exceeded", ...).
 const char* to_string(Mode m);
 const char* to_string(StopReason r);
 const char* to_string(FinishReason r);

@@ -20,6 +20,8 @@
 #include "batch/scheduler.h"
 #include "batch/sequence.h"
 #include "chat/chat_template.h"
+#include "grammar/gbnf.h"
+#include "grammar/token_mask.h"
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
@@ -153,13 +155,14 @@ struct Engine::Impl {
   // returns why s stops (none: it goes on) and the text it releases at the end in `tail`.
   StopReason on_logits(Sequence& s, const float* row, std::string& tail) {
     StepResult r = s.decode.step(row, hp.n_vocab);
+    tail = std::move(r.tail);
+    if (r.token < 0) return r.stop;  // the grammar admits no token: no token event
     ++counters.generated_tokens;
     TokenEvent e;
     e.token = r.token;
     e.text = std::move(r.text);
     e.logprob = r.logprob;
     e.top = std::move(r.top);
-    tail = std::move(r.tail);
     emit(s, e);
     return r.stop;
   }
@@ -233,6 +236,13 @@ struct Engine::Impl {
     idle = live.empty();
   }
 
+  // The vocabulary's token trie for grammars, built at the first grammar request.
+  std::shared_ptr<const tzero::TokenTrie> token_trie() {
+    std::lock_guard<std::mutex> lock(trie_mu);
+    if (!trie) trie = std::make_shared<const tzero::TokenTrie>(vocab);
+    return trie;
+  }
+
   // --- state --------------------------------------------------------------------------------
 
   EngineOptions opt;
@@ -252,6 +262,8 @@ struct Engine::Impl {
   EngineStats counters;                                          // stepping thread's own counts
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> live;  // stepping thread only
 
+  std::mutex trie_mu;
+  std::shared_ptr<const tzero::TokenTrie> trie;
   std::mutex step_mu;  // one stepper at a time
   std::mutex mu;       // guards what follows
   std::condition_variable cv;
@@ -300,6 +312,19 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
     throw RequestError(RequestErrorKind::context_length_exceeded, "prompt",
                        "the request needs " + std::to_string(need) +
                            " KV positions but the whole cache holds " + std::to_string(capacity));
+  std::unique_ptr<tzero::TokenConstraint> constraint;
+  if (!r.grammar.empty()) {
+    std::shared_ptr<const tzero::Grammar> grammar;
+    try {
+      grammar = std::make_shared<const tzero::Grammar>(tzero::compile_gbnf(r.grammar));
+    } catch (const tzero::GrammarError& e) {
+      throw RequestError(RequestErrorKind::invalid_grammar, "grammar", e.what());
+    }
+    std::vector<int32_t> ends = r.stop_tokens;
+    if (!r.ignore_eos) ends.push_back(m.vocab.eos()), ends.push_back(m.vocab.eot());
+    constraint = std::make_unique<tzero::TokenConstraint>(std::move(grammar), m.token_trie(),
+                                                          std::move(ends));
+  }
   std::lock_guard<std::mutex> lock(m.mu);
   // Requests that will find a free slot at the next step do not wait: the bound is on the
   // ones that will.
@@ -309,6 +334,7 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
   const uint64_t id = m.next_id++;
   m.inbox.push_back(
       std::make_unique<Sequence>(id, std::move(r), std::move(on_event), m.vocab, m.n_ctx));
+  if (constraint) m.inbox.back()->decode.constrain(std::move(constraint));
   m.idle = false;
   m.cv.notify_all();
   return id;

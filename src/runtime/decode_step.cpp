@@ -23,10 +23,22 @@ DecodeStep::DecodeStep(const Vocab& vocab, const SamplingParams& sampling, StopR
 
 StepResult DecodeStep::step(const float* row, int n_vocab) {
   assert(!done());
-  digest_.update(row, size_t(n_vocab) * sizeof(float));
   StepResult out;
-  const int32_t tok =
-      sampler_.sample(row, n_vocab, first_step_ + n_generated(), tokens_, size_t(n_prompt_));
+  const float* choose_from = row;
+  if (constraint_) {
+    if (!constraint_->any_allowed()) {
+      stop_ = out.stop = StopReason::grammar_dead_end;
+      out.tail = matcher_.push(stream_.finish()) + matcher_.finish();
+      return out;
+    }
+    masked_.assign(row, row + n_vocab);
+    constraint_->apply(masked_.data(), n_vocab);
+    choose_from = masked_.data();
+  }
+  digest_.update(row, size_t(n_vocab) * sizeof(float));
+  const int32_t tok = sampler_.sample(choose_from, n_vocab, first_step_ + n_generated(), tokens_,
+                                      size_t(n_prompt_));
+  if (constraint_) constraint_->accept(tok);
   out.token = tok;
   if (sampling_.logprobs || sampling_.top_logprobs > 0) {
     const Logprobs lp(row, n_vocab);

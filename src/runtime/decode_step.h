@@ -3,6 +3,9 @@
 // and the server all go through it, so they sample, digest, stop and stream alike.
 //
 // step(row) does, in order:
+//   0. with a grammar (constrain()): when it admits no token here, the step stops at once with
+//      StopReason::grammar_dead_end (no token, the row not digested); otherwise the tokens it
+//      refuses get -inf in a copy of the row that steps 2 samples from (grammar/token_mask.h);
 //   1. digest: the row's float32 bytes go into the request's XXH3-128 (the logits digest of
 //      `tzero run`: every row a token was sampled from, in order);
 //   2. sample: Sampler (sampler-v2) with the request's SamplingParams, the step index
@@ -23,10 +26,12 @@
 
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/hash.h"
+#include "grammar/token_mask.h"
 #include "runtime/sampler.h"
 #include "runtime/stop_matcher.h"
 #include "runtime/text_stream.h"
@@ -62,6 +67,9 @@ class DecodeStep {
   DecodeStep(const Vocab& vocab, const SamplingParams& sampling, StopRules rules,
              std::vector<int32_t> prompt, int first_step = 0);
 
+  // Constrains every following step to the grammar (grammar/token_mask.h).
+  void constrain(std::unique_ptr<TokenConstraint> c) { constraint_ = std::move(c); }
+
   // row: (n_vocab) float32 logits the next token is chosen from.
   StepResult step(const float* row, int n_vocab);
 
@@ -84,6 +92,8 @@ class DecodeStep {
   StopMatcher matcher_;
   Hasher128 digest_;
   int32_t prev_;  // the last token, for the text stream
+  std::unique_ptr<TokenConstraint> constraint_;
+  std::vector<float> masked_;  // (n_vocab) the row with the grammar's refused tokens at -inf
   StopReason stop_ = StopReason::none;
 };
 

@@ -104,6 +104,18 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
                                         " is outside the vocabulary of " +
                                         std::to_string(hp.n_vocab));
   DecodeStep decode(vocab, sampling, rules, res.prompt_tokens);
+  if (!opt.grammar.empty()) {
+    std::shared_ptr<const Grammar> grammar;
+    try {
+      grammar = std::make_shared<const Grammar>(compile_gbnf(opt.grammar));
+    } catch (const GrammarError& e) {
+      throw Error(e.what());
+    }
+    std::vector<int32_t> ends = opt.stop_tokens;
+    if (!opt.ignore_eos) ends.push_back(vocab.eos()), ends.push_back(vocab.eot());
+    decode.constrain(std::make_unique<TokenConstraint>(
+        std::move(grammar), std::make_shared<const TokenTrie>(vocab), std::move(ends)));
+  }
   std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from
 
   auto record = [&] {

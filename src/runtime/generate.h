@@ -40,6 +40,7 @@ struct GenerateOptions {
   std::vector<std::string> stop;          // stop strings (cut from the text; --stop)
   std::vector<int32_t> stop_tokens;       // stop token ids besides EOS and EOT (--stop-token)
   bool ignore_eos = false;                // EOS and EOT do not stop (--ignore-eos)
+  std::string grammar;                    // GBNF the output must match ("" = none; --grammar)
 };
 
 struct GenerateResult {

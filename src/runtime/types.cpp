@@ -17,6 +17,8 @@ FinishReason finish_reason_of(StopReason r) {
       return FinishReason::length;
     case StopReason::cancelled:
       return FinishReason::cancelled;
+    case StopReason::grammar_dead_end:
+      return FinishReason::grammar_dead_end;
   }
   return FinishReason::none;
 }
@@ -51,6 +53,8 @@ const char* to_string(StopReason r) {
       return "context";
     case StopReason::cancelled:
       return "cancelled";
+    case StopReason::grammar_dead_end:
+      return "grammar_dead_end";
   }
   return "?";
 }
@@ -65,6 +69,8 @@ const char* to_string(FinishReason r) {
       return "length";
     case FinishReason::cancelled:
       return "cancelled";
+    case FinishReason::grammar_dead_end:
+      return "grammar_dead_end";
   }
   return "?";
 }
@@ -81,6 +87,8 @@ const char* to_string(RequestErrorKind k) {
       return "context_length_exceeded";
     case RequestErrorKind::chat_template:
       return "chat_template";
+    case RequestErrorKind::invalid_grammar:
+      return "invalid_grammar";
   }
   return "?";
 }
