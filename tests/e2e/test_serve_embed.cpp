@@ -195,8 +195,9 @@ TEST(ServeEmbed, SameBitsAloneOrAmong64Others) {
   ASSERT_EQ(batched["data"].size(), inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     EXPECT_EQ(batched["data"][i]["index"], i);
-    if (!solo[i].empty())
+    if (!solo[i].empty()) {
       EXPECT_EQ(batched["data"][i]["embedding"].get<std::string>(), solo[i]) << "input " << i;
+    }
   }
   auto c = srv->client();
   auto h = c->Get("/health");

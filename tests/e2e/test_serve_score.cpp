@@ -152,8 +152,11 @@ TEST(ServeScore, PromptLogprobsInVllmShape) {
     EXPECT_TRUE(pos[key]["decoded_token"].is_string());
     EXPECT_GE(pos.size(), 2u);
     EXPECT_LE(pos.size(), 3u);
-    for (auto it = pos.begin(); it != pos.end(); ++it)
-      if (it.key() != key) EXPECT_LE(it.value()["rank"].get<int>(), 2);
+    for (auto it = pos.begin(); it != pos.end(); ++it) {
+      if (it.key() != key) {
+        EXPECT_LE(it.value()["rank"].get<int>(), 2);
+      }
+    }
   }
 }
 
@@ -307,7 +310,9 @@ TEST(ServeScore, BadInputIs400) {
   int st = 0;
   const json r = complete(*c, lm_eval_payload(fits), &st);
   EXPECT_EQ(st, 200) << "a prompt of exactly the context is scored: " << r.dump();
-  if (st == 200) EXPECT_EQ(r["choices"][0]["logprobs"]["tokens"].size(), 64u);
+  if (st == 200) {
+    EXPECT_EQ(r["choices"][0]["logprobs"]["tokens"].size(), 64u);
+  }
   auto h = c->Get("/health");
   ASSERT_TRUE(h);
   EXPECT_EQ(json::parse(h->body)["kv_blocks_used"], 0);
