@@ -32,7 +32,9 @@ struct RequestParams {
   std::string prompt;                  // tokenized: BOS as the vocabulary asks (add_bos_token),
                                        // none when parse_special and it starts with the BOS text
   bool parse_special = false;          // special-token texts in prompt become those tokens
-  int max_tokens = 128;                // stops earlier at EOS, EOT, a stop or a full context
+  int max_tokens = 128;                // stops earlier at EOS, EOT, a stop or a full context;
+                                       // 0 (nothing generated) only with prompt_logprobs or
+                                       // for an embedding request
   std::vector<std::string> stop;       // stop strings (not part of the returned text)
   std::vector<int32_t> stop_tokens;    // besides EOS and EOT (end of turn)
   bool ignore_eos = false;             // do not stop at EOS or EOT (stop tokens still apply)
@@ -42,9 +44,25 @@ struct RequestParams {
   // once it is complete. A grammar that does not compile is a RequestError (invalid_grammar);
   // one that admits no token at some step ends the request (StopReason::grammar_dead_end).
   std::string grammar;
+  // Scoring: the logprob of every prompt token after the first (token p + 1 from the logits
+  // of position p, logprob-v1) and prompt_top_logprobs (0..20) alternatives, delivered as
+  // events with `prompt` set, in prompt order, before any generated token's. Every prompt
+  // position is computed (no prefix cache for them), so they are the bits of a solo run.
+  bool prompt_logprobs = false;
+  int prompt_top_logprobs = 0;
+  // Embedding: not none makes this a prefill-only request that generates nothing (max_tokens,
+  // stop rules and sampling unused): its final event carries `embedding`, the final hidden
+  // states after the output norm, pooled (Pooling::model: the engine's default) over the
+  // prompt's positions, its first embedding_dims components kept (0: all n_embd; else
+  // 1..n_embd), then L2-normalised (pool-v1, docs/DETERMINISM.md). Not with prompt_logprobs.
+  Pooling embedding = Pooling::none;
+  int embedding_dims = 0;
 };
 
-// One event per generated token, then one final event (finished = true, token = -1). The token
+// With RequestParams::prompt_logprobs, first one event per prompt token after the first
+// (prompt = true: token is that prompt token, logprob and top from the row before it, rank its
+// rank there, text empty). Then one event per generated token, then one final event
+// (finished = true, token = -1). The token
 // that ends a request (EOS, EOT, a stop token, the one completing a stop string) has its event
 // too. The decode step (src/runtime/decode_step.h) is the same one `tzero run` and `tzero chat`
 // use, so they agree on the tokens, the text and where a request stops.
@@ -55,17 +73,20 @@ struct TokenEvent {
                       // held back while it could still become a stop string)
   float logprob = 0;  // when SamplingParams::logprobs
   std::vector<TokenLogprob> top;  // SamplingParams::top_logprobs alternatives
+  bool prompt = false;            // a prompt token's score (RequestParams::prompt_logprobs)
+  int rank = 0;                   // prompt events: 1 + the tokens with a larger logit
   bool finished = false;
   // Final event: stop (EOS, EOT, a stop token or string), length (max_tokens or the context)
   // or cancelled; stop_reason says which exactly.
   FinishReason finish_reason = FinishReason::none;
   StopReason stop_reason = StopReason::none;
   // Final event only: the request's summary.
-  int n_prompt = 0;           // prompt tokens
-  int n_generated = 0;        // generated tokens
-  int n_cached = 0;           // prompt tokens found in the prefix cache when first scheduled
-  int n_preempted = 0;        // times the request was preempted and recomputed
-  std::string logits_digest;  // XXH3-128 over every sampled logits row, as `tzero run` prints
+  int n_prompt = 0;              // prompt tokens
+  int n_generated = 0;           // generated tokens
+  int n_cached = 0;              // prompt tokens found in the prefix cache when first scheduled
+  int n_preempted = 0;           // times the request was preempted and recomputed
+  std::string logits_digest;     // XXH3-128 over every sampled logits row, as `tzero run` prints
+  std::vector<float> embedding;  // an embedding request's vector (RequestParams::embedding)
 };
 using TokenCallback = std::function<void(const TokenEvent&)>;
 
@@ -89,6 +110,9 @@ struct EngineOptions {
   int prefill_chunk = 0;        // most prompt tokens of one sequence per step; 0: the budget
   int max_queue = 256;          // waiting requests beyond this are refused (QueueFull)
   bool prefix_cache = true;
+  // What Pooling::model means for embedding requests: model (the file's {arch}.pooling_type
+  // if it says mean, cls or last; none or absent: mean; rank: refused) or one of those.
+  Pooling pooling = Pooling::model;
 };
 
 struct EngineStats {
@@ -105,7 +129,14 @@ struct ModelInfo {
   std::string path;
   int n_ctx = 0;  // the engine's context per sequence
   int n_vocab = 0;
+  int n_embd = 0;  // an embedding's length before `embedding_dims`
   int32_t bos = -1, eos = -1, eot = -1;
+  // The pooling of Pooling::model requests: mean, cls or last, or none when the model's
+  // declared pooling is one tzero cannot give (rank) and no EngineOptions::pooling overrides
+  // it; pooling_note says where it came from ("qwen3.pooling_type = 3", "default", "option")
+  // or why embeddings are refused.
+  Pooling pooling = Pooling::mean;
+  std::string pooling_note;
   std::string fingerprint;    // the numerics fingerprint (tzero fingerprint)
   std::string chat_template;  // tokenizer.chat_template ("" when the file has none)
 };

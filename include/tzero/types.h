@@ -30,6 +30,13 @@ enum class StopReason {
 enum class FinishReason { none, stop, length, cancelled, grammar_dead_end };
 FinishReason finish_reason_of(StopReason r);
 
+// How an embedding request pools the final hidden states of its positions (pool-v1,
+// docs/DETERMINISM.md). none: not an embedding request. model: the engine's default, the
+// model's `{arch}.pooling_type` when the file declares mean, cls or last, else mean (or
+// EngineOptions::pooling when that names one). mean: the average over every position; cls:
+// the first position's state; last: the last position's state.
+enum class Pooling { none, model, mean, cls, last };
+
 // Why Engine::submit refused a request (RequestError::kind).
 enum class RequestErrorKind {
   invalid_value,            // a parameter out of range (RequestError::param names it)
@@ -44,11 +51,13 @@ enum class RequestErrorKind {
 // --json` prints stop_reason): "", "eos", "eot", "stop_token", "stop_string", "length"
 // (max_tokens), "context", "cancelled", "grammar_dead_end". FinishReason: "", "stop", "length",
 // "cancelled", "grammar_dead_end". RequestErrorKind: its name ("invalid_value",
-// "context_length_exceeded", ...).
+// "context_length_exceeded", ...). Pooling: "none", "model", "mean", "cls", "last".
 const char* to_string(Mode m);
 const char* to_string(StopReason r);
 const char* to_string(FinishReason r);
 const char* to_string(RequestErrorKind k);
-std::optional<Mode> parse_mode(std::string_view s);  // nullopt for anything else
+const char* to_string(Pooling p);
+std::optional<Mode> parse_mode(std::string_view s);        // nullopt for anything else
+std::optional<Pooling> parse_pooling(std::string_view s);  // nullopt for anything else
 
 }  // namespace tzero

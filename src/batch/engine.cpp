@@ -27,6 +27,7 @@
 #include "model/weights.h"
 #include "runtime/fingerprint.h"
 #include "runtime/prompt.h"
+#include "runtime/prompt_score.h"
 #include "tokenizer/vocab.h"
 
 namespace tzero {
@@ -73,6 +74,43 @@ void validate(const SamplingParams& s) {
     bad("top_logprobs", "top_logprobs must be in [0, 20]");
 }
 
+// What Pooling::model means (ModelInfo::pooling): the option when it names a pooling, else the
+// file's {arch}.pooling_type (llama.cpp's numbers), else mean. none: embeddings refused, the
+// note says why.
+Pooling default_pooling(const EngineOptions& o, const tzero::HParams& hp, std::string& note) {
+  if (o.pooling == Pooling::mean || o.pooling == Pooling::cls || o.pooling == Pooling::last) {
+    note = "option";
+    return o.pooling;
+  }
+  const std::string key = hp.arch_name + ".pooling_type = " + std::to_string(hp.pooling_type);
+  switch (hp.pooling_type) {
+    case -1:
+      note = "default (the file declares no pooling_type)";
+      return Pooling::mean;
+    case 0:
+      note = key + " (none: per-token states; pooled by the default, mean)";
+      return Pooling::mean;
+    case 1:
+      note = key + " (mean)";
+      return Pooling::mean;
+    case 2:
+      note = key + " (cls)";
+      return Pooling::cls;
+    case 3:
+      note = key + " (last)";
+      return Pooling::last;
+    case 4:
+      note = "the model declares " + key +
+             " (rank: a reranker's classification head, which tzero does not run); choose a "
+             "pooling (mean, cls or last: --pooling) to embed with it anyway";
+      return Pooling::none;
+    default:
+      note = "the model declares " + key +
+             ", a pooling tzero does not know; choose mean, cls or last (--pooling)";
+      return Pooling::none;
+  }
+}
+
 }  // namespace
 
 struct Engine::Impl {
@@ -110,6 +148,8 @@ struct Engine::Impl {
     if (info.name.empty()) info.name = std::filesystem::path(o.model_path).stem().string();
     info.n_ctx = n_ctx;
     info.n_vocab = hp.n_vocab;
+    info.n_embd = hp.n_embd;
+    info.pooling = default_pooling(o, hp, info.pooling_note);
     info.bos = vocab.bos();
     info.eos = vocab.eos();
     info.eot = vocab.eot();
@@ -142,6 +182,7 @@ struct Engine::Impl {
     e.n_cached = std::max(0, s.n_cached);
     e.n_preempted = s.n_preempted;
     e.logits_digest = s.decode.digest();
+    if (s.pooler && s.pooler->complete()) e.embedding = s.pooler->result(s.params.embedding_dims);
     sched->remove(&s);
     emit(s, e);
     if (reason == StopReason::cancelled)
@@ -167,6 +208,24 @@ struct Engine::Impl {
     return r.stop;
   }
 
+  // Prompt token p + 1's score from the logits row of position p (runtime/prompt_score.h).
+  void on_prompt_logits(Sequence& s, int p, const float* row) {
+    const int32_t token = s.tokens[size_t(p) + 1];
+    tzero::PromptScore sc =
+        tzero::score_prompt_token(row, hp.n_vocab, token, s.params.prompt_top_logprobs, vocab);
+    s.n_scored = p + 1;
+    TokenEvent e;
+    e.prompt = true;
+    e.token = token;
+    e.logprob = sc.logprob;
+    e.rank = sc.rank;
+    e.top = std::move(sc.top);
+    emit(s, e);
+  }
+
+  // What a batch token's output row is for.
+  enum class Out : uint8_t { none, score, sample, pool };
+
   bool step() {
     std::vector<std::unique_ptr<Sequence>> arrived;
     std::vector<uint64_t> cancelled;
@@ -191,28 +250,62 @@ struct Engine::Impl {
       return !arrived.empty() || !cancelled.empty();
     }
     batch.clear();
+    outs.clear();
     for (size_t i = 0; i < plan.size(); ++i) {
       Sequence& s = *plan[i].seq;
       batch.tables.push_back(s.table.data());
       for (int j = 0; j < plan[i].n_tokens; ++j) {
         const int p = s.n_computed + j;
-        batch.add(s.tokens[size_t(p)], p, int32_t(i), p + 1 == int(s.tokens.size()));
+        const Out o = s.scores(p)    ? Out::score
+                      : s.samples(p) ? Out::sample
+                      : s.pools(p)   ? Out::pool
+                                     : Out::none;
+        batch.add(s.tokens[size_t(p)], p, int32_t(i), o == Out::score || o == Out::sample,
+                  o == Out::pool);
+        outs.push_back(o);
       }
       if (s.n_generated() == 0) counters.prompt_tokens += uint64_t(plan[i].n_tokens);
     }
-    fwd->eval_batch(batch, *kv, logits.data());
+    // One step may score a whole chunk: the buffers grow to the step's rows.
+    const size_t V = size_t(hp.n_vocab), E = size_t(hp.n_embd);
+    if (logits.size() < batch.logits_rows.size() * V) logits.resize(batch.logits_rows.size() * V);
+    if (hidden.size() < batch.hidden_rows.size() * E) hidden.resize(batch.hidden_rows.size() * E);
+    fwd->eval_batch(batch, *kv, logits.data(), batch.hidden_rows.empty() ? nullptr : hidden.data());
     ++counters.steps;
 
-    size_t row = 0;
+    size_t t = 0, lrow = 0, hrow = 0;
     std::vector<std::pair<Sequence*, StopReason>> done;
     std::vector<std::string> tails;
     for (const tzero::ScheduledSlice& sl : plan) {
       Sequence& s = *sl.seq;
+      const float* sample_row = nullptr;
+      for (int j = 0; j < sl.n_tokens; ++j, ++t) {
+        const int p = s.n_computed + j;
+        switch (outs[t]) {
+          case Out::score:
+            on_prompt_logits(s, p, &logits[lrow++ * V]);
+            break;
+          case Out::sample:
+            sample_row = &logits[lrow++ * V];
+            break;
+          case Out::pool:
+            s.pooler->add(p, &hidden[hrow++ * E]);
+            break;
+          case Out::none:
+            break;
+        }
+      }
       s.n_computed += sl.n_tokens;
       blocks->seal(s.table, s.tokens, s.n_computed);
       if (s.n_computed != int(s.tokens.size())) continue;
+      if (s.prefill_only()) {
+        // Scored with max_tokens 0, or embedded: nothing to generate.
+        done.emplace_back(&s, StopReason::max_tokens), tails.emplace_back();
+        continue;
+      }
+      tzero::check(sample_row != nullptr, "internal: no logits row to sample from");
       std::string tail;
-      const StopReason reason = on_logits(s, &logits[row++ * size_t(hp.n_vocab)], tail);
+      const StopReason reason = on_logits(s, sample_row, tail);
       if (reason != StopReason::none) done.emplace_back(&s, reason), tails.push_back(tail);
     }
     for (size_t i = 0; i < done.size(); ++i) finish(*done[i].first, done[i].second, tails[i]);
@@ -257,7 +350,9 @@ struct Engine::Impl {
   std::unique_ptr<tzero::Scheduler> sched;
   std::unique_ptr<tzero::Forward> fwd;
   tzero::ForwardBatch batch;
-  std::vector<float> logits;  // (max_seqs, n_vocab)
+  std::vector<float> logits;  // (rows, n_vocab): a step's logits rows (at least max_seqs)
+  std::vector<float> hidden;  // (rows, n_embd): a step's hidden rows (embeddings)
+  std::vector<Out> outs;      // (batch tokens) what each token's output row is for
   ModelInfo info;
   EngineStats counters;                                          // stepping thread's own counts
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> live;  // stepping thread only
@@ -302,11 +397,32 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
                        "the prompt is " + std::to_string(n_prompt) +
                            " tokens, longer than the context of " + std::to_string(m.n_ctx) +
                            " tokens");
-  if (r.max_tokens < 1)
-    throw RequestError(RequestErrorKind::invalid_value, "max_tokens", "max_tokens must be >= 1");
+  // Embedding and scoring requests (prefill-only when nothing is generated).
+  Pooling pooling = Pooling::none;
+  if (r.embedding != Pooling::none) {
+    pooling = r.embedding == Pooling::model ? m.info.pooling : r.embedding;
+    if (pooling == Pooling::none)
+      throw RequestError(RequestErrorKind::invalid_value, "pooling",
+                         "embeddings are not available for this model: " + m.info.pooling_note);
+    if (r.embedding_dims < 0 || r.embedding_dims > m.hp.n_embd)
+      throw RequestError(RequestErrorKind::invalid_value, "dimensions",
+                         "dimensions must be in [1, " + std::to_string(m.hp.n_embd) +
+                             "] (the model's embedding length), or 0 for all");
+    if (r.prompt_logprobs)
+      throw RequestError(RequestErrorKind::invalid_value, "prompt_logprobs",
+                         "an embedding request cannot also score its prompt");
+    r.max_tokens = 0;
+  } else if (r.max_tokens < 0 || (r.max_tokens == 0 && !r.prompt_logprobs)) {
+    throw RequestError(RequestErrorKind::invalid_value, "max_tokens",
+                       "max_tokens must be >= 1 (0 only when scoring the prompt)");
+  }
+  if (r.prompt_top_logprobs < 0 || r.prompt_top_logprobs > 20)
+    throw RequestError(RequestErrorKind::invalid_value, "prompt_logprobs",
+                       "prompt_top_logprobs must be in [0, 20]");
   validate(r.sampling);
   // Positions it may feed: the prompt and every generated token but the last.
-  const int64_t need = std::min<int64_t>(int64_t(n_prompt) + r.max_tokens - 1, m.n_ctx);
+  const int64_t need =
+      std::min<int64_t>(int64_t(n_prompt) + std::max(r.max_tokens - 1, 0), m.n_ctx);
   const int64_t capacity = int64_t(m.blocks->n_blocks()) * m.blocks->block_size();
   if (need > capacity)
     throw RequestError(RequestErrorKind::context_length_exceeded, "prompt",
@@ -332,8 +448,8 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
   if (m.n_queued + int(m.inbox.size()) >= m.opt.max_queue + free_slots)
     throw QueueFull("the queue is full (" + std::to_string(m.opt.max_queue) + " waiting requests)");
   const uint64_t id = m.next_id++;
-  m.inbox.push_back(
-      std::make_unique<Sequence>(id, std::move(r), std::move(on_event), m.vocab, m.n_ctx));
+  m.inbox.push_back(std::make_unique<Sequence>(id, std::move(r), std::move(on_event), m.vocab,
+                                               m.n_ctx, pooling, m.hp.n_embd));
   if (constraint) m.inbox.back()->decode.constrain(std::move(constraint));
   m.idle = false;
   m.cv.notify_all();

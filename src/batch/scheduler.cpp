@@ -57,8 +57,9 @@ std::vector<ScheduledSlice> Scheduler::schedule() {
   while (!waiting_.empty() && budget > 0 && int(running_.size()) < max_seqs_) {
     Sequence* s = waiting_.front();
     const int total = int(s->tokens.size()), bs = blocks_.block_size();
-    // Always leave the last token to compute: its logits are what the step is for.
-    const std::vector<int32_t> matched = blocks_.match_prefix(s->tokens, (total - 1) / bs);
+    // Always leave the last token to compute: its logits are what the step is for (and every
+    // position whose logits or hidden state a scoring or embedding request still needs).
+    const std::vector<int32_t> matched = blocks_.match_prefix(s->tokens, s->reusable_prefix() / bs);
     const int cached = int(matched.size()) * bs;
     const int n = std::min({total - cached, budget, prefill_chunk_});
     if (!blocks_.can_allocate(s->table, matched, cached + n)) break;

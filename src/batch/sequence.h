@@ -3,10 +3,13 @@
 // computes depends on its batch mates).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "runtime/decode_step.h"
+#include "runtime/pooling.h"
 #include "tzero/engine.h"
 
 namespace tzero {
@@ -23,19 +26,41 @@ inline StopRules stop_rules_of(const RequestParams& p, int n_ctx) {
 }
 
 struct Sequence {
+  // pooling: an embedding request's resolved pooling (mean, cls or last), else none.
   Sequence(uint64_t id_, tzero::RequestParams params_, tzero::TokenCallback cb, const Vocab& vocab,
-           int n_ctx)
+           int n_ctx, Pooling pooling = Pooling::none, int n_embd = 0)
       : id(id_),
         params(std::move(params_)),
         on_event(std::move(cb)),
         decode(vocab, params.sampling, stop_rules_of(params, n_ctx), params.prompt_tokens),
         tokens(decode.tokens()),
-        n_prompt(decode.n_prompt()) {}
+        n_prompt(decode.n_prompt()) {
+    if (pooling != Pooling::none) pooler.emplace(pooling, n_prompt, n_embd);
+  }
   Sequence(const Sequence&) = delete;
   Sequence& operator=(const Sequence&) = delete;
 
   int n_generated() const { return decode.n_generated(); }
   int n_pending() const { return int(tokens.size()) - n_computed; }  // to feed before sampling
+
+  // What the forward pass must output for position p: logits to score prompt token p + 1
+  // (prompt_logprobs, once per position), logits to sample from (the last position, unless
+  // nothing is generated), or the hidden state to pool (embeddings).
+  bool scores(int p) const { return params.prompt_logprobs && p >= n_scored && p + 1 < n_prompt; }
+  bool samples(int p) const {
+    return p + 1 == int(tokens.size()) && !pooler && params.max_tokens > 0;
+  }
+  bool pools(int p) const { return pooler && pooler->wants(p); }
+  // Prefill-only: done once the prompt is computed (scoring with max_tokens 0, embeddings).
+  bool prefill_only() const { return pooler.has_value() || params.max_tokens == 0; }
+  // Leading positions the prefix cache may supply: their outputs are not needed (any more).
+  // Always at least the last position is computed.
+  int reusable_prefix() const {
+    int n = int(tokens.size()) - 1;
+    if (params.prompt_logprobs && n_scored + 1 < n_prompt) n = std::min(n, n_scored);
+    if (pooler) n = std::min(n, pooler->next_needed());
+    return n;
+  }
 
   const uint64_t id;
   const tzero::RequestParams params;  // prompt_tokens filled in
@@ -48,6 +73,9 @@ struct Sequence {
   int n_cached = -1;           // prompt positions reused from the prefix cache (first time)
   int n_preempted = 0;
   bool scheduled = false;  // in the step being planned
+  // Kept across preemption, so a recomputed position is not delivered twice:
+  int n_scored = 0;              // prompt positions whose next token's logprob was delivered
+  std::optional<Pooler> pooler;  // an embedding request's pooled states so far
 };
 
 }  // namespace tzero

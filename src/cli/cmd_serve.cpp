@@ -28,6 +28,7 @@ Command add_serve(CLI::App& app) {
     std::string mode = "deterministic";
     size_t max_body_kib = 1024;
     size_t max_header_kib = 32;
+    std::string pooling = "model";
   };
   auto o = std::make_shared<Opts>();
   o->engine.n_threads = default_threads();
@@ -78,6 +79,11 @@ Command add_serve(CLI::App& app) {
   sub->add_option("--kernels", o->engine.kernels,
                   "scalar, avx2, avx512, amx, amx-emu or auto (same bits)")
       ->capture_default_str();
+  sub->add_option("--pooling", o->pooling,
+                  "Pooling of /v1/embeddings: model (the file's pooling_type, else mean), mean, "
+                  "cls or last")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"model", "mean", "cls", "last"}));
   sub->add_option("--chat-template", o->server.chat_template,
                   "Named chat format (llama2, llama3, chatml, ...) instead of the model's");
   sub->add_option("--model-name", o->server.model_name,
@@ -129,6 +135,7 @@ Command add_serve(CLI::App& app) {
         signal(SIGPIPE, SIG_IGN);
 
         o->engine.mode = mode_arg(o->mode);
+        o->engine.pooling = *parse_pooling(o->pooling);
         o->server.max_body_bytes = o->max_body_kib * 1024;
         o->server.max_header_bytes = o->max_header_kib * 1024;
         if (o->server.http_threads == 0)

@@ -55,23 +55,39 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
   eval_batch(single_, kv.store(), logits);
 }
 
-void Forward::eval_batch(const ForwardBatch& b, KvStore& kv, float* logits) {
-  const size_t N = b.size();
+void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, float* hidden) {
+  const size_t N = in.size();
   check(N >= 1 && N <= size_t(n_batch_), "internal: eval batch size out of range");
   for (size_t t = 0; t < N; ++t) {
-    check(b.tokens[t] >= 0 && b.tokens[t] < hp_.n_vocab,
-          "token id " + std::to_string(b.tokens[t]) + " is outside the vocabulary");
-    check(b.pos[t] >= 0 && b.pos[t] < n_ctx_,
-          "context full: position " + std::to_string(b.pos[t] + 1) + " exceeds the context of " +
+    check(in.tokens[t] >= 0 && in.tokens[t] < hp_.n_vocab,
+          "token id " + std::to_string(in.tokens[t]) + " is outside the vocabulary");
+    check(in.pos[t] >= 0 && in.pos[t] < n_ctx_,
+          "context full: position " + std::to_string(in.pos[t] + 1) + " exceeds the context of " +
               std::to_string(n_ctx_) + " tokens");
   }
-  const size_t n_out = logits ? b.logits_rows.size() : 0;
+  const size_t n_logits = logits ? in.logits_rows.size() : 0;
+  const size_t n_hidden = hidden ? in.hidden_rows.size() : 0;
+  // The backends gather the output rows from batch.logits_rows: with hidden rows, a copy lists
+  // the logits rows then the hidden rows (each row's final norm is row-local, so where it sits
+  // in the output cannot change its bits).
+  const ForwardBatch* pb = &in;
+  if (n_hidden > 0) {
+    merged_ = in;
+    merged_.logits_rows.resize(n_logits);
+    merged_.logits_rows.insert(merged_.logits_rows.end(), in.hidden_rows.begin(),
+                               in.hidden_rows.end());
+    merged_.hidden_rows.clear();
+    pb = &merged_;
+  }
+  const ForwardBatch& b = *pb;
+  const size_t n_out = n_logits + n_hidden;
 
   // Traces name positions from the first token's: only one sequence's batch can be traced.
   // result_* rows carry the position of the row whose logits they are, one row at a time.
   Pass pass;
   pass.n_tok = N;
   pass.n_out = n_out;
+  pass.n_logits = n_logits;
   TraceFn trace_fn;
   if (b.tables.size() == 1 && (trace_ || perturb_.on)) {
     trace_fn = [&](std::string_view name, int layer, Act a, size_t rows) {
@@ -105,7 +121,18 @@ void Forward::eval_batch(const ForwardBatch& b, KvStore& kv, float* logits) {
   }
   if (n_out > 0) {
     arch_->output(pass);
-    pass.ops->download(arch_->logits(), n_out, logits);
+    if (n_logits > 0) pass.ops->download(arch_->logits(), n_logits, logits);
+    if (n_hidden > 0) {
+      // The hidden rows are the normed rows after the logits rows.
+      const Act nb = arch_->normed();
+      const float* rows = pass.ops->host_rows(nb);
+      if (!rows) {
+        staging_.resize(n_out * nb.len);
+        pass.ops->download(nb, n_out, staging_.data());
+        rows = staging_.data();
+      }
+      std::memcpy(hidden, rows + n_logits * nb.len, n_hidden * nb.len * sizeof(float));
+    }
   }
   if (device_) device_->finish();
   host_->finish();

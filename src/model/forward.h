@@ -48,10 +48,11 @@ class Forward {
   void eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits);
 
   // Evaluates a batch of up to n_batch tokens of any sequences, stores their keys and values
-  // in kv, and writes the logits rows the batch asks for to logits ((logits_rows, n_vocab)).
-  // Each row's bits are those the sequence would get alone. Traces only single-sequence
-  // batches.
-  void eval_batch(const ForwardBatch& batch, KvStore& kv, float* logits);
+  // in kv, and writes the logits rows the batch asks for to logits ((logits_rows, n_vocab))
+  // and, when hidden is not null, the final hidden states (result_norm: after the output norm,
+  // before the head) of its hidden rows to hidden ((hidden_rows, n_embd)). Each row's bits are
+  // those the sequence would get alone. Traces only single-sequence batches.
+  void eval_batch(const ForwardBatch& batch, KvStore& kv, float* logits, float* hidden = nullptr);
 
   void set_trace(TraceHook hook) { trace_ = std::move(hook); }
   // Test hook for the proof tools: flips the lowest bit of the first element of tensor `op` of
@@ -81,6 +82,7 @@ class Forward {
   } perturb_;
   std::vector<float> staging_;  // (rows, len) host copy of a device buffer
   ForwardBatch single_;         // eval()'s batch
+  ForwardBatch merged_;         // a batch with hidden rows: its logits rows, then its hidden rows
 };
 
 }  // namespace tzero

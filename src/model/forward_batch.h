@@ -16,11 +16,21 @@ struct ForwardBatch {
   std::vector<int32_t> seq;            // (n) index into tables
   std::vector<const int32_t*> tables;  // (n_seqs) block table of each sequence
   std::vector<int32_t> logits_rows;    // token indices whose logits are wanted, in output order
+  // Token indices whose final hidden state (after the output norm, before the head) is wanted
+  // instead, in output order (embeddings). A token is in at most one of the two lists.
+  std::vector<int32_t> hidden_rows;
 
   size_t size() const { return tokens.size(); }
-  void clear() { tokens.clear(), pos.clear(), seq.clear(), tables.clear(), logits_rows.clear(); }
-  void add(int32_t token, int32_t position, int32_t seq_index, bool want_logits) {
-    if (want_logits) logits_rows.push_back(int32_t(tokens.size()));
+  void clear() {
+    tokens.clear(), pos.clear(), seq.clear(), tables.clear(), logits_rows.clear();
+    hidden_rows.clear();
+  }
+  void add(int32_t token, int32_t position, int32_t seq_index, bool want_logits,
+           bool want_hidden = false) {
+    if (want_logits)
+      logits_rows.push_back(int32_t(tokens.size()));
+    else if (want_hidden)
+      hidden_rows.push_back(int32_t(tokens.size()));
     tokens.push_back(token), pos.push_back(position), seq.push_back(seq_index);
   }
 };

@@ -85,8 +85,7 @@ void read_gemma(const GgufFile& f, const std::string& a, HParams& hp) {
   }
   // Gemma 2 27B (46 layers) and Gemma 3 27B (62) scale by 1/sqrt(n_embd / n_head), the others
   // by the key length.
-  if (hp.n_layer == (g2 ? 46 : 62))
-    hp.attn_scale = 1.0f / std::sqrt(float(hp.n_embd / hp.n_head));
+  if (hp.n_layer == (g2 ? 46 : 62)) hp.attn_scale = 1.0f / std::sqrt(float(hp.n_embd / hp.n_head));
 }
 
 }  // namespace
@@ -172,6 +171,10 @@ HParams read_hparams(const GgufFile& f) {
   hp.attn_scale = 1.0f / std::sqrt(float(hp.head_dim));
   if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3) read_gemma(f, a, hp);
   read_experts(f, a, moe_arch, hp);
+  if (f.has(a + "pooling_type")) {
+    const int64_t pt = f.get_int(a + "pooling_type", -1);
+    hp.pooling_type = pt >= 0 && pt <= 1000 ? int(pt) : 1000;  // unknown: refused when used
+  }
   return hp;
 }
 

@@ -1,6 +1,6 @@
 // Hyper-parameters of the supported architectures (the llama family, its mixture-of-experts kin,
-// gemma2, gemma3, phi3), read from GGUF metadata as llama.cpp writes it ("{arch}.embedding_length", ...).
-// One struct with the few options they vary on, not a field per model.
+// gemma2, gemma3, phi3), read from GGUF metadata as llama.cpp writes it ("{arch}.embedding_length",
+// ...). One struct with the few options they vary on, not a field per model.
 #pragma once
 
 #include <string>
@@ -32,9 +32,9 @@ struct HParams {
   // long frequency factors (rope_factors_long), otherwise its short ones (phi3).
   int n_ctx_orig = 0;
   float attn_scale = 0;     // applied to q.k: 1/sqrt(head_dim) (gemma3 27B: its own)
-  float embd_scale = 1.0f;     // token embeddings are multiplied by it (gemma: sqrt(n_embd))
-  float attn_softcap = 0;      // > 0: attention scores soft-capped (gemma2: 50)
-  float final_softcap = 0;     // > 0: the logits soft-capped (gemma2: 30)
+  float embd_scale = 1.0f;  // token embeddings are multiplied by it (gemma: sqrt(n_embd))
+  float attn_softcap = 0;   // > 0: attention scores soft-capped (gemma2: 50)
+  float final_softcap = 0;  // > 0: the logits soft-capped (gemma2: 30)
   // Sliding-window attention (gemma2, gemma3): with n_swa > 0, layer il attends to the last
   // n_swa positions unless il % swa_pattern == swa_pattern - 1 (those see every position);
   // windowed layers rotate with rope_base_swa, unscaled (llama.cpp's rope_freq_base_train_swa:
@@ -49,6 +49,9 @@ struct HParams {
   int n_ff_exp = 0;                 // expert_feed_forward_length (llama: feed_forward_length)
   int n_ff_shexp = 0;               // expert_shared_feed_forward_length (qwen2moe's shared expert)
   bool expert_weights_norm = true;  // renormalise the k weights (qwen2moe: false)
+  // {arch}.pooling_type as llama.cpp numbers it (0 none, 1 mean, 2 cls, 3 last, 4 rank), -1
+  // when the file does not say: what embedding requests pool by default (batch/engine).
+  int pooling_type = -1;
 
   bool moe() const { return n_expert > 0; }
   bool is_swa(int il) const { return n_swa > 0 && il % swa_pattern < swa_pattern - 1; }

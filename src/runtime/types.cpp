@@ -93,6 +93,28 @@ const char* to_string(RequestErrorKind k) {
   return "?";
 }
 
+const char* to_string(Pooling p) {
+  switch (p) {
+    case Pooling::none:
+      return "none";
+    case Pooling::model:
+      return "model";
+    case Pooling::mean:
+      return "mean";
+    case Pooling::cls:
+      return "cls";
+    case Pooling::last:
+      return "last";
+  }
+  return "?";
+}
+
+std::optional<Pooling> parse_pooling(std::string_view s) {
+  for (Pooling p : {Pooling::none, Pooling::model, Pooling::mean, Pooling::cls, Pooling::last})
+    if (s == to_string(p)) return p;
+  return std::nullopt;
+}
+
 std::optional<Mode> parse_mode(std::string_view s) {
   for (Mode m : {Mode::deterministic, Mode::fast, Mode::portable})
     if (s == to_string(m)) return m;

@@ -12,7 +12,7 @@ double seconds(Clock::duration d) {
 }
 
 TokenOut token_out(const tzero::TokenEvent& e, const tzero::Engine& engine) {
-  return TokenOut{e.token, engine.token_text(e.token), e.logprob, e.top};
+  return TokenOut{e.token, engine.token_text(e.token), e.logprob, e.top, e.rank};
 }
 
 }  // namespace
@@ -88,6 +88,10 @@ ChoiceAccumulator::ChoiceAccumulator(int n_choices, const tzero::Engine& engine,
 
 void ChoiceAccumulator::add(const Job::Event& ev) {
   ChoiceOut& c = choices_[size_t(ev.choice)];
+  if (ev.e.prompt) {  // a prompt token's score (echo with logprobs, prompt_logprobs)
+    c.prompt.push_back(token_out(ev.e, engine_));
+    return;
+  }
   c.text += ev.e.text;
   if (!ev.e.finished) {
     if (logprobs_) c.tokens.push_back(token_out(ev.e, engine_));
@@ -110,13 +114,35 @@ StreamWriter::StreamWriter(ResponseMeta meta, int n_choices, bool include_usage,
     : meta_(std::move(meta)),
       include_usage_(include_usage),
       engine_(engine),
-      offset_(size_t(n_choices), 0) {}
+      offset_(size_t(n_choices), 0),
+      prompt_(size_t(n_choices)),
+      prompt_sent_(size_t(n_choices), false) {}
+
+bool StreamWriter::wants_prompt_chunk() const {
+  return meta_.endpoint == Endpoint::completions && (meta_.echo || meta_.prompt_logprobs >= 0);
+}
+
+bool StreamWriter::prompt_scored() const {
+  return meta_.prompt_logprobs >= 0 || (meta_.echo && meta_.logprobs);
+}
+
+std::string StreamWriter::prompt_chunk(int choice) {
+  const size_t c = size_t(choice);
+  if (prompt_sent_[c] || !wants_prompt_chunk()) return "";
+  prompt_sent_[c] = true;
+  if (meta_.echo && meta_.logprobs)
+    for (const TokenOut& t : echo_tokens(meta_, prompt_[c])) offset_[c] += t.piece.size();
+  return sse_prompt_chunk(meta_, choice, prompt_[c], include_usage_);
+}
 
 std::string StreamWriter::open() {
   std::string out;
   if (meta_.endpoint == Endpoint::chat)
     for (size_t i = 0; i < offset_.size(); ++i)
       out += sse_chunk(meta_, int(i), "", {}, 0, true, "", include_usage_);
+  // Echo without scores: the prompt goes first, at once.
+  if (wants_prompt_chunk() && !prompt_scored())
+    for (size_t i = 0; i < offset_.size(); ++i) out += prompt_chunk(int(i));
   return out;
 }
 
@@ -124,7 +150,15 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
   std::string out;
   for (const Job::Event& ev : events) {
     const tzero::TokenEvent& e = ev.e;
+    if (e.prompt) {
+      // The prompt's scores go out in one chunk once all of them arrived.
+      std::vector<TokenOut>& p = prompt_[size_t(ev.choice)];
+      p.push_back(token_out(e, engine_));
+      if (int(p.size()) + 1 >= meta_.n_prompt) out += prompt_chunk(ev.choice);
+      continue;
+    }
     if (!e.finished) {
+      out += prompt_chunk(ev.choice);  // (already sent: nothing)
       std::vector<TokenOut> toks;
       if (meta_.logprobs) toks.push_back(token_out(e, engine_));
       if (e.text.empty() && toks.empty()) continue;
@@ -139,6 +173,7 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
       cancelled_ = true;
       continue;
     }
+    out += prompt_chunk(ev.choice);  // a one-token prompt has no scores to wait for
     if (!e.text.empty())
       out += sse_chunk(meta_, ev.choice, e.text, {}, 0, false, "", include_usage_);
     out +=

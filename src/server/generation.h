@@ -92,10 +92,17 @@ class StreamWriter {
   std::string close();
 
  private:
+  // The prompt chunk (echo, prompt_logprobs) of a choice, once; "" when none is due.
+  std::string prompt_chunk(int choice);
+  bool wants_prompt_chunk() const;
+  bool prompt_scored() const;  // prompt events arrive (so the chunk waits for them)
+
   ResponseMeta meta_;
   bool include_usage_;
   const tzero::Engine& engine_;
-  std::vector<size_t> offset_;  // completions text_offset per choice
+  std::vector<size_t> offset_;                 // completions text_offset per choice
+  std::vector<std::vector<TokenOut>> prompt_;  // per choice: its prompt events so far
+  std::vector<bool> prompt_sent_;
   int n_prompt_ = 0, n_generated_ = 0;
   bool cancelled_ = false;
 };

@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "server/api_error.h"
+#include "server/embeddings.h"
 #include "server/generation.h"
 #include "server/http_transport.h"
 #include "server/metrics.h"
@@ -52,7 +53,8 @@ uint64_t random_seed() {
 
 // The routes and the methods they take: anything else on these paths is a 405.
 const std::set<std::string> kGetPaths = {"/health", "/metrics", "/v1/models"};
-const std::set<std::string> kPostPaths = {"/v1/completions", "/v1/chat/completions"};
+const std::set<std::string> kPostPaths = {"/v1/completions", "/v1/chat/completions",
+                                          "/v1/embeddings"};
 
 std::string lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -250,7 +252,10 @@ struct HttpServer::Impl {
         }
         return;
       }
-      for (const Job::Event& ev : events) acc->add(ev);
+      for (const Job::Event& ev : events) {
+        acc->add(ev);
+        if (embed && ev.e.finished) vectors[size_t(ev.choice)] = ev.e.embedding;
+      }
       if (!done) return;
       // The whole response can be megabytes of JSON: made on a handler thread, not here.
       ex->work([self = shared_from_this()] { self->respond(); });
@@ -265,7 +270,8 @@ struct HttpServer::Impl {
         res.headers.emplace_back("Retry-After", std::to_string(srv.opt.retry_after_s));
       } else {
         res.content_type = kJson;
-        res.body = dump_json(full_response(meta, acc->choices(), acc->usage()));
+        res.body = dump_json(embed ? embeddings_response(*embed, meta.model, vectors)
+                                   : full_response(meta, acc->choices(), acc->usage()));
       }
       srv.metrics.count_request(endpoint_label(path), res.status);
       // In flight until written: a shutdown waits for it (within its bounds).
@@ -300,6 +306,8 @@ struct HttpServer::Impl {
     bool stream;
     std::unique_ptr<StreamWriter> writer;
     std::unique_ptr<ChoiceAccumulator> acc;
+    std::shared_ptr<EmbeddingsRequest> embed;  // POST /v1/embeddings: the inputs
+    std::vector<std::vector<float>> vectors;   // their embeddings, by input (io thread)
     std::atomic<bool> armed{false}, scheduled{false}, ended{false};
     std::atomic<uint64_t> final_steps{0};  // the published engine steps at a final event
     bool opened = false;                   // io thread
@@ -321,6 +329,15 @@ struct HttpServer::Impl {
     meta.model = model;
     meta.fingerprint = fingerprint;
     meta.logprobs = r.want_logprobs;
+    meta.echo = r.echo;
+    meta.top_logprobs = r.top_logprobs;
+    meta.prompt_logprobs = r.prompt_logprobs;
+    meta.n_prompt = int(r.params.prompt_tokens.size());
+    if (r.echo)
+      meta.echo_text =
+          r.prompt_tokens.empty() ? r.prompt_text : engine.detokenize(r.params.prompt_tokens);
+    if (!r.params.prompt_tokens.empty())
+      meta.first_piece = engine.token_text(r.params.prompt_tokens[0]);
 
     // The n choices are n engine requests queued at once: more than the queue holds could
     // never be admitted, so that is the client's error, not a busy server.
@@ -370,6 +387,59 @@ struct HttpServer::Impl {
     return true;
   }
 
+  // POST /v1/embeddings: one engine request per input (prefill only), answered once all are
+  // done. Returns true (the answer goes out through the pump).
+  bool embeddings(const HttpRequest& req, const std::shared_ptr<Exchange>& ex) {
+    const Clock::time_point arrival = Clock::now();
+    if (shutting_down) throw ApiError(503, "The server is shutting down.", "", "shutdown");
+    auto r = std::make_shared<EmbeddingsRequest>(parse_embeddings_request(req.body));
+    resolve_embeddings(*r, engine);
+    const int n = int(r->tokens.size());
+    // As for n choices: inputs beyond what the queue holds could never all be admitted.
+    if (n > engine.options().max_queue)
+      throw ApiError(400,
+                     "'input' holds " + std::to_string(n) +
+                         " items but this server queues at "
+                         "most " +
+                         std::to_string(engine.options().max_queue) +
+                         " requests at once (--max-queue): send fewer per request",
+                     "input", "invalid_value");
+    ResponseMeta meta;
+    meta.id = random_id("embd-");
+    meta.created = int64_t(std::time(nullptr));
+    meta.model = model;
+    meta.fingerprint = fingerprint;
+    auto job = std::make_shared<Job>(n, arrival, metrics);
+    auto pump = std::make_shared<Pump>(*this, job, ex, meta, n, false, false, false);
+    pump->path = req.path;
+    pump->embed = r;
+    pump->vectors.resize(size_t(n));
+    try {
+      for (int i = 0; i < n; ++i) {
+        tzero::TokenCallback cb = job->callback(i);
+        tzero::Engine& eng = engine;
+        job->add_engine_id(engine.submit(embedding_params(*r, size_t(i)),
+                                         [&eng, cb, pump](const tzero::TokenEvent& e) {
+                                           if (e.finished) pump->final_steps = eng.stats().steps;
+                                           cb(e);
+                                           pump->notify();
+                                         }));
+      }
+    } catch (const tzero::QueueFull& e) {
+      job->cancel(engine);
+      throw ApiError(429, std::string("The server is busy: ") + e.what() + ". Retry later.", "",
+                     "queue_full");
+    } catch (const tzero::RequestError& e) {
+      job->cancel(engine);
+      throw api_error_of(e);
+    }
+    add_job(job);
+    ex->on_gone([pump] { pump->gone(); });
+    pump->armed = true;
+    pump->notify();
+    return true;
+  }
+
   // --- routing --------------------------------------------------------------------------------
 
   // Returns true when the answer goes out later; otherwise `res` is it.
@@ -414,6 +484,7 @@ struct HttpServer::Impl {
                                   : "Content-Type '" + ct +
                                         "' is not supported: send the body as application/json.",
                        "", "unsupported_media_type");
+      if (path == "/v1/embeddings") return embeddings(req, ex);
       return generate(path == "/v1/completions" ? Endpoint::completions : Endpoint::chat, req, res,
                       ex);
     }

@@ -1,6 +1,7 @@
 // OpenAI request bodies to engine requests (server/openai_request.h).
 #include "server/openai_request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -81,7 +82,9 @@ const std::set<std::string> kCommon = {"model", "max_tokens", "temperature", "to
                                        "top_k", "min_p", "repetition_penalty", "ignore_eos",
                                        // accepted and ignored
                                        "user"};
-const std::set<std::string> kCompletionOnly = {"prompt", "echo", "best_of", "suffix"};
+const std::set<std::string> kCompletionOnly = {"prompt", "echo", "best_of", "suffix",
+                                               // vLLM's extension
+                                               "prompt_logprobs"};
 const std::set<std::string> kChatOnly = {"messages", "max_completion_tokens", "top_logprobs",
                                          "response_format", "tools", "tool_choice",
                                          "parallel_tool_calls",
@@ -195,8 +198,7 @@ void parse_unsupported(const json& body, Endpoint ep) {
     if (!v->empty()) throw bad("logit_bias", "'logit_bias' is not supported by tzero.");
   }
   if (ep == Endpoint::completions) {
-    if (auto e = get_bool(body, "echo"); e && *e)
-      throw bad("echo", "'echo' is not supported by tzero.");
+    get_bool(body, "echo");  // a type check; parse_request reads it
     if (const json* v = field(body, "suffix")) {
       if (!v->is_string()) throw wrong_type("suffix", *v, "a string");
       if (!v->get<std::string>().empty())
@@ -255,7 +257,9 @@ OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
     if (field(body, "max_tokens"))
       throw bad("max_tokens", "Give 'max_tokens' or 'max_completion_tokens', not both.");
   }
-  if (auto v = get_int(body, max_name, 1, kIntMax)) r.max_tokens = int(*v);
+  // Completions may ask for 0 tokens to score the prompt (checked below).
+  if (auto v = get_int(body, max_name, ep == Endpoint::completions ? 0 : 1, kIntMax))
+    r.max_tokens = int(*v);
   if (auto v = get_int(body, "n", 1, 128)) r.n = int(*v);
   if (ep == Endpoint::completions)
     if (auto v = get_int(body, "best_of", 1, 128); v && *v != r.n)
@@ -301,6 +305,17 @@ OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
   }
   s.logprobs = r.want_logprobs;
   s.top_logprobs = r.top_logprobs;
+  if (ep == Endpoint::completions) {
+    r.echo = get_bool(body, "echo").value_or(false);
+    if (auto v = get_int(body, "prompt_logprobs", 0, 20)) r.prompt_logprobs = int(*v);
+    p.prompt_logprobs = (r.echo && r.want_logprobs) || r.prompt_logprobs >= 0;
+    p.prompt_top_logprobs =
+        std::max(r.echo && r.want_logprobs ? r.top_logprobs : 0, std::max(r.prompt_logprobs, 0));
+    if (r.max_tokens == 0 && !p.prompt_logprobs)
+      throw bad("max_tokens",
+                "'max_tokens' must be >= 1; 0 only scores the prompt, with 'echo' and "
+                "'logprobs' or with 'prompt_logprobs'.");
+  }
   return r;
 }
 
@@ -333,6 +348,16 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
     tokens.push_back(engine.info().bos);
   }
   const int n_prompt = int(tokens.size());
+  if (r.max_tokens == 0) {  // scoring only: the whole context may be prompt
+    if (n_prompt > n_ctx)
+      throw bad(param,
+                "This model's maximum context length is " + std::to_string(n_ctx) +
+                    " tokens. However, your prompt is " + std::to_string(n_prompt) + " tokens.",
+                "context_length_exceeded");
+    r.params.prompt_tokens = std::move(tokens);
+    r.params.max_tokens = 0;
+    return;
+  }
   if (n_prompt >= n_ctx)
     throw bad(param,
               "This model's maximum context length is " + std::to_string(n_ctx) +

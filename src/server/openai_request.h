@@ -38,6 +38,11 @@ struct OpenAiRequest {
   // chat `logprobs: true` (+ `top_logprobs: N`).
   bool want_logprobs = false;
   int top_logprobs = 0;
+  // Completions scoring: `echo` (the prompt before the completion; with logprobs, the prompt
+  // tokens' logprobs too), vLLM's `prompt_logprobs: N` (-1: absent). Either may come with
+  // max_tokens 0 (score only). params.prompt_logprobs is set when the prompt is scored.
+  bool echo = false;
+  int prompt_logprobs = -1;
 
   tzero::RequestParams params;  // stop strings, sampling, ignore_eos (prompt not set yet)
 };

@@ -55,6 +55,13 @@ json logprobs_json(Endpoint ep, const std::vector<TokenOut>& tokens, size_t offs
   json toks = json::array(), lps = json::array(), tops = json::array(), offs = json::array();
   for (const TokenOut& t : tokens) {
     toks.push_back(t.piece);
+    if (t.null_logprob) {
+      lps.push_back(nullptr);
+      tops.push_back(nullptr);
+      offs.push_back(offset);
+      offset += t.piece.size();
+      continue;
+    }
     lps.push_back(t.logprob);
     json top = json::object();
     for (const tzero::TokenLogprob& a : t.top)
@@ -67,14 +74,59 @@ json logprobs_json(Endpoint ep, const std::vector<TokenOut>& tokens, size_t offs
       {"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offs}};
 }
 
+std::vector<TokenOut> echo_tokens(const ResponseMeta& m, const std::vector<TokenOut>& prompt) {
+  std::vector<TokenOut> out;
+  TokenOut first;
+  first.piece = m.first_piece;
+  first.null_logprob = true;
+  out.push_back(first);
+  for (TokenOut t : prompt) {
+    if (int(t.top.size()) > m.top_logprobs) t.top.resize(size_t(m.top_logprobs));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+json prompt_logprobs_json(const std::vector<TokenOut>& prompt, int n) {
+  json out = json::array({nullptr});
+  for (const TokenOut& t : prompt) {
+    json pos = json::object();
+    pos[std::to_string(t.token)] = {
+        {"logprob", t.logprob}, {"rank", t.rank}, {"decoded_token", t.piece}};
+    for (int i = 0; i < n && i < int(t.top.size()); ++i) {
+      const tzero::TokenLogprob& a = t.top[size_t(i)];
+      const std::string key = std::to_string(a.token);
+      if (!pos.contains(key))
+        pos[key] = {{"logprob", a.logprob}, {"rank", i + 1}, {"decoded_token", a.text}};
+    }
+    out.push_back(std::move(pos));
+  }
+  return out;
+}
+
 json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
                    const Usage& usage) {
   json j = base(m, false);
   json cs = json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
     const ChoiceOut& c = choices[i];
-    json lp = m.logprobs ? logprobs_json(m.endpoint, c.tokens, 0) : json();
-    if (m.endpoint == Endpoint::chat)
+    json lp;
+    if (m.logprobs && m.echo) {
+      std::vector<TokenOut> all = echo_tokens(m, c.prompt);
+      all.insert(all.end(), c.tokens.begin(), c.tokens.end());
+      lp = logprobs_json(m.endpoint, all, 0);
+    } else if (m.logprobs) {
+      lp = logprobs_json(m.endpoint, c.tokens, 0);
+    }
+    if (m.endpoint == Endpoint::completions && (m.echo || m.prompt_logprobs >= 0)) {
+      json choice = {{"index", i},
+                     {"text", m.echo ? m.echo_text + c.text : c.text},
+                     {"logprobs", lp},
+                     {"finish_reason", c.finish_reason}};
+      if (m.prompt_logprobs >= 0)
+        choice["prompt_logprobs"] = prompt_logprobs_json(c.prompt, m.prompt_logprobs);
+      cs.push_back(std::move(choice));
+    } else if (m.endpoint == Endpoint::chat)
       cs.push_back({{"index", i},
                     {"message", {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}}},
                     {"logprobs", lp},
@@ -105,6 +157,20 @@ std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
   c["logprobs"] =
       m.logprobs && !tokens.empty() ? logprobs_json(m.endpoint, tokens, offset) : json();
   c["finish_reason"] = finishing ? json(finish_reason) : json();
+  j["choices"] = json::array({c});
+  if (usage_null) j["usage"] = nullptr;
+  return sse(j);
+}
+
+std::string sse_prompt_chunk(const ResponseMeta& m, int index, const std::vector<TokenOut>& prompt,
+                             bool usage_null) {
+  json j = base(m, true);
+  json c = {{"index", index}, {"text", m.echo ? m.echo_text : std::string()}};
+  c["logprobs"] =
+      m.echo && m.logprobs ? logprobs_json(m.endpoint, echo_tokens(m, prompt), 0) : json();
+  c["finish_reason"] = nullptr;
+  if (m.prompt_logprobs >= 0)
+    c["prompt_logprobs"] = prompt_logprobs_json(prompt, m.prompt_logprobs);
   j["choices"] = json::array({c});
   if (usage_null) j["usage"] = nullptr;
   return sse(j);

@@ -21,6 +21,15 @@ struct ResponseMeta {
   std::string model;        // the name the response reports
   std::string fingerprint;  // system_fingerprint: "tz-" + the engine's numerics fingerprint
   bool logprobs = false;    // the request asked for logprobs
+  // Completions scoring (server/openai_request.h): echo puts echo_text (the prompt) before the
+  // completion and, with logprobs, the prompt's tokens before the generated ones (the first,
+  // first_piece, with null logprobs); prompt_logprobs >= 0 adds vLLM's
+  // choices[].prompt_logprobs with that many alternatives. top_logprobs: `logprobs: N`.
+  bool echo = false;
+  std::string echo_text, first_piece;
+  int n_prompt = 0;
+  int top_logprobs = 0;
+  int prompt_logprobs = -1;
 };
 
 // One generated token with what logprobs report about it.
@@ -29,6 +38,8 @@ struct TokenOut {
   std::string piece;  // the token's own text (Engine::token_text)
   float logprob = 0;
   std::vector<tzero::TokenLogprob> top;
+  int rank = 0;               // prompt tokens: 1 + the tokens with a larger logit
+  bool null_logprob = false;  // the prompt's first token: no logprob (null in JSON)
 };
 
 struct Usage {
@@ -43,9 +54,17 @@ nlohmann::json logprobs_json(Endpoint ep, const std::vector<TokenOut>& tokens, s
 
 struct ChoiceOut {
   std::string text;
+  std::vector<TokenOut> prompt;  // the prompt tokens' scores (prompt events), when asked
   std::vector<TokenOut> tokens;
   std::string finish_reason;  // stop or length
 };
+
+// The prompt's entries of an echoed logprobs list: its first token (null logprobs), then the
+// scored ones with at most m.top_logprobs alternatives.
+std::vector<TokenOut> echo_tokens(const ResponseMeta& m, const std::vector<TokenOut>& prompt);
+// vLLM's prompt_logprobs: [null, {"<id>": {logprob, rank, decoded_token}, ...}, ...]: per
+// scored prompt token itself and its top n alternatives.
+nlohmann::json prompt_logprobs_json(const std::vector<TokenOut>& prompt, int n);
 
 // The whole non-streaming response.
 nlohmann::json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
@@ -58,6 +77,10 @@ nlohmann::json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>
 std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
                       const std::vector<TokenOut>& tokens, size_t offset, bool role_first,
                       const std::string& finish_reason, bool usage_null);
+// A completions stream's prompt chunk of choice `index`, sent before its generated text: the
+// echoed prompt text and its logprobs (echo), vLLM's prompt_logprobs (when asked).
+std::string sse_prompt_chunk(const ResponseMeta& m, int index, const std::vector<TokenOut>& prompt,
+                             bool usage_null);
 // The usage chunk (choices: [], usage: {...}) sent last when include_usage.
 std::string sse_usage_chunk(const ResponseMeta& m, const Usage& usage);
 // An error in the middle of a stream (e.g. the server shutting down): data: {"error": ...}.

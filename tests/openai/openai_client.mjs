@@ -1,6 +1,8 @@
 // The official OpenAI Node client (npm `openai`, version pinned in package.json) against a
 // running `tzero serve`: models, completions and chat, plain and streamed (equal text), usage,
-// logprobs, and the errors the client maps to its exception classes.
+// logprobs, embeddings (the client's default base64 decoding equal to the float format, bit for
+// bit), prompt scoring (echo + logprobs + max_tokens 0), and the errors the client maps to its
+// exception classes.
 //
 //   node tests/openai/openai_client.mjs BASE_URL API_KEY     (BASE_URL like http://127.0.0.1:8080/v1)
 // Exit status 0 when every check passes; each check prints one line.
@@ -82,6 +84,59 @@ await check("chat: plain and streamed agree, usage chunk", async () => {
   assert.equal(text, r.choices[0].message.content);
   assert.deepEqual(lps, r.choices[0].logprobs.content.map((c) => c.logprob));
   assert.deepEqual(usage, r.usage);
+});
+
+await check("embeddings: base64 (the client's default) equals float, dimensions", async () => {
+  const input = ["Once upon a time", "the same bits, alone or batched"];
+  // Without encoding_format the client asks for base64 and decodes the float32 bytes itself.
+  const dflt = await client.embeddings.create({ model, input });
+  const flt = await client.embeddings.create({ model, input, encoding_format: "float" });
+  assert.equal(flt.object, "list");
+  assert.equal(flt.data.length, 2);
+  assert.deepEqual(
+    flt.data.map((d) => d.index),
+    [0, 1],
+  );
+  assert.ok(flt.usage.prompt_tokens > 0);
+  assert.equal(flt.usage.total_tokens, flt.usage.prompt_tokens);
+  for (let i = 0; i < 2; i++) {
+    const f = flt.data[i].embedding;
+    assert.ok(Array.isArray(f) && f.length > 0);
+    assert.deepEqual(dflt.data[i].embedding, f);  // every float32 exactly
+    const norm = Math.sqrt(f.reduce((s, x) => s + x * x, 0));
+    assert.ok(Math.abs(norm - 1) < 1e-5, `norm ${norm}`);
+  }
+  const b64 = await client.embeddings.create({ model, input: input[0], encoding_format: "base64" });
+  const buf = Buffer.from(b64.data[0].embedding, "base64");
+  const f32 = new Float32Array(buf.buffer, buf.byteOffset, buf.length / 4);
+  assert.deepEqual(Array.from(f32), flt.data[0].embedding);
+  const d = await client.embeddings.create({ model, input: input[0], dimensions: 8 });
+  assert.equal(d.data[0].embedding.length, 8);
+});
+
+await check("embeddings: empty input -> BadRequestError (400)", async () => {
+  await assert.rejects(
+    client.embeddings.create({ model, input: [] }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === "input",
+  );
+});
+
+await check("completions: echo + logprobs + max_tokens 0 scores the prompt", async () => {
+  const prompt = "The capital of France is Paris";
+  const r = await client.completions.create({
+    model,
+    prompt,
+    echo: true,
+    logprobs: 1,
+    max_tokens: 0,
+    temperature: 0,
+  });
+  const lp = r.choices[0].logprobs;
+  assert.equal(r.choices[0].text, prompt);
+  assert.equal(lp.tokens.length, r.usage.prompt_tokens);
+  assert.equal(lp.token_logprobs[0], null);
+  assert.ok(lp.token_logprobs.slice(1).every((x) => typeof x === "number" && x <= 0));
+  assert.equal(r.usage.completion_tokens, 0);
 });
 
 await check("bad parameter -> BadRequestError (400)", async () => {

@@ -5,14 +5,16 @@
 namespace tzero {
 
 void Architecture::norm_and_logits(const Pass& p, const Model& model, Act rows, Act normed) const {
+  check(normed.id == normed_.id, "internal: the final norm must go to normed_");
   BackendOps& o = *p.ops;
   o.gather_logits_rows(residual_, rows);
   o.rmsnorm(rows, model.output_norm(), model.hparams().rms_eps, normed, p.n_out);
   p.trace("result_norm", -1, normed, p.n_out);
-  o.matmul(model.output(), normed, logits_, p.n_out);
+  if (p.n_logits == 0) return;  // only hidden rows (embeddings)
+  o.matmul(model.output(), normed, logits_, p.n_logits);
   if (model.hparams().final_softcap > 0)
-    o.softcap(logits_, model.hparams().final_softcap, p.n_out);
-  p.trace("result_output", -1, logits_, p.n_out);
+    o.softcap(logits_, model.hparams().final_softcap, p.n_logits);
+  p.trace("result_output", -1, logits_, p.n_logits);
 }
 
 std::unique_ptr<Architecture> make_architecture(const Model& model) {

@@ -24,7 +24,9 @@ using TraceFn = std::function<void(std::string_view name, int layer, Act a, size
 struct Pass {
   BackendOps* ops = nullptr;          // the backend of the current step (embed, a layer, output)
   size_t n_tok = 0;                   // tokens in the batch
-  size_t n_out = 0;                   // logits rows wanted
+  size_t n_out = 0;                   // output rows: batch.logits_rows (whose final norm is taken)
+  size_t n_logits = 0;                // the first n_logits of them also get logits (the rest
+                                      // are hidden rows: their final norm is the output)
   const TraceFn* trace_fn = nullptr;  // null: untraced
 
   void trace(std::string_view name, int layer, Act a, size_t rows) const {
@@ -41,24 +43,27 @@ class Architecture {
   // The residual stream: the only buffer that crosses from one layer to the next (and from one
   // backend to another between layers). (n_tok, n_embd)
   Act residual() const { return residual_; }
-  Act logits() const { return logits_; }  // (n_out, n_vocab)
+  Act logits() const { return logits_; }  // (n_logits, n_vocab)
+  Act normed() const { return normed_; }  // (n_out, n_embd) result_norm of the output rows
 
   // tokens -> residual.
   virtual void embed(const Pass& p) const = 0;
   // residual -> residual through layer il.
   virtual void layer(const Pass& p, int il) const = 0;
-  // residual rows of the batch's logits rows -> logits.
+  // residual rows of the batch's logits rows -> their final norm (normed()) -> logits of the
+  // first n_logits.
   virtual void output(const Pass& p) const = 0;
 
  protected:
   // The output head every architecture here ends with: the residual rows of the batch's
-  // logits rows (into rows), result_norm = rmsnorm of them (into normed), result_output = the
-  // output matrix times that, soft-capped when the model says so (into logits_). rows and
-  // normed: (n_out, n_embd).
+  // logits rows (into rows), result_norm = rmsnorm of them (into normed, which must be
+  // normed_), result_output = the output matrix times the first n_logits of them, soft-capped
+  // when the model says so (into logits_). rows and normed: (n_out, n_embd).
   void norm_and_logits(const Pass& p, const Model& model, Act rows, Act normed) const;
 
   ActLayout layout_;
   Act residual_, logits_;
+  Act normed_;  // the final norm's buffer (set by the constructor)
 };
 
 // The architecture of the model's family (hparams.arch). Throws tzero::Error for none.

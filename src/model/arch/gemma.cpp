@@ -34,8 +34,8 @@ class Gemma final : public Architecture {
     attn_.emplace(hp_, layout_);
     ffn_.emplace(hp_, Activation::GeluTanh, layout_);
     rows_ = layout_.add(E);                      // (n_out, n_embd) residual rows of the logits rows
-    out_ = layout_.add(E);                       // (n_out, n_embd) their final norm
-    logits_ = layout_.add(size_t(hp_.n_vocab));  // (n_out, n_vocab)
+    normed_ = out_ = layout_.add(E);             // (n_out, n_embd) their final norm
+    logits_ = layout_.add(size_t(hp_.n_vocab));  // (n_logits, n_vocab)
   }
 
   void embed(const Pass& p) const override {

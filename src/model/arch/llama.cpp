@@ -37,8 +37,8 @@ class LlamaFamily final : public Architecture {
     else
       ffn_.emplace(hp_, Activation::SiLU, layout_);
     rows_ = layout_.add(E);                      // (n_out, n_embd) residual rows of the logits rows
-    out_ = layout_.add(E);                       // (n_out, n_embd) their final norm
-    logits_ = layout_.add(size_t(hp_.n_vocab));  // (n_out, n_vocab)
+    normed_ = out_ = layout_.add(E);             // (n_out, n_embd) their final norm
+    logits_ = layout_.add(size_t(hp_.n_vocab));  // (n_logits, n_vocab)
   }
 
   void embed(const Pass& p) const override {

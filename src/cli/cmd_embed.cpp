@@ -1,0 +1,170 @@
+// tzero embed: the embedding of a text (or of each line of a file) through the batched engine,
+// as POST /v1/embeddings computes it (pool-v1, docs/DETERMINISM.md): the same bits alone or
+// batched, whatever -t, -b or --parallel.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/hash.h"
+#include "cli/commands.h"
+#include "tzero/engine.h"
+
+namespace tzero::cli {
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+Command add_embed(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "embed", "Embedding of a text, or of each line of a file (pooled, L2-normalised)");
+  struct Opts {
+    tzero::EngineOptions engine;
+    std::string prompt, file, pooling = "model", mode = "deterministic";
+    int dimensions = 0;
+    bool json = false, parse_special = false;
+  };
+  auto o = std::make_shared<Opts>();
+  o->engine.n_threads = default_threads();
+  o->engine.max_seqs = 16;
+  o->engine.max_queue = 1 << 20;
+  sub->add_option("-m,--model", o->engine.model_path, "GGUF model file")->required();
+  sub->add_option("-p,--prompt", o->prompt, "Text to embed");
+  sub->add_option("-f,--file", o->file, "Embed each non-empty line of this file");
+  sub->add_option("--pooling", o->pooling,
+                  "model (the file's pooling_type, else mean), mean, cls or last")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"model", "mean", "cls", "last"}));
+  sub->add_option("--dimensions", o->dimensions,
+                  "Keep the first N components, then renormalise (0: all)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("-t,--threads", o->engine.n_threads, "Threads (results do not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("-c,--ctx-size", o->engine.n_ctx, "Context size (0: min(trained, 4096))")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("-b,--batch-size", o->engine.max_batch_tokens,
+                  "Tokens per forward pass (results do not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  sub->add_option("--parallel", o->engine.max_seqs,
+                  "Inputs computed together (results do not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--kernels", o->engine.kernels, "Kernel set (results do not depend on it)")
+      ->capture_default_str();
+  sub->add_option("--mode", o->mode, "deterministic (the contract) or fast")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"deterministic", "fast"}));
+  sub->add_flag_callback(
+      "--no-mmap", [o] { o->engine.use_mmap = false; },
+      "Read the model file into memory instead of mapping it");
+  sub->add_flag("--parse-special", o->parse_special,
+                "Turn control-token texts in the input into those tokens");
+  sub->add_flag("--json", o->json,
+                "Print one JSON object: every embedding with its token count and digest");
+  return {sub, [o] {
+            std::vector<std::string> inputs;
+            if (!o->file.empty())
+              inputs = lines_of(read_text_file(o->file));
+            else
+              inputs.push_back(o->prompt);
+            if (inputs.empty()) throw Error(o->file + ": no line to embed");
+            o->engine.mode = mode_arg(o->mode);
+            const Pooling pooling = *parse_pooling(o->pooling);
+            tzero::Engine engine(o->engine);
+            if (pooling == Pooling::model && engine.info().pooling == Pooling::none)
+              throw Error(o->engine.model_path + ": " + engine.info().pooling_note);
+
+            struct Out {
+              std::vector<float> v;
+              int n_tokens = 0;
+            };
+            std::vector<Out> outs(inputs.size());
+            const auto t0 = std::chrono::steady_clock::now();
+            for (size_t i = 0; i < inputs.size(); ++i) {
+              RequestParams r;
+              r.prompt = inputs[i];
+              r.parse_special = o->parse_special;
+              r.embedding = pooling;
+              r.embedding_dims = o->dimensions;
+              try {
+                engine.submit(r, [&outs, i](const TokenEvent& e) {
+                  if (!e.finished) return;
+                  outs[i].v = e.embedding;
+                  outs[i].n_tokens = e.n_prompt;
+                });
+              } catch (const RequestError& e) {
+                throw Error((o->file.empty() ? std::string("the prompt")
+                                             : o->file + ":" + std::to_string(i + 1)) +
+                            ": " + e.what());
+              }
+            }
+            engine.run_until_idle();
+            const double secs =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            int64_t n_tokens = 0;
+            for (const Out& out : outs) n_tokens += out.n_tokens;
+            const double tps = secs > 0 ? double(n_tokens) / secs : 0;
+            const ModelInfo& info = engine.info();
+            const char* pooled = to_string(pooling == Pooling::model ? info.pooling : pooling);
+            if (o->json) {
+              nlohmann::json data = nlohmann::json::array();
+              for (size_t i = 0; i < outs.size(); ++i)
+                data.push_back(
+                    {{"index", i},
+                     {"n_tokens", outs[i].n_tokens},
+                     {"digest", xxh128_hex(outs[i].v.data(), outs[i].v.size() * sizeof(float))},
+                     {"embedding", outs[i].v}});
+              nlohmann::json j = {
+                  {"model", info.name},
+                  {"pooling", pooled},
+                  {"pooling_source", pooling == Pooling::model ? info.pooling_note : "option"},
+                  {"n_embd", info.n_embd},
+                  {"dimensions", outs[0].v.size()},
+                  {"fingerprint", info.fingerprint},
+                  {"data", data},
+                  {"timings",
+                   {{"seconds", secs},
+                    {"tokens", n_tokens},
+                    {"tokens_per_s", tps},
+                    {"threads", o->engine.n_threads}}}};
+              std::printf("%s\n",
+                          j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+            } else {
+              for (const Out& out : outs) {
+                std::string line;
+                char buf[32];
+                for (size_t d = 0; d < out.v.size(); ++d) {
+                  std::snprintf(buf, sizeof buf, d ? " %.9g" : "%.9g", double(out.v[d]));
+                  line += buf;
+                }
+                std::printf("%s\n", line.c_str());
+              }
+              std::fprintf(stderr,
+                           "embedded %zu input(s), %lld tokens in %.3f s (%.1f tokens/s) | "
+                           "pooling %s | %zu dimensions | threads %d\n",
+                           outs.size(), static_cast<long long>(n_tokens), secs, tps, pooled,
+                           outs[0].v.size(), o->engine.n_threads);
+            }
+            return 0;
+          }};
+}
+
+}  // namespace tzero::cli
