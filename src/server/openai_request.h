@@ -30,6 +30,7 @@ struct OpenAiRequest {
   std::vector<tzero::ChatTurn> messages;
 
   std::optional<int> max_tokens;  // absent: completions 16, chat the rest of the context
+  bool until_context = false;     // llama.cpp's n_predict -1: the rest of the context
   int n = 1;                      // choices; choice i is sampled with seed + i
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage

@@ -67,6 +67,13 @@ json logprobs_json(Endpoint ep, const std::vector<TokenOut>& tokens, size_t offs
       {"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offs}};
 }
 
+json tzero_extension(const ResponseMeta& m, int index, const std::string& logits_digest,
+                     const std::string& stop_reason) {
+  return json{{"logits_digest", logits_digest},
+              {"stop_reason", stop_reason},
+              {"seed", m.seed + uint64_t(index)}};
+}
+
 json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
                    const Usage& usage) {
   json j = base(m, false);
@@ -74,14 +81,19 @@ json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
   for (size_t i = 0; i < choices.size(); ++i) {
     const ChoiceOut& c = choices[i];
     json lp = m.logprobs ? logprobs_json(m.endpoint, c.tokens, 0) : json();
+    const json ext = tzero_extension(m, int(i), c.logits_digest, c.stop_reason);
     if (m.endpoint == Endpoint::chat)
       cs.push_back({{"index", i},
                     {"message", {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}}},
                     {"logprobs", lp},
-                    {"finish_reason", c.finish_reason}});
+                    {"finish_reason", c.finish_reason},
+                    {"tzero", ext}});
     else
-      cs.push_back(
-          {{"index", i}, {"text", c.text}, {"logprobs", lp}, {"finish_reason", c.finish_reason}});
+      cs.push_back({{"index", i},
+                    {"text", c.text},
+                    {"logprobs", lp},
+                    {"finish_reason", c.finish_reason},
+                    {"tzero", ext}});
   }
   j["choices"] = cs;
   j["usage"] = usage.to_json();
@@ -90,7 +102,7 @@ json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
 
 std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
                       const std::vector<TokenOut>& tokens, size_t offset, bool role_first,
-                      const std::string& finish_reason, bool usage_null) {
+                      const std::string& finish_reason, bool usage_null, const json& extension) {
   json j = base(m, true);
   json c = {{"index", index}};
   const bool finishing = !finish_reason.empty();
@@ -105,6 +117,7 @@ std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
   c["logprobs"] =
       m.logprobs && !tokens.empty() ? logprobs_json(m.endpoint, tokens, offset) : json();
   c["finish_reason"] = finishing ? json(finish_reason) : json();
+  if (!extension.is_null()) c["tzero"] = extension;
   j["choices"] = json::array({c});
   if (usage_null) j["usage"] = nullptr;
   return sse(j);

@@ -21,6 +21,7 @@ struct ResponseMeta {
   std::string model;        // the name the response reports
   std::string fingerprint;  // system_fingerprint: "tz-" + the engine's numerics fingerprint
   bool logprobs = false;    // the request asked for logprobs
+  uint64_t seed = 0;        // choice i was sampled with seed + i (reported in its "tzero")
 };
 
 // One generated token with what logprobs report about it.
@@ -45,7 +46,15 @@ struct ChoiceOut {
   std::string text;
   std::vector<TokenOut> tokens;
   std::string finish_reason;  // stop or length
+  std::string logits_digest;  // TokenEvent::logits_digest, as `tzero run` prints it
+  std::string stop_reason;    // TokenEvent::stop_reason (eos, eot, stop_string, ...)
 };
+
+// tzero's extension of a choice (docs/SERVER.md, "The tzero field"): what `tzero run` needs
+// to reproduce it and prints to compare, {"logits_digest", "stop_reason", "seed"}. Additive: an
+// OpenAI client ignores it.
+nlohmann::json tzero_extension(const ResponseMeta& m, int index, const std::string& logits_digest,
+                               const std::string& stop_reason);
 
 // The whole non-streaming response.
 nlohmann::json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
@@ -54,10 +63,12 @@ nlohmann::json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>
 // One SSE event ("data: {...}\n\n"). A content chunk of choice `index` carries `text` and the
 // logprobs of `tokens` (offset as above); `role_first` makes a chat chunk the opening one
 // (delta {"role": "assistant", "content": ""}); a finish chunk has finish_reason set and
-// empty text. usage_null adds "usage": null (when stream_options.include_usage).
+// empty text. usage_null adds "usage": null (when stream_options.include_usage). A non-null
+// `extension` becomes the choice's "tzero" field (the finish chunk's, tzero_extension()).
 std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
                       const std::vector<TokenOut>& tokens, size_t offset, bool role_first,
-                      const std::string& finish_reason, bool usage_null);
+                      const std::string& finish_reason, bool usage_null,
+                      const nlohmann::json& extension = nullptr);
 // The usage chunk (choices: [], usage: {...}) sent last when include_usage.
 std::string sse_usage_chunk(const ResponseMeta& m, const Usage& usage);
 // An error in the middle of a stream (e.g. the server shutting down): data: {"error": ...}.
