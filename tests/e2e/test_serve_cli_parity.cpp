@@ -38,17 +38,18 @@ TEST(ServeCliParity, SampledCompletionEqualsRun) {
   auto srv = tzero::test::serve_tiny();
   ASSERT_TRUE(srv->ok());
   auto c = srv->client();
+  // Values at which every knob changes this answer (checked at the end).
   const json base = {{"prompt", "Once upon a time"},
                      {"max_tokens", 40},
                      {"temperature", 0.9},
                      {"seed", 1234},
                      {"top_k", 40},
-                     {"top_p", 0.95},
-                     {"min_p", 0.02},
-                     {"repetition_penalty", 1.15},
+                     {"top_p", 0.9},
+                     {"min_p", 0.1},
+                     {"repetition_penalty", 1.2},
                      {"repeat_last_n", 16},
-                     {"presence_penalty", 0.4},
-                     {"frequency_penalty", 0.3}};
+                     {"presence_penalty", 0.3},
+                     {"frequency_penalty", 0.5}};
   const std::vector<std::string> flags = {"-p",
                                           "Once upon a time",
                                           "-n",
@@ -60,17 +61,17 @@ TEST(ServeCliParity, SampledCompletionEqualsRun) {
                                           "--top-k",
                                           "40",
                                           "--top-p",
-                                          "0.95",
+                                          "0.9",
                                           "--min-p",
-                                          "0.02",
+                                          "0.1",
                                           "--repeat-penalty",
-                                          "1.15",
+                                          "1.2",
                                           "--repeat-last-n",
                                           "16",
                                           "--presence-penalty",
-                                          "0.4",
+                                          "0.3",
                                           "--frequency-penalty",
-                                          "0.3"};
+                                          "0.5"};
   int st = 0;
   const json whole = tzero::test::post_json(*c, "/v1/completions", base, &st);
   ASSERT_EQ(st, 200) << whole.dump();
@@ -118,10 +119,20 @@ TEST(ServeCliParity, SampledCompletionEqualsRun) {
   EXPECT_EQ(streamed_ext, cut_ext);
   EXPECT_EQ(tzero::test::gen_of_stream(sse).text, cut["choices"][0]["text"]);
 
-  // One flag off gives another answer: the flags are really applied.
-  std::vector<std::string> no_top_k = flags;
-  *(std::find(no_top_k.begin(), no_top_k.end(), "--top-k") + 1) = "2";
-  EXPECT_NE(run_json(no_top_k)["logits_digest"], ext["logits_digest"]);
+  // Each knob at its off value gives another answer: every flag is really applied (and so the
+  // equality above says each was applied alike).
+  const std::vector<std::pair<std::string, std::string>> off = {{"--top-k", "0"},
+                                                                {"--top-p", "1"},
+                                                                {"--min-p", "0"},
+                                                                {"--repeat-penalty", "1"},
+                                                                {"--repeat-last-n", "64"},
+                                                                {"--presence-penalty", "0"},
+                                                                {"--frequency-penalty", "0"}};
+  for (const auto& [flag, value] : off) {
+    std::vector<std::string> f = flags;
+    *(std::find(f.begin(), f.end(), flag) + 1) = value;
+    EXPECT_NE(run_json(f)["logits_digest"], ext["logits_digest"]) << flag << " " << value;
+  }
 }
 
 TEST(ServeCliParity, UnseededRequestReportsItsSeed) {

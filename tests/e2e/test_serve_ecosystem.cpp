@@ -153,20 +153,18 @@ TEST(ServeEcosystem, ExtensionFieldsGiveTheOpenAiAnswer) {
     llama["repeat_penalty"] = 1.3;
     llama["n_probs"] = 2;
     // Ignored and default-only fields change nothing.
-    for (const auto& [k, v] : json{
-             {"cache_prompt", true},
-             {"id_slot", 2},
-             {"n_keep", 4},
-             {"samplers", {"top_k", "top_p", "temperature"}},
-             {"typical_p", 1.0},
-             {"mirostat", 0},
-             {"tfs_z", 1.0},
-             {"min_tokens", 0},
-             {"skip_special_tokens", true},
-             {"use_beam_search", false},
-             {"length_penalty",
-              1.0}}.items())
-      llama[k] = v;
+    const json extras = {{"cache_prompt", true},
+                         {"id_slot", 2},
+                         {"n_keep", 4},
+                         {"samplers", {"top_k", "top_p", "temperature"}},
+                         {"typical_p", 1.0},
+                         {"mirostat", 0},
+                         {"tfs_z", 1.0},
+                         {"min_tokens", 0},
+                         {"skip_special_tokens", true},
+                         {"use_beam_search", false},
+                         {"length_penalty", 1.0}};
+    for (const auto& [k, v] : extras.items()) llama[k] = v;
     const json a = post(*c, path, openai, &st);
     ASSERT_EQ(st, 200) << a.dump();
     const json b = post(*c, path, llama, &st);
