@@ -193,7 +193,8 @@ class Engine {
   // The tokens of a rendered chat prompt (apply_chat_template): special texts parsed, BOS by
   // the same rule, never an EOS.
   std::vector<int32_t> tokenize_chat(const std::string& rendered) const;
-  std::string detokenize(const std::vector<int32_t>& tokens) const;
+  // special: control tokens are written by name (as /detokenize does) instead of as nothing.
+  std::string detokenize(const std::vector<int32_t>& tokens, bool special = false) const;
   // One token's own text piece (as TokenLogprob::text spells it: a leading space kept, control
   // tokens by name, a byte-fallback token as its raw byte, so possibly not valid UTF-8).
   std::string token_text(int32_t token) const;

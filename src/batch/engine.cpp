@@ -540,8 +540,8 @@ std::vector<int32_t> Engine::tokenize_chat(const std::string& rendered) const {
   return tzero::tokenize_chat_prompt(impl_->vocab, rendered);
 }
 
-std::string Engine::detokenize(const std::vector<int32_t>& tokens) const {
-  return impl_->vocab.detokenize(tokens);
+std::string Engine::detokenize(const std::vector<int32_t>& tokens, bool special) const {
+  return impl_->vocab.detokenize(tokens, special);
 }
 
 std::string Engine::token_text(int32_t token) const {

@@ -1,8 +1,11 @@
 // tzero run: generate text from a prompt, streaming it, then print speeds.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
+#include "cli/chat_prompt.h"
 #include "cli/commands.h"
 #include "kernels/kernel_set.h"
 #include "runtime/fingerprint.h"
@@ -10,18 +13,45 @@
 
 namespace tzero::cli {
 
+namespace {
+
+// A number in (lo, hi], as the server's top_p and repetition_penalty.
+CLI::Validator above(double lo, double hi) {
+  const std::string range = "(" + std::to_string(int(lo)) + ", " + std::to_string(int(hi)) + "]";
+  return CLI::Validator(
+      [lo, hi, range](std::string& v) {
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        return end != v.c_str() && *end == 0 && x > lo && x <= hi ? std::string()
+                                                                  : "must be in " + range;
+      },
+      range);
+}
+
+}  // namespace
+
 Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Generate text from a prompt (greedy by default)");
   struct Opts {
-    std::string model, prompt, prompt_file, mode = "deterministic";
+    std::string model, prompt, prompt_file, messages_file, chat_template, mode = "deterministic";
     bool json = false, no_bos = false, gaps = false, no_mmap = false;
     GenerateOptions gen;
   };
   auto o = std::make_shared<Opts>();
   o->gen.n_threads = default_threads();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
-  sub->add_option("-p,--prompt", o->prompt, "Prompt text (default: empty, BOS only)");
-  sub->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
+  auto* prompt_opt =
+      sub->add_option("-p,--prompt", o->prompt, "Prompt text (default: empty, BOS only)");
+  auto* file_opt = sub->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
+  sub->add_option("--messages", o->messages_file,
+                  "Chat: read the conversation from this JSON file (an array of {role, content}, "
+                  "or a chat request body with \"messages\"), render it with the chat template "
+                  "and generate the assistant's reply, as tzero serve's /v1/chat/completions does")
+      ->excludes(prompt_opt)
+      ->excludes(file_opt);
+  sub->add_option("--chat-template", o->chat_template,
+                  "With --messages: a named format (llama2, llama3, chatml, ...) instead of the "
+                  "model's tokenizer.chat_template (a model without one uses chatml)");
   sub->add_option("-n,--n-predict", o->gen.n_predict, "Tokens to generate")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 24));
@@ -35,11 +65,44 @@ Command add_run(CLI::App& app) {
                   "Prefill chunk: prompt tokens per forward pass (results do not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
-  sub->add_option("--temp", o->gen.temperature, "Temperature (0: greedy, ties to the lowest id)")
+  // The sampling chain, as tzero serve's request fields set it (tzero/sampling.h).
+  SamplingParams& sp = o->gen.sampling;
+  sub->add_option("--temp", sp.temperature, "Temperature (0: greedy, ties to the lowest id)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
-  sub->add_option("--seed", o->gen.seed, "Sampling seed (used when --temp > 0)")
-      ->capture_default_str();
+  sub->add_option("--seed", sp.seed, "Sampling seed (used when --temp > 0)")->capture_default_str();
+  sub->add_option("--top-k", sp.top_k, "Keep the K most likely tokens (0: off; server: top_k)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  sub->add_option("--top-p", sp.top_p,
+                  "Keep the smallest set of tokens whose probability reaches P (1: off; server: "
+                  "top_p)")
+      ->capture_default_str()
+      ->check(above(0, 1));
+  sub->add_option("--min-p", sp.min_p,
+                  "Keep tokens at least P times as likely as the best (0: off; server: min_p)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--repeat-penalty", sp.repetition_penalty,
+                  "Repetition penalty over the last --repeat-last-n tokens (1: off; server: "
+                  "repetition_penalty or repeat_penalty)")
+      ->capture_default_str()
+      ->check(above(0, 100));
+  sub->add_option("--repeat-last-n", sp.penalty_last_n,
+                  "Tokens (prompt and output) the repetition penalty looks at (-1: all, 0: off; "
+                  "server: repeat_last_n)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 1 << 30));
+  sub->add_option("--presence-penalty", sp.presence_penalty,
+                  "Subtracted once from the logit of every token already generated (server: "
+                  "presence_penalty)")
+      ->capture_default_str()
+      ->check(CLI::Range(-100.0, 100.0));
+  sub->add_option("--frequency-penalty", sp.frequency_penalty,
+                  "Subtracted from a token's logit once per time it was generated (server: "
+                  "frequency_penalty)")
+      ->capture_default_str()
+      ->check(CLI::Range(-100.0, 100.0));
   sub->add_option("--kernels", o->gen.kernels,
                   "Kernel set: scalar, avx2, avx512, amx, amx-emu (slow) or auto (results do not "
                   "depend on it)")
@@ -90,6 +153,14 @@ Command add_run(CLI::App& app) {
             o->gen.add_bos = !o->no_bos;
             o->gen.mode = mode_arg(o->mode);
             auto model = Model::load(o->model, !o->no_mmap);
+            const Vocab vocab = Vocab::from_gguf(model->gguf());
+            check(o->chat_template.empty() || !o->messages_file.empty(),
+                  "--chat-template is used with --messages");
+            if (!o->messages_file.empty()) {
+              o->gen.prompt =
+                  render_chat_file(model->gguf(), vocab, o->messages_file, o->chat_template);
+              o->gen.chat_prompt = true;
+            }
             if (!o->gen.trace_path.empty())
               o->gen.trace_metadata = nlohmann::json{
                   {"model", o->model},
@@ -104,7 +175,6 @@ Command add_run(CLI::App& app) {
                                        o->gen.op_overrides, "f32",
                                        model->hparams().context_or_default(o->gen.n_ctx))
                        .hash}}.dump();
-            const Vocab vocab = Vocab::from_gguf(model->gguf());
             std::function<void(std::string_view)> on_text;
             if (!o->json)
               on_text = [](std::string_view s) {
@@ -131,9 +201,8 @@ Command add_run(CLI::App& app) {
                               {"gen_seconds", r.gen_seconds},
                               {"gen_tokens_per_s", tg_tps},
                               {"threads", o->gen.n_threads}};
-              const Fingerprint fp =
-                  compute_fingerprint(*model, o->gen.mode, r.kernels, o->gen.op_overrides, "f32",
-                                      r.n_ctx);
+              const Fingerprint fp = compute_fingerprint(*model, o->gen.mode, r.kernels,
+                                                         o->gen.op_overrides, "f32", r.n_ctx);
               j["fingerprint"] = fp.hash;
               j["fingerprint_manifest"] = fp.manifest;
               if (!r.device.empty()) j["device"] = r.device;

@@ -119,6 +119,10 @@ Command add_serve(CLI::App& app) {
   sub->add_option("--allowed-host", o->server.allowed_hosts,
                   "Without --api-key: a Host name accepted besides IP addresses and localhost "
                   "(repeatable; '*': any)");
+  sub->add_flag_callback(
+      "--no-access-log", [o] { o->server.access_log = false; },
+      "Do not print the access log (one line per request on stderr: method, path, status, "
+      "prompt and completion tokens, milliseconds)");
   sub->add_option("--grace", o->grace_s,
                   "Seconds in-flight requests get to finish on SIGTERM/SIGINT, then cancelled")
       ->capture_default_str()

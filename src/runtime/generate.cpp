@@ -49,7 +49,9 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   res.n_ctx = hp.context_or_default(opt.n_ctx);
   check(res.n_ctx <= (1 << 20), "context size is too large");
 
-  res.prompt_tokens = tokenize_prompt(vocab, opt.prompt, opt.parse_special, opt.add_bos);
+  res.prompt_tokens = opt.chat_prompt
+                          ? tokenize_chat_prompt(vocab, opt.prompt)
+                          : tokenize_prompt(vocab, opt.prompt, opt.parse_special, opt.add_bos);
   check(!res.prompt_tokens.empty(), "the prompt is empty and the vocabulary has no BOS token");
   const int n_prompt = int(res.prompt_tokens.size());
   check(n_prompt <= res.n_ctx, "the prompt is " + std::to_string(n_prompt) +
@@ -90,9 +92,9 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
     }
   }
   KvCache kv(hp, res.n_ctx);
-  SamplingParams sampling;
-  sampling.temperature = opt.temperature;
-  sampling.seed = opt.seed;
+  SamplingParams sampling = opt.sampling;
+  sampling.logprobs = false;
+  sampling.top_logprobs = 0;
   StopRules rules;
   rules.max_tokens = std::max(opt.n_predict, 1);  // -n 0 runs no step at all
   rules.n_ctx = res.n_ctx;

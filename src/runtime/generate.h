@@ -12,6 +12,7 @@
 
 #include "model/weights.h"
 #include "tokenizer/vocab.h"
+#include "tzero/sampling.h"
 #include "tzero/types.h"
 
 namespace tzero {
@@ -22,10 +23,15 @@ struct GenerateOptions {
   int n_threads = 1;
   int n_ctx = 0;     // 0: min(trained context, 4096)
   int n_batch = 64;  // prefill chunk: most prompt tokens per forward pass
-  float temperature = 0.0f;
-  uint64_t seed = 0;
+  // The sampling chain (tzero/sampling.h), as the engine and the server run it: temperature 0
+  // (the default) is greedy; logprobs are not used here.
+  SamplingParams sampling;
   bool add_bos = true;  // allow the BOS the vocabulary asks for (runtime/prompt.h); false: --no-bos
   bool parse_special = false;
+  // The prompt is a rendered chat prompt (tzero run --messages): tokenized as the server's chat
+  // prompts are (tokenize_chat_prompt: special texts parsed, BOS by the rule, never an EOS);
+  // add_bos and parse_special are then not used.
+  bool chat_prompt = false;
   std::string logits_out;                 // file for the raw float32 logits rows ("" = none)
   std::string kernels = "auto";           // scalar, avx2, avx512, amx, amx-emu or auto: same bits
   Mode mode = Mode::deterministic;        // or fast: no reproducibility contract, or portable:

@@ -98,6 +98,8 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
     return;
   }
   c.finish_reason = to_string(ev.e.finish_reason);
+  c.logits_digest = ev.e.logits_digest;
+  c.stop_reason = to_string(ev.e.stop_reason);
   if (ev.e.finish_reason == tzero::FinishReason::cancelled) cancelled_ = true;
   n_prompt_ = ev.e.n_prompt;  // the same prompt for every choice: counted once
   n_generated_ += ev.e.n_generated;
@@ -176,8 +178,8 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
     out += prompt_chunk(ev.choice);  // a one-token prompt has no scores to wait for
     if (!e.text.empty())
       out += sse_chunk(meta_, ev.choice, e.text, {}, 0, false, "", include_usage_);
-    out +=
-        sse_chunk(meta_, ev.choice, "", {}, 0, false, to_string(e.finish_reason), include_usage_);
+    out += sse_chunk(meta_, ev.choice, "", {}, 0, false, to_string(e.finish_reason), include_usage_,
+                     tzero_extension(meta_, ev.choice, e.logits_digest, to_string(e.stop_reason)));
   }
   return out;
 }

@@ -90,6 +90,7 @@ class StreamWriter {
   // The closing bytes once every choice finished: the usage chunk when asked and [DONE], or an
   // error event when a choice was cancelled (the server shutting down).
   std::string close();
+  Usage usage() const { return Usage{n_prompt_, n_generated_}; }  // so far
 
  private:
   // The prompt chunk (echo, prompt_logprobs) of a choice, once; "" when none is due.

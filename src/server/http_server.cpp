@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "server/access_log.h"
 #include "server/api_error.h"
 #include "server/embeddings.h"
 #include "server/generation.h"
@@ -20,6 +21,7 @@
 #include "server/metrics.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
+#include "server/tokenize_routes.h"
 
 namespace tzero::server {
 
@@ -48,13 +50,13 @@ uint64_t random_seed() {
   static std::mutex mu;
   static std::mt19937_64 rng{std::random_device{}()};
   std::lock_guard<std::mutex> lock(mu);
-  return rng();
+  return rng() >> 11;  // 53 bits: the seed reported in "tzero" survives a JavaScript number
 }
 
 // The routes and the methods they take: anything else on these paths is a 405.
 const std::set<std::string> kGetPaths = {"/health", "/metrics", "/v1/models"};
 const std::set<std::string> kPostPaths = {"/v1/completions", "/v1/chat/completions",
-                                          "/v1/embeddings"};
+                                          "/v1/embeddings", "/tokenize", "/detokenize"};
 
 std::string lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -91,6 +93,7 @@ struct HttpServer::Impl {
   std::set<std::string> allowed_hosts;
   int bound_port = -1;
   Metrics metrics;
+  AccessLog access_log{opt.access_log};
 
   std::atomic<bool> shutting_down{false};
   std::mutex stop_mu;  // one stop() at a time
@@ -247,6 +250,8 @@ struct HttpServer::Impl {
         if (done) out += writer->close();
         ex->send(std::move(out));
         if (done) {
+          const Usage u = writer->usage();
+          log(200, LoggedTokens{u.prompt_tokens, u.completion_tokens});
           auto self = shared_from_this();
           ex->end_stream([self] { self->srv.remove_job(self->job); });
         }
@@ -274,6 +279,10 @@ struct HttpServer::Impl {
                                    : full_response(meta, acc->choices(), acc->usage()));
       }
       srv.metrics.count_request(endpoint_label(path), res.status);
+      const Usage u = acc->usage();
+      log(res.status, res.status == 200
+                          ? std::optional<LoggedTokens>({u.prompt_tokens, u.completion_tokens})
+                          : std::nullopt);
       // In flight until written: a shutdown waits for it (within its bounds).
       auto self = shared_from_this();
       ex->respond(std::move(res), [self] { self->srv.remove_job(self->job); });
@@ -292,23 +301,34 @@ struct HttpServer::Impl {
 
     // The client went away (a failed write, a client that does not read, or stop()).
     void gone() {
+      // A stream's 200 went out with its headers; a plain answer never did (499: nginx's
+      // "client closed request").
+      log(stream ? 200 : 499, std::nullopt, "disconnected");
       if (stream && job->mark_disconnected()) srv.metrics.count_disconnect();
       ended = true;
       job->cancel(srv.engine);
       srv.remove_job(job);
     }
 
+    // The access log's line, once (the first of the end, the answer and the client leaving).
+    void log(int status, std::optional<LoggedTokens> tokens, const std::string& note = "") {
+      if (logged.exchange(true) || !srv.access_log.enabled()) return;
+      srv.access_log.write(
+          access_log_line(method, path, status, tokens, AccessLog::ms_since(arrival), note));
+    }
+
     Impl& srv;
     std::shared_ptr<Job> job;
     std::shared_ptr<Exchange> ex;
     ResponseMeta meta;
-    std::string path;
+    std::string method, path;
+    Clock::time_point arrival;
     bool stream;
     std::unique_ptr<StreamWriter> writer;
     std::unique_ptr<ChoiceAccumulator> acc;
     std::shared_ptr<EmbeddingsRequest> embed;  // POST /v1/embeddings: the inputs
     std::vector<std::vector<float>> vectors;   // their embeddings, by input (io thread)
-    std::atomic<bool> armed{false}, scheduled{false}, ended{false};
+    std::atomic<bool> armed{false}, scheduled{false}, ended{false}, logged{false};
     std::atomic<uint64_t> final_steps{0};  // the published engine steps at a final event
     bool opened = false;                   // io thread
     Clock::time_point settle_started;      // io thread
@@ -338,6 +358,7 @@ struct HttpServer::Impl {
           r.prompt_tokens.empty() ? r.prompt_text : engine.detokenize(r.params.prompt_tokens);
     if (!r.params.prompt_tokens.empty())
       meta.first_piece = engine.token_text(r.params.prompt_tokens[0]);
+    meta.seed = r.seed ? *r.seed : random_seed();
 
     // The n choices are n engine requests queued at once: more than the queue holds could
     // never be admitted, so that is the client's error, not a busy server.
@@ -350,8 +371,10 @@ struct HttpServer::Impl {
     auto job = std::make_shared<Job>(r.n, arrival, metrics);
     auto pump = std::make_shared<Pump>(*this, job, ex, meta, r.n, r.include_usage, r.want_logprobs,
                                        r.stream);
+    pump->method = req.method;
     pump->path = req.path;
-    const uint64_t seed = r.seed ? *r.seed : random_seed();
+    pump->arrival = arrival;
+    const uint64_t seed = meta.seed;
     try {
       for (int i = 0; i < r.n; ++i) {
         tzero::RequestParams p = r.params;
@@ -485,6 +508,12 @@ struct HttpServer::Impl {
                                         "' is not supported: send the body as application/json.",
                        "", "unsupported_media_type");
       if (path == "/v1/embeddings") return embeddings(req, ex);
+      if (path == "/tokenize" || path == "/detokenize") {
+        res.content_type = kJson;
+        res.body = dump_json(path == "/tokenize" ? tokenize_response(engine, req.body)
+                                                 : detokenize_response(engine, req.body));
+        return false;
+      }
       return generate(path == "/v1/completions" ? Endpoint::completions : Endpoint::chat, req, res,
                       ex);
     }
@@ -494,6 +523,7 @@ struct HttpServer::Impl {
   // Every request, on a handler thread. Exceptions become error objects (never an
   // unexplained 500).
   void handle(HttpRequest& req, std::shared_ptr<Exchange> ex) {
+    const Clock::time_point start = Clock::now();
     HttpResponse res;
     try {
       if (route(req, res, ex)) return;
@@ -509,6 +539,9 @@ struct HttpServer::Impl {
     // Counted before the response goes out, so a client that reads /metrics right after its
     // response already sees its request.
     metrics.count_request(endpoint_label(req.path), res.status);
+    if (access_log.enabled())
+      access_log.write(access_log_line(req.method, req.path, res.status, std::nullopt,
+                                       AccessLog::ms_since(start)));
     ex->respond(std::move(res));
   }
 };
@@ -537,6 +570,8 @@ int HttpServer::start() {
   t.retry_after_s = m.opt.retry_after_s;
   t.on_refused = [&m](const std::string& path, int status) {
     m.metrics.count_request(endpoint_label(path), status);
+    if (m.access_log.enabled())
+      m.access_log.write(access_log_line("-", path, status, std::nullopt, -1, "refused"));
   };
   auto transport = std::make_unique<HttpTransport>(
       t, [&m](HttpRequest& req, std::shared_ptr<Exchange> ex) { m.handle(req, std::move(ex)); });

@@ -1,6 +1,7 @@
 // tzero's OpenAI-compatible HTTP server over one shared Engine (docs/SERVER.md):
 //   POST /v1/completions, POST /v1/chat/completions (JSON or server-sent events),
-//   GET /v1/models, GET /v1/models/{id}, GET /health, GET /metrics.
+//   GET /v1/models, GET /v1/models/{id}, GET /health, GET /metrics, and llama.cpp's
+//   POST /tokenize and POST /detokenize.
 // Every generation runs through the engine's background stepping thread, so every response is
 // batch-invariant: bit for bit what the request would get alone.
 //
@@ -45,6 +46,7 @@ struct ServerOptions {
   // Without an api_key, the Host names accepted besides IP literals and "localhost" (a
   // DNS-rebinding defence; "*": any).
   std::vector<std::string> allowed_hosts;
+  bool access_log = true;  // one line per exchange on stderr (server/access_log.h)
 };
 
 class HttpServer {

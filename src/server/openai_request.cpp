@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "server/extension_fields.h"
+
 namespace tzero::server {
 
 using nlohmann::json;
@@ -94,7 +96,7 @@ const std::set<std::string> kChatOnly = {"messages", "max_completion_tokens", "t
 void check_fields(const json& body, Endpoint ep) {
   const auto& own = ep == Endpoint::chat ? kChatOnly : kCompletionOnly;
   for (auto it = body.begin(); it != body.end(); ++it)
-    if (!kCommon.count(it.key()) && !own.count(it.key()))
+    if (!kCommon.count(it.key()) && !own.count(it.key()) && !is_extension_field(it.key(), ep))
       throw bad(it.key(), "Unrecognized request argument supplied: " + it.key(),
                 "unknown_parameter");
 }
@@ -283,7 +285,8 @@ OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
   s.top_p = float(get_number(body, "top_p", 0.0, 1.0, true).value_or(1.0));
   s.frequency_penalty = float(get_number(body, "frequency_penalty", -2.0, 2.0).value_or(0.0));
   s.presence_penalty = float(get_number(body, "presence_penalty", -2.0, 2.0).value_or(0.0));
-  s.top_k = int(get_int(body, "top_k", 0, kIntMax).value_or(0));
+  s.top_k =
+      int(std::max<int64_t>(0, get_int(body, "top_k", -1, kIntMax).value_or(0)));  // vLLM: -1 off
   s.min_p = float(get_number(body, "min_p", 0.0, 1.0).value_or(0.0));
   s.repetition_penalty =
       float(get_number(body, "repetition_penalty", 0.0, 100.0, true).value_or(1.0));
@@ -303,6 +306,7 @@ OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
       r.top_logprobs = int(*v);
     }
   }
+  parse_extension_fields(body, r);  // llama.cpp's and vLLM's (server/extension_fields.h)
   s.logprobs = r.want_logprobs;
   s.top_logprobs = r.top_logprobs;
   if (ep == Endpoint::completions) {
@@ -365,7 +369,8 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
                   " tokens, which leaves no room for a completion.",
               "context_length_exceeded");
   const int room = n_ctx - n_prompt;
-  int max_tokens = r.max_tokens.value_or(r.endpoint == Endpoint::chat ? room : 16);
+  int max_tokens =
+      r.max_tokens.value_or(r.endpoint == Endpoint::chat || r.until_context ? room : 16);
   if (!r.max_tokens) max_tokens = std::min(max_tokens, room);
   if (max_tokens > room)
     throw bad("max_tokens",
@@ -375,6 +380,11 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
                   std::to_string(n_prompt) + " in the prompt, " + std::to_string(max_tokens) +
                   " for the completion).",
               "context_length_exceeded");
+  for (int32_t t : r.params.stop_tokens)
+    if (t >= n_vocab)
+      throw bad("stop_token_ids", "Token id " + std::to_string(t) +
+                                      " is outside the vocabulary of " + std::to_string(n_vocab) +
+                                      " tokens.");
   r.params.prompt_tokens = std::move(tokens);
   r.params.max_tokens = max_tokens;
 }

@@ -2,7 +2,8 @@
 // /v1/chat/completions) into what the engine runs. Every problem is an ApiError (400) naming
 // the field: malformed JSON, a wrong type, a missing required field, an unknown field (OpenAI
 // rejects unrecognized arguments; known-but-ignored ones such as `user` are accepted), a value
-// out of range. docs/SERVER.md lists the accepted fields.
+// out of range. llama.cpp's and vLLM's extension fields are server/extension_fields.h's.
+// docs/SERVER.md lists the accepted fields.
 //
 // Two stages: parse_request() needs only the body; resolve_prompt() then needs the engine
 // (tokenizer, chat template, context size) to fix the prompt tokens and max_tokens.
@@ -30,6 +31,7 @@ struct OpenAiRequest {
   std::vector<tzero::ChatTurn> messages;
 
   std::optional<int> max_tokens;  // absent: completions 16, chat the rest of the context
+  bool until_context = false;     // llama.cpp's n_predict -1: the rest of the context
   int n = 1;                      // choices; choice i is sampled with seed + i
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage

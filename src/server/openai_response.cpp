@@ -104,6 +104,13 @@ json prompt_logprobs_json(const std::vector<TokenOut>& prompt, int n) {
   return out;
 }
 
+json tzero_extension(const ResponseMeta& m, int index, const std::string& logits_digest,
+                     const std::string& stop_reason) {
+  return json{{"logits_digest", logits_digest},
+              {"stop_reason", stop_reason},
+              {"seed", m.seed + uint64_t(index)}};
+}
+
 json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
                    const Usage& usage) {
   json j = base(m, false);
@@ -118,22 +125,23 @@ json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
     } else if (m.logprobs) {
       lp = logprobs_json(m.endpoint, c.tokens, 0);
     }
-    if (m.endpoint == Endpoint::completions && (m.echo || m.prompt_logprobs >= 0)) {
-      json choice = {{"index", i},
-                     {"text", m.echo ? m.echo_text + c.text : c.text},
-                     {"logprobs", lp},
-                     {"finish_reason", c.finish_reason}};
-      if (m.prompt_logprobs >= 0)
-        choice["prompt_logprobs"] = prompt_logprobs_json(c.prompt, m.prompt_logprobs);
-      cs.push_back(std::move(choice));
-    } else if (m.endpoint == Endpoint::chat)
+    const json ext = tzero_extension(m, int(i), c.logits_digest, c.stop_reason);
+    if (m.endpoint == Endpoint::chat) {
       cs.push_back({{"index", i},
                     {"message", {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}}},
                     {"logprobs", lp},
-                    {"finish_reason", c.finish_reason}});
-    else
-      cs.push_back(
-          {{"index", i}, {"text", c.text}, {"logprobs", lp}, {"finish_reason", c.finish_reason}});
+                    {"finish_reason", c.finish_reason},
+                    {"tzero", ext}});
+    } else {
+      json choice = {{"index", i},
+                     {"text", m.echo ? m.echo_text + c.text : c.text},
+                     {"logprobs", lp},
+                     {"finish_reason", c.finish_reason},
+                     {"tzero", ext}};
+      if (m.prompt_logprobs >= 0)
+        choice["prompt_logprobs"] = prompt_logprobs_json(c.prompt, m.prompt_logprobs);
+      cs.push_back(std::move(choice));
+    }
   }
   j["choices"] = cs;
   j["usage"] = usage.to_json();
@@ -142,7 +150,7 @@ json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
 
 std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
                       const std::vector<TokenOut>& tokens, size_t offset, bool role_first,
-                      const std::string& finish_reason, bool usage_null) {
+                      const std::string& finish_reason, bool usage_null, const json& extension) {
   json j = base(m, true);
   json c = {{"index", index}};
   const bool finishing = !finish_reason.empty();
@@ -157,6 +165,7 @@ std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
   c["logprobs"] =
       m.logprobs && !tokens.empty() ? logprobs_json(m.endpoint, tokens, offset) : json();
   c["finish_reason"] = finishing ? json(finish_reason) : json();
+  if (!extension.is_null()) c["tzero"] = extension;
   j["choices"] = json::array({c});
   if (usage_null) j["usage"] = nullptr;
   return sse(j);

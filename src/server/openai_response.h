@@ -30,6 +30,7 @@ struct ResponseMeta {
   int n_prompt = 0;
   int top_logprobs = 0;
   int prompt_logprobs = -1;
+  uint64_t seed = 0;  // choice i was sampled with seed + i (reported in its "tzero")
 };
 
 // One generated token with what logprobs report about it.
@@ -57,6 +58,8 @@ struct ChoiceOut {
   std::vector<TokenOut> prompt;  // the prompt tokens' scores (prompt events), when asked
   std::vector<TokenOut> tokens;
   std::string finish_reason;  // stop or length
+  std::string logits_digest;  // TokenEvent::logits_digest, as `tzero run` prints it
+  std::string stop_reason;    // TokenEvent::stop_reason (eos, eot, stop_string, ...)
 };
 
 // The prompt's entries of an echoed logprobs list: its first token (null logprobs), then the
@@ -65,6 +68,11 @@ std::vector<TokenOut> echo_tokens(const ResponseMeta& m, const std::vector<Token
 // vLLM's prompt_logprobs: [null, {"<id>": {logprob, rank, decoded_token}, ...}, ...]: per
 // scored prompt token itself and its top n alternatives.
 nlohmann::json prompt_logprobs_json(const std::vector<TokenOut>& prompt, int n);
+// tzero's extension of a choice (docs/SERVER.md, "The tzero field"): what `tzero run` needs
+// to reproduce it and prints to compare, {"logits_digest", "stop_reason", "seed"}. Additive: an
+// OpenAI client ignores it.
+nlohmann::json tzero_extension(const ResponseMeta& m, int index, const std::string& logits_digest,
+                               const std::string& stop_reason);
 
 // The whole non-streaming response.
 nlohmann::json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
@@ -73,10 +81,12 @@ nlohmann::json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>
 // One SSE event ("data: {...}\n\n"). A content chunk of choice `index` carries `text` and the
 // logprobs of `tokens` (offset as above); `role_first` makes a chat chunk the opening one
 // (delta {"role": "assistant", "content": ""}); a finish chunk has finish_reason set and
-// empty text. usage_null adds "usage": null (when stream_options.include_usage).
+// empty text. usage_null adds "usage": null (when stream_options.include_usage). A non-null
+// `extension` becomes the choice's "tzero" field (the finish chunk's, tzero_extension()).
 std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
                       const std::vector<TokenOut>& tokens, size_t offset, bool role_first,
-                      const std::string& finish_reason, bool usage_null);
+                      const std::string& finish_reason, bool usage_null,
+                      const nlohmann::json& extension = nullptr);
 // A completions stream's prompt chunk of choice `index`, sent before its generated text: the
 // echoed prompt text and its logprobs (echo), vLLM's prompt_logprobs (when asked).
 std::string sse_prompt_chunk(const ResponseMeta& m, int index, const std::vector<TokenOut>& prompt,

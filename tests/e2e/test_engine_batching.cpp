@@ -154,8 +154,8 @@ TEST(EngineBatching, SoloEqualsGenerate) {
     g.prompt = "Once upon a time";
     g.n_predict = 20;
     g.n_ctx = 128;
-    g.temperature = temp;
-    g.seed = 42;
+    g.sampling.temperature = temp;
+    g.sampling.seed = 42;
     auto m = tzero::Model::load(model);
     const tzero::Vocab vocab = tzero::Vocab::from_gguf(m->gguf());
     const tzero::GenerateResult want = tzero::generate(*m, vocab, g);

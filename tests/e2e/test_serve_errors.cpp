@@ -65,7 +65,7 @@ TEST(ServeErrors, BadInputIs400) {
       {"/v1/completions", R"({"prompt": "x", "stop": 3})", "stop"},
       {"/v1/completions", R"({"prompt": "x", "n": 0})", "n"},
       {"/v1/completions", R"({"prompt": "x", "frequency_penalty": 3})", "frequency_penalty"},
-      {"/v1/completions", R"({"prompt": "x", "top_k": -1})", "top_k"},
+      {"/v1/completions", R"({"prompt": "x", "top_k": -2})", "top_k"},
       {"/v1/completions", R"({"prompt": "x", "echo": "yes"})", "echo"},
       {"/v1/completions", R"({"prompt": "x", "stream_options": {"include_usage": true}})",
        "stream_options"},

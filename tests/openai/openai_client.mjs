@@ -40,13 +40,18 @@ await check("completions: plain and streamed agree", async () => {
   assert.equal(r.object, "text_completion");
   assert.match(r.system_fingerprint, /^tz-/);
   assert.equal(r.usage.completion_tokens, r.choices[0].logprobs.tokens.length);
+  // tzero's additive field passes through the client (docs/SERVER.md, "The tzero field").
+  assert.match(r.choices[0].tzero.logits_digest, /^[0-9a-f]{32}$/);
   const stream = await client.completions.create({ ...req, stream: true });
   let text = "";
   const lps = [];
+  let digest;
   for await (const chunk of stream) {
     text += chunk.choices[0]?.text ?? "";
     lps.push(...(chunk.choices[0]?.logprobs?.token_logprobs ?? []));
+    digest = chunk.choices[0]?.tzero?.logits_digest ?? digest;
   }
+  assert.equal(digest, r.choices[0].tzero.logits_digest);
   assert.equal(text, r.choices[0].text);
   assert.deepEqual(lps, r.choices[0].logprobs.token_logprobs);
 });
