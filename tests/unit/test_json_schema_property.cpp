@@ -264,6 +264,7 @@ TEST(JsonSchemaProperty, EveryOutputParsesAndValidates) {
   o.model_path = test::generated_model("tiny", "f32");
   o.n_threads = 2;
   o.max_seqs = 64;
+  o.max_queue = 1024;
   Engine engine(o);
   std::vector<Result> results(static_cast<size_t>(kSchemas));
   const int kMaxTokens = 480;  // the context is 512
