@@ -216,7 +216,7 @@ std::string Converter::visit(const ordered_json& s, const std::string& where, in
   for (const auto& [key, value] : s.items()) {
     if (annotations().count(key)) continue;
     if (key == "uniqueItems" && value == false) continue;
-    if (key == "format" && s.contains("type") && s["type"] != "string") continue;
+    if (key == "format" && s.contains("type") && !type_matches(s["type"], "")) continue;
     if (refused().count(key))
       throw SchemaError(where + "/" + pointer_escape(key),
                         "the keyword `" + key + "` is not supported");

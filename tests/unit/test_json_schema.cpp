@@ -206,6 +206,9 @@ TEST(JsonSchema, Formats) {
         {R"("2024-01-15 10:20:30Z")", R"("2024-01-15")"});
   check(R"({"type": "string", "format": "uuid"})", {R"("123e4567-e89b-12d3-a456-426614174000")"},
         {R"("123e4567e89b12d3a456426614174000")", R"("123e4567-e89b-12d3-a456-42661417400g")"});
+  check(R"({"type": ["string", "null"], "format": "date"})", {R"("2024-01-01")", "null"},
+        {R"("x")"});
+  EXPECT_EQ(refusal(R"({"type": "integer", "format": "int32"})"), "");  // not a string: no meaning
   std::string where;
   EXPECT_NE(refusal(R"({"type": "string", "format": "email"})", &where).find("email"),
             std::string::npos);
