@@ -12,7 +12,8 @@ endif
 # Debian packages the build, the tests and the tools need (installed when missing).
 DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohmann-json3-dev \
                libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev \
-               pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev
+               pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev \
+               python3-jsonschema
 
 .PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-openai \
         test-tokenizer-peer load-test clean cuda cuda-check

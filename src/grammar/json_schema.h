@@ -7,8 +7,9 @@
 // digits (so a generation always ends), and no extra properties unless additionalProperties
 // asks for them. A keyword that would need more than that, or that tzero does not implement,
 // is refused with a SchemaError naming it and where it is, so no output can ever break the
-// schema silently. Annotations (title, description, examples, default, $schema, $id,
-// $comment, ...) are ignored.
+// schema silently (one caveat: oneOf is read as anyOf, so branches that overlap can let an
+// output match two of them; docs/GRAMMAR.md). Annotations (title, description, examples, default,
+// $schema, $id, $comment, ...) are ignored.
 #pragma once
 
 #include <stdexcept>
