@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "cli/chat_prompt.h"
 #include "cli/commands.h"
+#include "grammar/json_schema.h"
 #include "kernels/kernel_set.h"
 #include "runtime/fingerprint.h"
 #include "runtime/generate.h"
@@ -34,6 +35,7 @@ Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Generate text from a prompt (greedy by default)");
   struct Opts {
     std::string model, prompt, prompt_file, messages_file, chat_template, mode = "deterministic";
+    std::string grammar_file, schema_file;
     bool json = false, no_bos = false, gaps = false, no_mmap = false;
     GenerateOptions gen;
   };
@@ -133,6 +135,10 @@ Command add_run(CLI::App& app) {
                   "Stop at this token id besides EOS and end of turn; repeatable");
   sub->add_flag("--ignore-eos", o->gen.ignore_eos,
                 "Do not stop at EOS or end of turn (stop tokens and strings still stop)");
+  sub->add_option("--grammar", o->grammar_file,
+                  "Constrain the output to a GBNF grammar in this file (docs/GRAMMAR.md)");
+  sub->add_option("--json-schema", o->schema_file,
+                  "Constrain the output to JSON valid under the JSON schema in this file");
   sub->add_flag("--no-bos", o->no_bos, "Do not add the BOS token to the prompt");
   sub->add_flag("--no-mmap", o->no_mmap,
                 "Read the model file into memory instead of mapping it (for files replaced in "
@@ -151,6 +157,16 @@ Command add_run(CLI::App& app) {
             else
               o->gen.prompt = o->prompt;
             o->gen.add_bos = !o->no_bos;
+            check(o->grammar_file.empty() || o->schema_file.empty(),
+                  "give --grammar or --json-schema, not both");
+            if (!o->grammar_file.empty()) o->gen.grammar = read_text_file(o->grammar_file);
+            if (!o->schema_file.empty()) {
+              try {
+                o->gen.grammar = json_schema_to_gbnf(read_text_file(o->schema_file));
+              } catch (const SchemaError& e) {
+                throw Error(o->schema_file + ": " + e.what());
+              }
+            }
             o->gen.mode = mode_arg(o->mode);
             auto model = Model::load(o->model, !o->no_mmap);
             const Vocab vocab = Vocab::from_gguf(model->gguf());

@@ -1,6 +1,7 @@
 #include "grammar/gbnf.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 
@@ -445,6 +446,24 @@ class Parser {
 };
 
 }  // namespace
+
+std::string gbnf_literal(std::string_view text) {
+  std::string out = "\"";
+  for (const char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", unsigned(c));
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
 
 Grammar compile_gbnf(std::string_view text, const GrammarLimits& limits) {
   return Parser(text, limits).run();

@@ -62,4 +62,8 @@ struct Grammar {
 
 Grammar compile_gbnf(std::string_view text, const GrammarLimits& limits = {});
 
+// A GBNF literal matching exactly these bytes' characters: "..." with \", \\ and control
+// characters escaped (text must be valid UTF-8).
+std::string gbnf_literal(std::string_view text);
+
 }  // namespace tzero

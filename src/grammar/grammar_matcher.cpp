@@ -113,8 +113,12 @@ uint32_t GrammarMatcher::compute_next(uint32_t state, uint8_t b) {
       std::min<uint32_t>((value << (6 * remaining)) | ((1u << (6 * remaining)) - 1), 0x10FFFF);
   if (lo > hi) return kDead;
   if (remaining > 0) {
+    // Surrogates (U+D800..U+DFFF) are not characters: a prefix that can only become one is dead.
+    uint32_t top = hi;
+    if (lo >= 0xD800 && hi <= 0xDFFF) return kDead;
+    if (lo < 0xD800 && hi >= 0xD800 && hi <= 0xDFFF) top = 0xD7FF;
     // Half a character: alive while some class admits a character it could complete to.
-    if (!admits_range(s.stacks, lo, hi)) return kDead;
+    if (!admits_range(s.stacks, lo, top)) return kDead;
     std::vector<Stack> same = s.stacks;
     return intern(std::move(same), value, remaining, length);
   }

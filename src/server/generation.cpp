@@ -101,8 +101,25 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
   c.logits_digest = ev.e.logits_digest;
   c.stop_reason = to_string(ev.e.stop_reason);
   if (ev.e.finish_reason == tzero::FinishReason::cancelled) cancelled_ = true;
+  if (tools_) {
+    ToolCallParser parser(tools_->format, id_prefix_ + std::to_string(ev.choice) + "_");
+    std::string content = parser.push(c.text);
+    content += parser.finish();
+    c.tool_calls = parser.take();
+    if (!c.tool_calls.empty()) {
+      c.text = content;
+      if (ev.e.finish_reason == tzero::FinishReason::stop) c.finish_reason = "tool_calls";
+    }
+  }
   n_prompt_ = ev.e.n_prompt;  // the same prompt for every choice: counted once
   n_generated_ += ev.e.n_generated;
+}
+
+void ChoiceAccumulator::set_tools(std::shared_ptr<const ToolRequest> tools,
+                                  const std::string& id_prefix) {
+  if (tools && tools->choice == ToolChoice::none) tools = nullptr;
+  tools_ = std::move(tools);
+  id_prefix_ = id_prefix;
 }
 
 Usage ChoiceAccumulator::usage() const {
@@ -118,7 +135,14 @@ StreamWriter::StreamWriter(ResponseMeta meta, int n_choices, bool include_usage,
       engine_(engine),
       offset_(size_t(n_choices), 0),
       prompt_(size_t(n_choices)),
-      prompt_sent_(size_t(n_choices), false) {}
+      prompt_sent_(size_t(n_choices), false) {
+  if (meta_.tools && meta_.tools->choice != ToolChoice::none) {
+    const std::string prefix = "call_" + meta_.id.substr(meta_.id.find('-') + 1) + "_";
+    for (int i = 0; i < n_choices; ++i)
+      parsers_.emplace_back(meta_.tools->format, prefix + std::to_string(i) + "_");
+    n_calls_.assign(size_t(n_choices), 0);
+  }
+}
 
 bool StreamWriter::wants_prompt_chunk() const {
   return meta_.endpoint == Endpoint::completions && (meta_.echo || meta_.prompt_logprobs >= 0);
@@ -159,12 +183,24 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
       if (int(p.size()) + 1 >= meta_.n_prompt) out += prompt_chunk(ev.choice);
       continue;
     }
+    const size_t ci = size_t(ev.choice);
+    // With tools the text goes through the choice's parser: content comes out, calls are
+    // sent as tool_calls deltas once complete.
+    auto calls = [&] {
+      if (parsers_.empty()) return;
+      std::vector<ToolCall> done = parsers_[ci].take();
+      if (done.empty()) return;
+      out += sse_tool_calls_chunk(meta_, ev.choice, done, n_calls_[ci], include_usage_);
+      n_calls_[ci] += int(done.size());
+    };
+    std::string text = parsers_.empty() ? e.text : parsers_[ci].push(e.text);
     if (!e.finished) {
       out += prompt_chunk(ev.choice);  // (already sent: nothing)
       std::vector<TokenOut> toks;
       if (meta_.logprobs) toks.push_back(token_out(e, engine_));
-      if (e.text.empty() && toks.empty()) continue;
-      out += sse_chunk(meta_, ev.choice, e.text, toks, offset_[size_t(ev.choice)], false, "",
+      calls();
+      if (text.empty() && toks.empty()) continue;
+      out += sse_chunk(meta_, ev.choice, text, toks, offset_[size_t(ev.choice)], false, "",
                        include_usage_);
       if (!toks.empty()) offset_[size_t(ev.choice)] += toks[0].piece.size();
       continue;
@@ -176,9 +212,14 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
       continue;
     }
     out += prompt_chunk(ev.choice);  // a one-token prompt has no scores to wait for
-    if (!e.text.empty())
-      out += sse_chunk(meta_, ev.choice, e.text, {}, 0, false, "", include_usage_);
-    out += sse_chunk(meta_, ev.choice, "", {}, 0, false, to_string(e.finish_reason), include_usage_,
+    std::string reason = to_string(e.finish_reason);
+    if (!parsers_.empty()) {
+      text += parsers_[ci].finish();
+      calls();
+      if (n_calls_[ci] > 0 && e.finish_reason == tzero::FinishReason::stop) reason = "tool_calls";
+    }
+    if (!text.empty()) out += sse_chunk(meta_, ev.choice, text, {}, 0, false, "", include_usage_);
+    out += sse_chunk(meta_, ev.choice, "", {}, 0, false, reason, include_usage_,
                      tzero_extension(meta_, ev.choice, e.logits_digest, to_string(e.stop_reason)));
   }
   return out;

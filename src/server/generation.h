@@ -66,6 +66,8 @@ class Job : public std::enable_shared_from_this<Job> {
 class ChoiceAccumulator {
  public:
   ChoiceAccumulator(int n_choices, const tzero::Engine& engine, bool logprobs);
+  // Chat with tools: each reply is split into content and tool calls (ids from id_prefix).
+  void set_tools(std::shared_ptr<const ToolRequest> tools, const std::string& id_prefix);
   void add(const Job::Event& ev);
   const std::vector<ChoiceOut>& choices() const { return choices_; }
   Usage usage() const;
@@ -77,6 +79,8 @@ class ChoiceAccumulator {
   std::vector<ChoiceOut> choices_;
   int n_prompt_ = 0, n_generated_ = 0;
   bool cancelled_ = false;
+  std::shared_ptr<const ToolRequest> tools_;
+  std::string id_prefix_;
 };
 
 // Turns taken events into the SSE bytes of one stream.
@@ -104,6 +108,8 @@ class StreamWriter {
   std::vector<size_t> offset_;                 // completions text_offset per choice
   std::vector<std::vector<TokenOut>> prompt_;  // per choice: its prompt events so far
   std::vector<bool> prompt_sent_;
+  std::vector<ToolCallParser> parsers_;  // chat with tools: one per choice
+  std::vector<int> n_calls_;             // tool calls sent per choice
   int n_prompt_ = 0, n_generated_ = 0;
   bool cancelled_ = false;
 };

@@ -218,10 +218,12 @@ struct HttpServer::Impl {
     Pump(Impl& s, std::shared_ptr<Job> j, std::shared_ptr<Exchange> e, ResponseMeta m, int n,
          bool include_usage, bool want_logprobs, bool streamed)
         : srv(s), job(std::move(j)), ex(std::move(e)), meta(m), stream(streamed) {
-      if (stream)
+      if (stream) {
         writer = std::make_unique<StreamWriter>(meta, n, include_usage, srv.engine);
-      else
+      } else {
         acc = std::make_unique<ChoiceAccumulator>(n, srv.engine, want_logprobs);
+        acc->set_tools(meta.tools, "call_" + meta.id.substr(meta.id.find('-') + 1) + "_");
+      }
     }
 
     // Any thread (the engine's).
@@ -359,6 +361,7 @@ struct HttpServer::Impl {
     if (!r.params.prompt_tokens.empty())
       meta.first_piece = engine.token_text(r.params.prompt_tokens[0]);
     meta.seed = r.seed ? *r.seed : random_seed();
+    meta.tools = r.tools;
 
     // The n choices are n engine requests queued at once: more than the queue holds could
     // never be admitted, so that is the client's error, not a busy server.

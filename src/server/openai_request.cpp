@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/error.h"
+#include "chat/chat_template.h"
 #include "server/extension_fields.h"
+#include "server/structured_output.h"
 
 namespace tzero::server {
 
@@ -88,15 +91,21 @@ const std::set<std::string> kCompletionOnly = {"prompt", "echo", "best_of", "suf
                                                // vLLM's extension
                                                "prompt_logprobs"};
 const std::set<std::string> kChatOnly = {"messages", "max_completion_tokens", "top_logprobs",
-                                         "response_format", "tools", "tool_choice",
-                                         "parallel_tool_calls",
+                                         "tools", "tool_choice", "parallel_tool_calls",
                                          // accepted and ignored
                                          "store", "metadata", "service_tier"};
+
+bool structured_field(const std::string& key) {
+  for (const char* const* f = kStructuredOutputFields; *f; ++f)
+    if (key == *f) return true;
+  return false;
+}
 
 void check_fields(const json& body, Endpoint ep) {
   const auto& own = ep == Endpoint::chat ? kChatOnly : kCompletionOnly;
   for (auto it = body.begin(); it != body.end(); ++it)
-    if (!kCommon.count(it.key()) && !own.count(it.key()) && !is_extension_field(it.key(), ep))
+    if (!kCommon.count(it.key()) && !own.count(it.key()) && !is_extension_field(it.key(), ep) &&
+        !structured_field(it.key()))
       throw bad(it.key(), "Unrecognized request argument supplied: " + it.key(),
                 "unknown_parameter");
 }
@@ -173,23 +182,46 @@ void parse_messages(const json& body, OpenAiRequest& r) {
     throw bad("messages", "Missing required parameter: 'messages'.", "missing_required_parameter");
   if (!it->is_array()) throw wrong_type("messages", *it, "an array");
   if (it->empty()) throw bad("messages", "'messages' must hold at least one message.");
-  static const std::set<std::string> roles = {"system", "developer", "user", "assistant"};
+  static const std::set<std::string> roles = {"system", "developer", "user", "assistant", "tool"};
   for (size_t i = 0; i < it->size(); ++i) {
     const json& m = (*it)[i];
     const std::string p = "messages[" + std::to_string(i) + "]";
     if (!m.is_object()) throw wrong_type(p, m, "an object");
     for (auto f = m.begin(); f != m.end(); ++f)
-      if (f.key() != "role" && f.key() != "content" && f.key() != "name")
+      if (f.key() != "role" && f.key() != "content" && f.key() != "name" &&
+          f.key() != "tool_calls" && f.key() != "tool_call_id" && f.key() != "refusal")
         throw bad(p + "." + f.key(), "Unrecognized message field: " + f.key(), "unknown_parameter");
     if (!m.contains("role") || !m["role"].is_string())
       throw bad(p + ".role", "Each message needs a string 'role'.", "missing_required_parameter");
     std::string role = m["role"].get<std::string>();
     if (!roles.count(role))
-      throw bad(p + ".role",
-                "Unsupported role '" + role + "' (supported: system, developer, user, assistant).");
+      throw bad(p + ".role", "Unsupported role '" + role +
+                                 "' (supported: system, developer, user, assistant, tool).");
     if (role == "developer") role = "system";
-    if (!m.contains("content") || (m["content"].is_null() && role != "assistant"))
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+      if (role != "assistant")
+        throw bad(p + ".tool_calls", "Only assistant messages have tool_calls.");
+      if (!m["tool_calls"].is_array())
+        throw wrong_type(p + ".tool_calls", m["tool_calls"], "an array");
+      for (const json& c : m["tool_calls"])
+        if (!c.is_object() || !c.contains("function") || !c["function"].is_object() ||
+            !c["function"].contains("name") || !c["function"]["name"].is_string())
+          throw bad(p + ".tool_calls", "Each tool call needs a 'function' with a 'name'.");
+      r.tool_turns = true;
+    }
+    if (role == "tool") {
+      r.tool_turns = true;
+      if (m.contains("tool_call_id") && !m["tool_call_id"].is_string())
+        throw wrong_type(p + ".tool_call_id", m["tool_call_id"], "a string");
+    }
+    const bool may_be_empty = role == "assistant" && m.contains("tool_calls");
+    if ((!m.contains("content") && !may_be_empty) ||
+        (m["content"].is_null() && role != "assistant"))
       throw bad(p + ".content", "Each message needs 'content'.", "missing_required_parameter");
+    if (!m.contains("content")) {
+      r.messages.push_back({role, ""});
+      continue;
+    }
     r.messages.push_back({role, message_text(m["content"], i)});
   }
 }
@@ -207,20 +239,6 @@ void parse_unsupported(const json& body, Endpoint ep) {
         throw bad("suffix", "'suffix' is not supported by tzero.");
     }
   } else {
-    if (const json* v = field(body, "tools")) {
-      if (!v->is_array()) throw wrong_type("tools", *v, "an array");
-      if (!v->empty()) throw bad("tools", "'tools' (function calling) is not supported by tzero.");
-    }
-    if (const json* v = field(body, "tool_choice"))
-      if (*v != "none" && *v != "auto")
-        throw bad("tool_choice", "'tool_choice' is not supported by tzero.");
-    if (const json* v = field(body, "response_format")) {
-      if (!v->is_object()) throw wrong_type("response_format", *v, "an object");
-      if (v->value("type", json()) != "text")
-        throw bad("response_format", "Only response_format {\"type\": \"text\"} is supported.");
-    }
-    if (const json* v = field(body, "parallel_tool_calls"))
-      if (!v->is_boolean()) throw wrong_type("parallel_tool_calls", *v, "a boolean");
   }
 }
 
@@ -250,6 +268,26 @@ OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
   else
     parse_prompt(body, r);
   parse_unsupported(body, ep);
+
+  // Structured output and tools read the body again with its key order kept (a schema's
+  // properties are generated in order).
+  bool ordered = r.tool_turns || body.contains("tools") || body.contains("tool_choice");
+  for (const char* const* f = kStructuredOutputFields; *f; ++f)
+    ordered = ordered || body.contains(*f);
+  if (ordered) {
+    const nlohmann::ordered_json ob = nlohmann::ordered_json::parse(body_text);
+    r.params.grammar = structured_output_grammar(ob);
+    if (ep == Endpoint::chat) {
+      r.tools = parse_tools(ob);
+      r.chat_messages = ob["messages"];
+      if (r.tools && r.tools->choice != ToolChoice::none && !r.params.grammar.empty())
+        throw bad("tools",
+                  "Give 'tools' or a structured output format (response_format, "
+                  "grammar, json_schema), not both.");
+    } else if (body.contains("tools") || body.contains("tool_choice")) {
+      throw bad("tools", "Unrecognized request argument supplied: tools", "unknown_parameter");
+    }
+  }
 
   tzero::RequestParams& p = r.params;
   tzero::SamplingParams& s = p.sampling;
@@ -330,10 +368,28 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
   std::vector<int32_t> tokens = r.prompt_tokens;
   if (r.endpoint == Endpoint::chat) {
     std::string text;
-    try {
-      text = engine.apply_chat_template(r.messages, chat_template);
-    } catch (const tzero::RequestError& e) {
-      throw bad("messages", e.what());
+    if (r.tools || r.tool_turns) {
+      std::string source = engine.info().chat_template;
+      try {
+        if (!chat_template.empty()) source = tzero::named_chat_template(chat_template);
+      } catch (const tzero::Error& e) {
+        throw bad("messages", e.what());
+      }
+      if (source.empty()) throw bad("messages", "the model has no chat template");
+      if (r.tools) {
+        r.tools->format = tool_format_of(source);
+        r.params.grammar = tool_grammar(*r.tools);
+      }
+      const int32_t bos = engine.info().bos, eos = engine.info().eos;
+      text = render_tool_prompt(source, r.chat_messages, r.tools.get(),
+                                bos >= 0 ? engine.token_text(bos) : "",
+                                eos >= 0 ? engine.token_text(eos) : "");
+    } else {
+      try {
+        text = engine.apply_chat_template(r.messages, chat_template);
+      } catch (const tzero::RequestError& e) {
+        throw bad("messages", e.what());
+      }
     }
     // The template spells the turn markers as text: parse them as the special tokens. BOS by
     // the one rule (runtime/prompt.h): the vocabulary's add_bos_token, none when the template

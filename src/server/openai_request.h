@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "server/api_error.h"
+#include "server/tool_calls.h"
 #include "tzero/engine.h"
 
 namespace tzero::server {
@@ -46,7 +47,13 @@ struct OpenAiRequest {
   bool echo = false;
   int prompt_logprobs = -1;
 
-  tzero::RequestParams params;  // stop strings, sampling, ignore_eos (prompt not set yet)
+  tzero::RequestParams params;  // stop strings, sampling, ignore_eos, grammar (prompt not set yet)
+
+  // Chat with tools (server/tool_calls.h): the tools (null without), and the messages as given
+  // when a template must render tool calls or tool turns.
+  std::shared_ptr<ToolRequest> tools;
+  nlohmann::ordered_json chat_messages;
+  bool tool_turns = false;  // some message is a tool turn or carries tool_calls
 };
 
 // Parses and validates the body. Throws ApiError.

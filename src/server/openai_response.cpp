@@ -87,6 +87,18 @@ std::vector<TokenOut> echo_tokens(const ResponseMeta& m, const std::vector<Token
   return out;
 }
 
+static json tool_calls_json(const std::vector<ToolCall>& calls, int first_index, bool indexed) {
+  json out = json::array();
+  for (size_t k = 0; k < calls.size(); ++k) {
+    json c = {{"id", calls[k].id},
+              {"type", "function"},
+              {"function", {{"name", calls[k].name}, {"arguments", calls[k].arguments}}}};
+    if (indexed) c["index"] = first_index + int(k);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 json prompt_logprobs_json(const std::vector<TokenOut>& prompt, int n) {
   json out = json::array({nullptr});
   for (const TokenOut& t : prompt) {
@@ -127,8 +139,13 @@ json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
     }
     const json ext = tzero_extension(m, int(i), c.logits_digest, c.stop_reason);
     if (m.endpoint == Endpoint::chat) {
+      json message = {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}};
+      if (!c.tool_calls.empty()) {
+        if (c.text.empty()) message["content"] = nullptr;
+        message["tool_calls"] = tool_calls_json(c.tool_calls, 0, false);
+      }
       cs.push_back({{"index", i},
-                    {"message", {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}}},
+                    {"message", message},
                     {"logprobs", lp},
                     {"finish_reason", c.finish_reason},
                     {"tzero", ext}});
@@ -180,6 +197,19 @@ std::string sse_prompt_chunk(const ResponseMeta& m, int index, const std::vector
   c["finish_reason"] = nullptr;
   if (m.prompt_logprobs >= 0)
     c["prompt_logprobs"] = prompt_logprobs_json(prompt, m.prompt_logprobs);
+  j["choices"] = json::array({c});
+  if (usage_null) j["usage"] = nullptr;
+  return sse(j);
+}
+
+std::string sse_tool_calls_chunk(const ResponseMeta& m, int index,
+                                 const std::vector<ToolCall>& calls, int first_index,
+                                 bool usage_null) {
+  json j = base(m, true);
+  json c = {{"index", index},
+            {"delta", {{"tool_calls", tool_calls_json(calls, first_index, true)}}},
+            {"logprobs", nullptr},
+            {"finish_reason", nullptr}};
   j["choices"] = json::array({c});
   if (usage_null) j["usage"] = nullptr;
   return sse(j);

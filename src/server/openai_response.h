@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ struct ResponseMeta {
   int top_logprobs = 0;
   int prompt_logprobs = -1;
   uint64_t seed = 0;  // choice i was sampled with seed + i (reported in its "tzero")
+  // Chat with tools: replies are split into content and tool_calls (server/tool_calls.h).
+  std::shared_ptr<const ToolRequest> tools;
 };
 
 // One generated token with what logprobs report about it.
@@ -57,9 +60,10 @@ struct ChoiceOut {
   std::string text;
   std::vector<TokenOut> prompt;  // the prompt tokens' scores (prompt events), when asked
   std::vector<TokenOut> tokens;
-  std::string finish_reason;  // stop or length
-  std::string logits_digest;  // TokenEvent::logits_digest, as `tzero run` prints it
-  std::string stop_reason;    // TokenEvent::stop_reason (eos, eot, stop_string, ...)
+  std::string finish_reason;         // stop, length, tool_calls or grammar_dead_end
+  std::vector<ToolCall> tool_calls;  // chat with tools: the calls (text is the content then)
+  std::string logits_digest;         // TokenEvent::logits_digest, as `tzero run` prints it
+  std::string stop_reason;           // TokenEvent::stop_reason (eos, eot, stop_string, ...)
 };
 
 // The prompt's entries of an echoed logprobs list: its first token (null logprobs), then the
@@ -91,6 +95,10 @@ std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
 // echoed prompt text and its logprobs (echo), vLLM's prompt_logprobs (when asked).
 std::string sse_prompt_chunk(const ResponseMeta& m, int index, const std::vector<TokenOut>& prompt,
                              bool usage_null);
+// A chat chunk whose delta holds these tool calls, numbered from first_index within the choice.
+std::string sse_tool_calls_chunk(const ResponseMeta& m, int index,
+                                 const std::vector<ToolCall>& calls, int first_index,
+                                 bool usage_null);
 // The usage chunk (choices: [], usage: {...}) sent last when include_usage.
 std::string sse_usage_chunk(const ResponseMeta& m, const Usage& usage);
 // An error in the middle of a stream (e.g. the server shutting down): data: {"error": ...}.

@@ -92,7 +92,7 @@ TEST(ServeErrors, BadInputIs400) {
        "max_tokens"},
       {"/v1/chat/completions",
        R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})",
-       "tools"},
+       "tools[0]"},
   };
   for (const auto& [path, body, param] : cases) {
     const std::string what = path + " " + body.substr(0, 120);

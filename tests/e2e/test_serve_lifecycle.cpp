@@ -121,7 +121,7 @@ TEST(ServeLifecycle, OpenAiNpmClient) {
     GTEST_SKIP() << "the openai npm package is not installed in tests/openai/node_modules "
                     "(run `make test-openai`, which needs node and npm)";
   if (std::system("node --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "node is not available";
-  auto srv = tzero::test::serve_tiny({"--api-key", "sk-npm"});
+  auto srv = tzero::test::serve_tiny({"--api-key", "sk-npm", "--ctx", "2048"});
   ASSERT_TRUE(srv->ok());
   const std::string log = tzero::test::scratch_dir() + "/openai_client.log";
   const std::string cmd = "node " + dir +

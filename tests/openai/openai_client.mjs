@@ -142,6 +142,81 @@ await check("completions: echo + logprobs + max_tokens 0 scores the prompt", asy
   assert.equal(lp.token_logprobs[0], null);
   assert.ok(lp.token_logprobs.slice(1).every((x) => typeof x === "number" && x <= 0));
   assert.equal(r.usage.completion_tokens, 0);
+
+await check("chat: response_format json_schema gives JSON that follows the schema", async () => {
+  const schema = {
+    type: "object",
+    properties: { name: { type: "string", maxLength: 8 }, n: { type: "integer", minimum: 0, maximum: 9 } },
+    required: ["name", "n"],
+    additionalProperties: false,
+  };
+  for (const seed of [1, 2, 3]) {
+    const r = await client.chat.completions.create({
+      model,
+      messages: [{ role: "user", content: "JSON please" }],
+      max_tokens: 200,
+      temperature: 1,
+      seed,
+      response_format: { type: "json_schema", json_schema: { name: "item", strict: true, schema } },
+    });
+    const out = JSON.parse(r.choices[0].message.content);
+    assert.equal(typeof out.name, "string");
+    assert.ok(Number.isInteger(out.n) && out.n >= 0 && out.n <= 9);
+    assert.deepEqual(Object.keys(out).sort(), ["n", "name"]);
+  }
+});
+
+const tools = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "Weather in a city",
+      parameters: {
+        type: "object",
+        properties: { city: { type: "string", maxLength: 10 } },
+        required: ["city"],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+
+await check("chat: tools with tool_choice required, plain and streamed", async () => {
+  const req = {
+    model,
+    messages: [{ role: "user", content: "Weather in Paris?" }],
+    max_tokens: 300,
+    temperature: 1,
+    seed: 5,
+    tools,
+    tool_choice: "required",
+  };
+  const r = await client.chat.completions.create(req);
+  const msg = r.choices[0].message;
+  assert.equal(r.choices[0].finish_reason, "tool_calls");
+  assert.ok(msg.tool_calls.length >= 1);
+  for (const call of msg.tool_calls) {
+    assert.equal(call.type, "function");
+    assert.equal(call.function.name, "get_weather");
+    assert.equal(typeof JSON.parse(call.function.arguments).city, "string");
+  }
+  const stream = await client.chat.completions.create({ ...req, stream: true });
+  const calls = [];
+  let finish = null;
+  for await (const chunk of stream) {
+    for (const tc of chunk.choices[0]?.delta?.tool_calls ?? []) {
+      calls[tc.index] ??= { id: tc.id, name: "", arguments: "" };
+      calls[tc.index].name += tc.function?.name ?? "";
+      calls[tc.index].arguments += tc.function?.arguments ?? "";
+    }
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+  }
+  assert.equal(finish, "tool_calls");
+  assert.deepEqual(
+    calls.map((c) => [c.name, c.arguments]),
+    msg.tool_calls.map((c) => [c.function.name, c.function.arguments]),
+  );
 });
 
 await check("bad parameter -> BadRequestError (400)", async () => {

@@ -147,7 +147,7 @@ TEST(ExtensionFields, RefusalsNameTheField) {
       {{{"top_k", -2}}, "top_k", "invalid_value"},
       // Neither OpenAI's nor on the list: still unknown.
       {{{"mirostat_mode", 1}}, "mirostat_mode", "unknown_parameter"},
-      {{{"guided_json", json::object()}}, "guided_json", "unknown_parameter"},
+      {{{"guided_regex", "a+"}}, "guided_regex", "unknown_parameter"},
   };
   for (const Case& c : cases) {
     const ApiError e = error_of(Endpoint::completions, c.body);

@@ -133,6 +133,13 @@ TEST(Grammar, HalfCharactersStayAliveOnlyWhenSomeClassCanTakeThem) {
   EXPECT_TRUE(matches(cjk, "\xE4\xB8\x80"));  // 一
   EXPECT_FALSE(matches(cjk, "\xE4\xB8"));     // half a character is not complete
   EXPECT_FALSE(prefix_ok(cjk, "\x80"));       // a continuation byte with no lead
+  // Prefixes that can only become a surrogate or an overlong form are dead at once.
+  const std::string any = R"(root ::= .+)";
+  EXPECT_TRUE(prefix_ok(any, "\xED\x9F"));   // U+D7C0..U+D7FF
+  EXPECT_FALSE(prefix_ok(any, "\xED\xA0"));  // U+D800..: surrogates
+  EXPECT_FALSE(prefix_ok(any, "\xE0\x80"));  // overlong
+  EXPECT_FALSE(prefix_ok(any, "\xC1"));
+  EXPECT_FALSE(prefix_ok(any, "\xF4\x90"));  // beyond U+10FFFF
 }
 
 TEST(Grammar, RefusalsNameTheLine) {
@@ -261,6 +268,34 @@ TEST(TokenMask, EqualsTheDefinitionOnRealVocabularies) {
       EXPECT_GT(n_allowed, 0u);
       const bool eos_ok = (got[size_t(v->eos()) / 64] >> (v->eos() % 64)) & 1;
       EXPECT_EQ(eos_ok, prefix == "{\"k\": 1}") << prefix;
+    }
+  }
+}
+
+// A random walk through the mask never meets a dead end under a grammar that has none, on a
+// vocabulary holding every byte (so any character is reachable): the mask and the matcher agree
+// on what can still be completed.
+TEST(TokenMask, RandomWalksNeverDeadEndWithEveryByte) {
+  const Vocab& v = *[] {
+    static GgufFile f(test::generated_model("tiny", "f32"));
+    static Vocab vocab = Vocab::from_gguf(f);
+    return &vocab;
+  }();
+  auto trie = std::make_shared<const TokenTrie>(v);
+  auto grammar = std::make_shared<const Grammar>(compile_gbnf(kJson));
+  uint64_t rng = 12345;
+  for (int walk = 0; walk < 60; ++walk) {
+    TokenConstraint c(grammar, trie, {v.eos()});
+    for (int step = 0; step < 300; ++step) {
+      ASSERT_TRUE(c.any_allowed()) << "walk " << walk << " step " << step;
+      std::vector<int32_t> ok;
+      const std::vector<uint64_t>& m = c.allowed();
+      for (int t = 0; t < trie->n_vocab(); ++t)
+        if ((m[size_t(t) / 64] >> (t % 64)) & 1) ok.push_back(t);
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      const int32_t t = ok[size_t(rng >> 33) % ok.size()];
+      if (t == v.eos()) break;
+      c.accept(t);
     }
   }
 }
