@@ -142,6 +142,7 @@ await check("completions: echo + logprobs + max_tokens 0 scores the prompt", asy
   assert.equal(lp.token_logprobs[0], null);
   assert.ok(lp.token_logprobs.slice(1).every((x) => typeof x === "number" && x <= 0));
   assert.equal(r.usage.completion_tokens, 0);
+});
 
 await check("chat: response_format json_schema gives JSON that follows the schema", async () => {
   const schema = {
