@@ -187,8 +187,9 @@ TEST(EngineBatching, SoloEqualsGenerate) {
 // is left held at the end.
 // Every request of a random load, over several schedules (token budgets, prefill chunks, block
 // sizes, pool sizes, prefix cache), equals its solo run bit for bit. Returns the preemptions.
-uint64_t check_random_schedules(const std::string& model, size_t n_configs) {
-  const auto reqs = random_requests(12, 512, 7);
+uint64_t check_random_schedules(const std::string& model, size_t n_configs,
+                                const std::vector<RequestParams>& reqs = random_requests(12, 512,
+                                                                                         7)) {
   const std::vector<Output> solo = run_solo(model, reqs);
   struct Config {
     int budget, chunk, block, kv_tokens, max_seqs;
@@ -225,6 +226,30 @@ uint64_t check_random_schedules(const std::string& model, size_t n_configs) {
 TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
   // The schedules really exercise preemption (small pools) too.
   EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny", "q8_0"), 8), 0u);
+}
+
+// Grammars (RequestParams::grammar): the mask is a function of the grammar state and the
+// vocabulary, so constrained requests, seeded or greedy, keep their solo bits in any batch.
+TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithGrammars) {
+  std::vector<RequestParams> reqs = random_requests(12, 512, 11);
+  const char* grammars[] = {
+      "root ::= \"{\" ( [a-z]{1,6} \":\" [0-9]{1,4} ( \",\" [a-z]{1,6} \":\" [0-9]{1,4} )* )? \"}\"",
+      "root ::= ( \"yes\" | \"no\" | \"maybe\" ) \".\"",
+      "root ::= [^\\x00-\\x1f]{2,40}",
+  };
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    if (i % 4 == 3) continue;  // some stay free, sharing batches with constrained ones
+    reqs[i].grammar = grammars[i % 3];
+    reqs[i].max_tokens = 24;
+  }
+  check_random_schedules(tzero::test::generated_model("tiny", "q8_0"), 8, reqs);
+  // And the grammars were applied: the choice requests wrote one of their three answers.
+  const std::vector<Output> solo = run_solo(tzero::test::generated_model("tiny", "q8_0"), reqs);
+  for (size_t i = 1; i < reqs.size(); i += 3) {
+    if (i % 4 == 3) continue;
+    EXPECT_TRUE(solo[i].text == "yes." || solo[i].text == "no." || solo[i].text == "maybe.")
+        << i << ": " << solo[i].text;
+  }
 }
 
 // Mixture of experts: batch mates choose some of the same experts and not others, so each

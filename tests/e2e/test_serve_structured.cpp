@@ -289,3 +289,64 @@ TEST(ServeStructured, ToolChoiceAutoAndToolTurns) {
 }
 
 }  // namespace
+
+namespace {
+
+// `tzero run --json-schema` / `--grammar` reproduce a constrained server answer: the same text
+// and the same logits digest (the "tzero" field).
+TEST(ServeStructured, RunReproducesConstrainedAnswers) {
+  auto srv = tzero::test::serve_tiny();
+  ASSERT_TRUE(srv->ok());
+  auto c = srv->client();
+  const std::string dir = tzero::test::scratch_dir();
+  tzero::test::write_file(dir + "/person.schema.json", kPersonSchema.dump());
+  const std::string gbnf = "root ::= [a-z]{3,9} (\" \" [a-z]{2,9}){0,3} \".\"\n";
+  tzero::test::write_file(dir + "/words.gbnf", gbnf);
+  struct Case {
+    json field;
+    std::vector<std::string> flag;
+  };
+  json rf = json::object();
+  rf["response_format"] = {{"type", "json_schema"},
+                           {"json_schema", {{"name", "p"}, {"schema", kPersonSchema}}}};
+  json gf = json::object();
+  gf["grammar"] = gbnf;
+  const Case cases[] = {{rf, {"--json-schema", dir + "/person.schema.json"}},
+                        {gf, {"--grammar", dir + "/words.gbnf"}}};
+  for (const Case& cs : cases)
+    for (int seed : {3, 4}) {
+      json body = {{"prompt", "Write:"}, {"max_tokens", 120}, {"temperature", 0.8}, {"seed", seed}};
+      body.update(cs.field);
+      int st = 0;
+      const json r = tzero::test::post_json(*c, "/v1/completions", body, &st);
+      ASSERT_EQ(st, 200) << r.dump();
+      std::vector<std::string> args = {"run",
+                                       "-m",
+                                       tzero::test::generated_model("tiny", "q8_0"),
+                                       "-p",
+                                       "Write:",
+                                       "-n",
+                                       "120",
+                                       "--temp",
+                                       "0.8",
+                                       "--seed",
+                                       std::to_string(seed),
+                                       "--json"};
+      args.insert(args.end(), cs.flag.begin(), cs.flag.end());
+      const auto run = tzero::test::run_tzero(args);
+      ASSERT_EQ(run.exit_code, 0) << run.err;
+      const json rj = json::parse(run.out);
+      EXPECT_EQ(rj["text"], r["choices"][0]["text"]) << cs.flag[0];
+      EXPECT_EQ(rj["logits_digest"], r["choices"][0]["tzero"]["logits_digest"]) << cs.flag[0];
+    }
+  // A schema run refuses names the file and the keyword.
+  tzero::test::write_file(dir + "/bad.schema.json", R"({"type": "string", "format": "email"})");
+  const auto bad =
+      tzero::test::run_tzero({"run", "-m", tzero::test::generated_model("tiny", "q8_0"),
+                              "--json-schema", dir + "/bad.schema.json"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.schema.json"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("format"), std::string::npos) << bad.err;
+}
+
+}  // namespace
