@@ -21,7 +21,7 @@ const std::map<std::string, std::string>& primitives() {
        R"([^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" ([0-9a-cA-C] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2} | [eEfF] [0-9a-fA-F]{3})))"},
       {"string", R"("\"" char* "\"")"},
       {"integer", R"("-"? ("0" | [1-9] [0-9]{0,15}))"},
-      {"number", R"(integer ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?)"},
+      {"number", R"(integer ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,2})?)"},
       {"boolean", R"("true" | "false")"},
       {"null", R"("null")"},
       {"value", R"(object | array | string | number | boolean | null)"},
