@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the GGUF reader, the tokenizers and the chat templates for SECONDS seconds each: tests/fuzz/run_fuzz.sh BUILD_DIR SECONDS
+# Fuzzes the GGUF reader, the tokenizers, the chat templates and the grammars for SECONDS seconds each: tests/fuzz/run_fuzz.sh BUILD_DIR SECONDS
 # (`make fuzz` builds BUILD_DIR with clang and -DTZ_FUZZ=ON, then calls this).
 #
 # The corpus lives in BUILD_DIR/fuzz-corpus and grows from run to run. Each run (re)seeds it
@@ -140,3 +140,11 @@ printf '%s' "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}[INS
 python3 -c "print('{{ ' + '('*300 + '1' + ')'*300 + ' }}', end='')" >"$tpl_corpus/deep-parens"
 python3 -c "print('{{ 1' + ' + 1'*400 + ' }}', end='')" >"$tpl_corpus/long-chain"
 run_more chat-template "$build/tests/fuzz/tz_fuzz_chat_template" "$tpl_corpus" 8192
+
+# Grammars (first byte even: GBNF, a NUL, then text to match) and JSON schemas (first byte odd).
+gr_corpus=$build/fuzz-corpus-grammar
+mkdir -p "$gr_corpus"
+printf '\x00root ::= "{" ws ( [a-z]+ ":" ws value ( "," ws [a-z]+ ":" ws value )* )? "}"\nvalue ::= [0-9]{1,5} | "[" ws ( value ( "," ws value )* )? "]" | root\nws ::= | " "\n\x00{a: [1, 22,[]], b:{}}' >"$gr_corpus/gbnf"
+printf '\x00root ::= ("ab" | "c")* [^x-z\\u00e9]{2,4} "\\U0001F600"?\x00ababcc\xc3\xa9\xf0\x9f\x98\x80' >"$gr_corpus/gbnf-utf8"
+printf '\x01{"type": "object", "properties": {"a": {"type": "array", "items": {"anyOf": [{"type": "number"}, {"type": "string", "pattern": "^x[a-f]{1,3}$"}, {"type": "boolean"}, {"type": "null"}]}, "maxItems": 6}, "b": {"$ref": "#/$defs/B"}}, "required": ["a"], "$defs": {"B": {"type": "object", "properties": {"c": {"type": "string", "format": "date"}, "d": {"type": "integer", "minimum": -5, "maximum": 120}}}}}' >"$gr_corpus/schema"
+run_more grammar "$build/tests/fuzz/tz_fuzz_grammar" "$gr_corpus" 8192
