@@ -8,7 +8,8 @@
 //
 // The mask is a function of the grammar state and the vocabulary only, so it keeps the
 // reproducibility contract: masked logits are the raw row with -inf at the refused tokens,
-// and the sampler (sampler-v2) runs on them unchanged. Masks are cached per state.
+// and the sampler (sampler-v2) runs on them unchanged. Masks are cached per state (at most 16 MiB
+// of them per request, and 20,000 matcher states, before the caches start again).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,7 @@ class TokenConstraint {
   // Consumes a token the mask allowed (an end token consumes nothing).
   void accept(int32_t token);
   bool complete() const { return matcher_.accepting(state_); }
+  size_t n_states() const { return matcher_.n_states(); }  // interned so far (since a compaction)
 
   // Sets row[i] = -inf for every refused token i (row: n floats, n >= the trie's n_vocab; ids
   // beyond it are refused too).

@@ -300,6 +300,33 @@ TEST(TokenMask, RandomWalksNeverDeadEndWithEveryByte) {
   }
 }
 
+// A generation long enough to meet more states than the matcher keeps: the caches start again
+// (the state survives, renumbered) and what is allowed does not change.
+TEST(TokenMask, LongGenerationsCompactTheMatcher) {
+  static GgufFile f(test::generated_model("tiny", "f32"));
+  static Vocab v = Vocab::from_gguf(f);
+  auto trie = std::make_shared<const TokenTrie>(v);
+  // 25 x 1000 positions: every character a new state.
+  TokenConstraint c(std::make_shared<const Grammar>(compile_gbnf("root ::= ([a-c]{1000}){25}")),
+                    trie, {v.eos()});
+  const int32_t a = v.byte_token('a'), b = v.byte_token('b'), z = v.byte_token('z');
+  ASSERT_GE(a, 0);
+  size_t most = 0;
+  for (int i = 0; i < 25000; ++i) {
+    const std::vector<uint64_t>& m = c.allowed();
+    ASSERT_TRUE((m[size_t(b) / 64] >> (b % 64)) & 1) << i;
+    ASSERT_FALSE((m[size_t(z) / 64] >> (z % 64)) & 1) << i;
+    ASSERT_FALSE((m[size_t(v.eos()) / 64] >> (v.eos() % 64)) & 1) << i;
+    c.accept(i % 2 ? a : b);
+    most = std::max(most, c.n_states());
+  }
+  EXPECT_LT(c.n_states(), most) << "no compaction happened";
+  EXPECT_TRUE(c.complete());
+  const std::vector<uint64_t>& m = c.allowed();
+  EXPECT_TRUE((m[size_t(v.eos()) / 64] >> (v.eos() % 64)) & 1);
+  EXPECT_FALSE((m[size_t(a) / 64] >> (a % 64)) & 1);
+}
+
 TEST(TokenMask, ApplySetsMinusInfinityExactlyOnRefusedTokens) {
   const Vocab* v = real_vocab("ggml-vocab-gpt-2.gguf");
   if (!v) GTEST_SKIP() << "../shared/data/vocab is absent";
