@@ -4,23 +4,15 @@
 #include <cstring>
 #include <limits>
 
+#include "server/json_fields.h"
+
 namespace tzero::server {
 
 using nlohmann::json;
 
 namespace {
 
-ApiError bad(const std::string& param, const std::string& message,
-             const std::string& code = "invalid_value") {
-  return ApiError(400, message, param, code);
-}
-
-ApiError wrong_type(const std::string& param, const json& v, const std::string& want) {
-  return bad(
-      param,
-      "Invalid type for '" + param + "': expected " + want + ", but got " + v.type_name() + ".",
-      "invalid_type");
-}
+using namespace json_fields;
 
 const char* kInputKinds =
     "a string, an array of strings, an array of token ids, or an array of arrays of token ids";
@@ -78,16 +70,7 @@ void parse_input(const json& body, EmbeddingsRequest& r) {
 }  // namespace
 
 EmbeddingsRequest parse_embeddings_request(const std::string& body_text) {
-  json body;
-  try {
-    body = json::parse(body_text);
-  } catch (const json::exception& e) {
-    throw ApiError(400,
-                   std::string("We could not parse the JSON body of your request: ") + e.what(), "",
-                   "invalid_json");
-  }
-  if (!body.is_object())
-    throw ApiError(400, "The request body must be a JSON object.", "", "invalid_json");
+  const json body = json_fields::parse_object(body_text);
   for (auto it = body.begin(); it != body.end(); ++it) {
     const std::string& k = it.key();
     if (k != "input" && k != "model" && k != "encoding_format" && k != "dimensions" && k != "user")

@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 
+#include "server/json_fields.h"
+
 namespace tzero::server {
 
 using nlohmann::json;
@@ -61,53 +63,7 @@ const std::map<std::string, Field>& fields() {
   return f;
 }
 
-ApiError bad(const std::string& param, const std::string& message,
-             const std::string& code = "invalid_value") {
-  return ApiError(400, message, param, code);
-}
-
-ApiError wrong_type(const std::string& param, const json& v, const std::string& want) {
-  return bad(
-      param,
-      "Invalid type for '" + param + "': expected " + want + ", but got " + v.type_name() + ".",
-      "invalid_type");
-}
-
-// Absent or null is "not given", as for OpenAI's fields.
-const json* field(const json& body, const char* name) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::optional<int64_t> get_int(const json& body, const char* name, int64_t lo, int64_t hi) {
-  const json* v = field(body, name);
-  if (!v) return std::nullopt;
-  if (!v->is_number_integer()) throw wrong_type(name, *v, "an integer");
-  if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(hi))
-    throw bad(name, "'" + std::string(name) + "' is too large.");
-  const int64_t x = v->get<int64_t>();
-  if (x < lo || x > hi)
-    throw bad(name, "'" + std::string(name) + "' must be in [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "]; got " + std::to_string(x) + ".");
-  return x;
-}
-
-std::optional<double> get_number(const json& body, const char* name) {
-  const json* v = field(body, name);
-  if (!v) return std::nullopt;
-  if (!v->is_number()) throw wrong_type(name, *v, "a number");
-  const double x = v->get<double>();
-  if (!std::isfinite(x)) throw bad(name, "'" + std::string(name) + "' must be finite.");
-  return x;
-}
-
-std::optional<bool> get_bool(const json& body, const char* name) {
-  const json* v = field(body, name);
-  if (!v) return std::nullopt;
-  if (!v->is_boolean()) throw wrong_type(name, *v, "a boolean");
-  return v->get<bool>();
-}
+using namespace json_fields;
 
 std::string num(double x) {
   char buf[32];
@@ -117,7 +73,7 @@ std::string num(double x) {
 
 // A default-only number: only `off` (the value that leaves the feature off) is accepted.
 void only_number(const json& body, const char* name, double off, const char* what) {
-  if (auto v = get_number(body, name); v && *v != off)
+  if (auto v = get_finite(body, name); v && *v != off)
     throw bad(name, "'" + std::string(name) + "' (" + what + ") is not supported by tzero: only " +
                         num(off) + " (off) is accepted; got " + num(*v) + ".");
 }
@@ -143,8 +99,8 @@ void check_ignored(const json& body) {
   get_int(body, "min_keep", 0, kMax);
   for (const char* n :
        {"mirostat_tau", "mirostat_eta", "dynatemp_exponent", "dry_base", "xtc_threshold"})
-    get_number(body, n);
-  get_number(body, "length_penalty");
+    get_finite(body, n);
+  get_finite(body, "length_penalty");
   // samplers: llama.cpp takes an array of names or a string of one-letter codes.
   if (const json* v = field(body, "samplers")) {
     if (v->is_array()) {
@@ -202,7 +158,7 @@ void parse_extension_fields(const json& body, OpenAiRequest& r) {
   }
 
   not_both(body, "repetition_penalty", "repeat_penalty");
-  if (auto x = get_number(body, "repeat_penalty")) {
+  if (auto x = get_finite(body, "repeat_penalty")) {
     if (!(*x > 0.0 && *x <= 100.0))
       throw bad("repeat_penalty", "'repeat_penalty' must be in (0, 100]; got " + num(*x) + ".");
     r.params.sampling.repetition_penalty = float(*x);

@@ -336,6 +336,35 @@ struct HttpServer::Impl {
     Clock::time_point settle_started;      // io thread
   };
 
+  // Queues the n engine requests of one job (params_of(i) the i-th), each event going to the
+  // job and waking the pump; a refusal cancels what was queued and becomes the API error (429
+  // for a full queue). Then the job is tracked and the pump told when the client goes.
+  template <class ParamsOf>
+  void submit_all(const std::shared_ptr<Job>& job, const std::shared_ptr<Pump>& pump,
+                  const std::shared_ptr<Exchange>& ex, int n, ParamsOf params_of) {
+    try {
+      for (int i = 0; i < n; ++i) {
+        tzero::TokenCallback cb = job->callback(i);
+        tzero::Engine& eng = engine;
+        job->add_engine_id(
+            engine.submit(params_of(i), [&eng, cb, pump](const tzero::TokenEvent& e) {
+              if (e.finished) pump->final_steps = eng.stats().steps;
+              cb(e);
+              pump->notify();
+            }));
+      }
+    } catch (const tzero::QueueFull& e) {
+      job->cancel(engine);
+      throw ApiError(429, std::string("The server is busy: ") + e.what() + ". Retry later.", "",
+                     "queue_full");
+    } catch (const tzero::RequestError& e) {
+      job->cancel(engine);
+      throw api_error_of(e);
+    }
+    add_job(job);
+    ex->on_gone([pump] { pump->gone(); });
+  }
+
   // Returns true when the answer goes out later (through the pump), false when `res` is it.
   bool generate(Endpoint ep, const HttpRequest& req, HttpResponse& res,
                 const std::shared_ptr<Exchange>& ex) {
@@ -378,28 +407,11 @@ struct HttpServer::Impl {
     pump->path = req.path;
     pump->arrival = arrival;
     const uint64_t seed = meta.seed;
-    try {
-      for (int i = 0; i < r.n; ++i) {
-        tzero::RequestParams p = r.params;
-        p.sampling.seed = seed + uint64_t(i);
-        tzero::TokenCallback cb = job->callback(i);
-        tzero::Engine& eng = engine;
-        job->add_engine_id(engine.submit(p, [&eng, cb, pump](const tzero::TokenEvent& e) {
-          if (e.finished) pump->final_steps = eng.stats().steps;
-          cb(e);
-          pump->notify();
-        }));
-      }
-    } catch (const tzero::QueueFull& e) {
-      job->cancel(engine);
-      throw ApiError(429, std::string("The server is busy: ") + e.what() + ". Retry later.", "",
-                     "queue_full");
-    } catch (const tzero::RequestError& e) {
-      job->cancel(engine);
-      throw api_error_of(e);
-    }
-    add_job(job);
-    ex->on_gone([pump] { pump->gone(); });
+    submit_all(job, pump, ex, r.n, [&](int i) {
+      tzero::RequestParams p = r.params;
+      p.sampling.seed = seed + uint64_t(i);
+      return p;
+    });
     if (r.stream) {
       HttpResponse head;
       head.content_type = "text/event-stream";
@@ -440,27 +452,7 @@ struct HttpServer::Impl {
     pump->path = req.path;
     pump->embed = r;
     pump->vectors.resize(size_t(n));
-    try {
-      for (int i = 0; i < n; ++i) {
-        tzero::TokenCallback cb = job->callback(i);
-        tzero::Engine& eng = engine;
-        job->add_engine_id(engine.submit(embedding_params(*r, size_t(i)),
-                                         [&eng, cb, pump](const tzero::TokenEvent& e) {
-                                           if (e.finished) pump->final_steps = eng.stats().steps;
-                                           cb(e);
-                                           pump->notify();
-                                         }));
-      }
-    } catch (const tzero::QueueFull& e) {
-      job->cancel(engine);
-      throw ApiError(429, std::string("The server is busy: ") + e.what() + ". Retry later.", "",
-                     "queue_full");
-    } catch (const tzero::RequestError& e) {
-      job->cancel(engine);
-      throw api_error_of(e);
-    }
-    add_job(job);
-    ex->on_gone([pump] { pump->gone(); });
+    submit_all(job, pump, ex, n, [&](int i) { return embedding_params(*r, size_t(i)); });
     pump->armed = true;
     pump->notify();
     return true;

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "chat/chat_template.h"
 #include "server/extension_fields.h"
+#include "server/json_fields.h"
 #include "server/structured_output.h"
 
 namespace tzero::server {
@@ -18,64 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-ApiError bad(const std::string& param, const std::string& message,
-             const std::string& code = "invalid_value") {
-  return ApiError(400, message, param, code);
-}
-
-const char* type_name(const json& v) {
-  return v.type_name();  // "null", "boolean", "number", "string", "array", "object"
-}
-
-ApiError wrong_type(const std::string& param, const json& v, const std::string& want) {
-  return bad(
-      param,
-      "Invalid type for '" + param + "': expected " + want + ", but got " + type_name(v) + ".",
-      "invalid_type");
-}
-
-// Field accessors: absent or null is "not given".
-const json* field(const json& body, const char* name) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::optional<double> get_number(const json& body, const char* name, double lo, double hi,
-                                 bool lo_open = false) {
-  const json* v = field(body, name);
-  if (!v) return std::nullopt;
-  if (!v->is_number()) throw wrong_type(name, *v, "a number");
-  const double x = v->get<double>();
-  const bool lo_ok = lo_open ? x > lo : x >= lo;
-  if (!std::isfinite(x) || !lo_ok || x > hi) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "'%s' must be in %s%g, %g]; got %g.", name, lo_open ? "(" : "[",
-                  lo, hi, x);
-    throw bad(name, buf);
-  }
-  return x;
-}
-
-std::optional<int64_t> get_int(const json& body, const char* name, int64_t lo, int64_t hi) {
-  const json* v = field(body, name);
-  if (!v) return std::nullopt;
-  if (!v->is_number_integer()) throw wrong_type(name, *v, "an integer");
-  if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-    throw bad(name, "'" + std::string(name) + "' is too large.");
-  const int64_t x = v->get<int64_t>();
-  if (x < lo || x > hi)
-    throw bad(name, "'" + std::string(name) + "' must be in [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "]; got " + std::to_string(x) + ".");
-  return x;
-}
-
-std::optional<bool> get_bool(const json& body, const char* name) {
-  const json* v = field(body, name);
-  if (!v) return std::nullopt;
-  if (!v->is_boolean()) throw wrong_type(name, *v, "a boolean");
-  return v->get<bool>();
-}
+using namespace json_fields;
 
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 
@@ -245,16 +189,7 @@ void parse_unsupported(const json& body, Endpoint ep) {
 }  // namespace
 
 OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
-  json body;
-  try {
-    body = json::parse(body_text);
-  } catch (const json::exception& e) {
-    throw ApiError(400,
-                   std::string("We could not parse the JSON body of your request: ") + e.what(), "",
-                   "invalid_json");
-  }
-  if (!body.is_object())
-    throw ApiError(400, "The request body must be a JSON object.", "", "invalid_json");
+  const json body = json_fields::parse_object(body_text);
   check_fields(body, ep);
 
   OpenAiRequest r;

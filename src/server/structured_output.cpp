@@ -6,6 +6,7 @@
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
 #include "server/api_error.h"
+#include "server/json_fields.h"
 
 namespace tzero::server {
 
@@ -17,14 +18,10 @@ const char* const kStructuredOutputFields[] = {
 
 namespace {
 
-ApiError bad(const std::string& param, const std::string& message,
-             const std::string& code = "invalid_value") {
-  return ApiError(400, message, param, code);
-}
+using json_fields::bad;
 
 const ojson* given(const ojson& body, const char* name) {
-  auto it = body.find(name);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
+  return json_fields::field(body, name);
 }
 
 std::string type_error(const std::string& param, const ojson& v, const std::string& want) {

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "server/json_fields.h"
 #include "tokenizer/unicode.h"
 
 namespace tzero::server {
@@ -13,23 +14,11 @@ using nlohmann::json;
 
 namespace {
 
-ApiError bad(const std::string& param, const std::string& message,
-             const std::string& code = "invalid_value") {
-  return ApiError(400, message, param, code);
-}
+using namespace json_fields;
 
 // The body as a JSON object holding only `allowed` fields (and `model`, ignored).
 json parse_body(const std::string& text, std::initializer_list<const char*> allowed) {
-  json body;
-  try {
-    body = json::parse(text);
-  } catch (const json::exception& e) {
-    throw ApiError(400,
-                   std::string("We could not parse the JSON body of your request: ") + e.what(), "",
-                   "invalid_json");
-  }
-  if (!body.is_object())
-    throw ApiError(400, "The request body must be a JSON object.", "", "invalid_json");
+  json body = parse_object(text);
   for (auto it = body.begin(); it != body.end(); ++it) {
     bool known = it.key() == "model";
     for (const char* a : allowed) known = known || it.key() == a;
@@ -41,14 +30,7 @@ json parse_body(const std::string& text, std::initializer_list<const char*> allo
 }
 
 bool get_bool(const json& body, const char* name, bool fallback) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_boolean())
-    throw bad(name,
-              std::string("Invalid type for '") + name + "': expected a boolean, but got " +
-                  it->type_name() + ".",
-              "invalid_type");
-  return it->get<bool>();
+  return json_fields::get_bool(body, name).value_or(fallback);
 }
 
 const json& required(const json& body, const char* name) {

@@ -8,6 +8,7 @@
 #include "grammar/gbnf.h"
 #include "grammar/json_schema.h"
 #include "server/api_error.h"
+#include "server/json_fields.h"
 #include "server/structured_output.h"
 
 namespace tzero::server {
@@ -19,10 +20,7 @@ namespace {
 constexpr const char* kHermesOpen = "<tool_call>";
 constexpr const char* kHermesClose = "</tool_call>";
 
-ApiError bad(const std::string& param, const std::string& message,
-             const std::string& code = "invalid_value") {
-  return ApiError(400, message, param, code);
-}
+using json_fields::bad;
 
 bool valid_name(const std::string& n) {
   if (n.empty() || n.size() > 64) return false;
