@@ -13,7 +13,7 @@ endif
 DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohmann-json3-dev \
                libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev \
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev \
-               python3-jsonschema
+               python3-jsonschema python3-yaml
 
 .PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-openai \
         test-tokenizer-peer load-test clean cuda cuda-check
