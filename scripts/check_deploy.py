@@ -106,10 +106,30 @@ def check_k8s(root, errors, notes):
         for f in files:
             text = open(os.path.join(d, f), errors="replace").read()
             for name in set(re.findall(r"\btzero_[a-z_]+\b", text)):
-                if name not in metrics and not name.startswith(("tzero_api", "tzero_threads")):
+                if name not in metrics:
                     errors.append(f"{os.path.relpath(os.path.join(d, f), root)}: {name} is not a "
                                   "metric of src/server/metrics.cpp")
     notes.append(f"{len(docs)} Kubernetes documents ({', '.join(sorted(by_kind))})")
+
+
+# The fields these manifests may use where a typo would pass silently (Kubernetes ignores or
+# defaults a misspelt field): each object's known keys, from the Kubernetes API reference.
+KNOWN_KEYS = {
+    "pod": {"terminationGracePeriodSeconds", "securityContext", "containers", "volumes",
+            "initContainers", "nodeSelector", "affinity", "tolerations", "serviceAccountName",
+            "imagePullSecrets", "priorityClassName", "topologySpreadConstraints"},
+    "container": {"name", "image", "imagePullPolicy", "command", "args", "env", "envFrom",
+                  "ports", "resources", "volumeMounts", "securityContext", "startupProbe",
+                  "readinessProbe", "livenessProbe", "lifecycle", "workingDir"},
+    "probe": {"httpGet", "exec", "tcpSocket", "grpc", "initialDelaySeconds", "periodSeconds",
+              "timeoutSeconds", "failureThreshold", "successThreshold",
+              "terminationGracePeriodSeconds"},
+}
+
+
+def unknown_keys(where, kind, obj, errors):
+    for k in sorted(set(obj or {}) - KNOWN_KEYS[kind]):
+        errors.append(f"{where}: unknown {kind} field {k}")
 
 
 def check_deployment(rel, d, errors):
@@ -122,9 +142,11 @@ def check_deployment(rel, d, errors):
     if not sel or any(labels.get(k) != v for k, v in sel.items()):
         errors.append(f"{rel}: Deployment {name}: selector.matchLabels {sel} not in the pod labels")
     pod = tmpl.get("spec", {})
+    unknown_keys(f"{rel}: Deployment {name}", "pod", pod, errors)
     ports = {}
     for c in pod.get("containers", []):
         where = f"{rel}: container {c.get('name')}"
+        unknown_keys(where, "container", c, errors)
         cports = {p["containerPort"]: p for p in c.get("ports", [])}
         for p in cports.values():
             ports[p["containerPort"]] = ports[p.get("name")] = p["containerPort"]
@@ -134,6 +156,7 @@ def check_deployment(rel, d, errors):
             errors.append(f"{where}: serves --port {served}, which is no containerPort")
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             p = c.get(probe)
+            unknown_keys(f"{where}: {probe}", "probe", p, errors)
             if p is None:
                 if probe != "startupProbe":
                     errors.append(f"{where}: no {probe}")
@@ -399,6 +422,9 @@ MUTATIONS = [
      "terminationGracePeriodSeconds: 15", "terminationGracePeriodSeconds"),
     ("deploy/k8s/deployment.yaml", "secretKeyRef: {name: tzero-api-key, key: api-key}",
      "configMapKeyRef: {name: tzero, key: api-key}", "Secret"),
+    ("deploy/k8s/deployment.yaml", "terminationGracePeriodSeconds: 40",
+     "terminationGracePeriodSecond: 40", "unknown pod field"),
+    ("deploy/k8s/deployment.yaml", "timeoutSeconds: 10", "timeoutSecond: 10", "unknown probe"),
     ("deploy/k8s/service.yaml", "selector: {app.kubernetes.io/name: tzero}",
      "selector: {app.kubernetes.io/name: tzero-other}", "selector"),
     ("deploy/k8s/service.yaml", "targetPort: http", "targetPort: 9000", "targetPort"),
