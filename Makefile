@@ -13,10 +13,10 @@ endif
 DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohmann-json3-dev \
                libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev \
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev \
-               python3-jsonschema
+               python3-jsonschema python3-yaml
 
 .PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-openai \
-        test-tokenizer-peer load-test clean cuda cuda-check
+        test-tokenizer-peer load-test clean cuda cuda-check docker
 
 all: build
 
@@ -104,6 +104,16 @@ test-tokenizer-peer: build
 # latency, tokens/s, no error but 429/503, no KV leak. LOAD_* variables: tests/load/run_load.sh.
 load-test: build
 	tests/load/run_load.sh $(BUILD)/tzero
+
+# The container image (deploy/Dockerfile, docs/DEPLOY.md), built only where docker or podman can
+# reach a daemon; otherwise it says so and exits 0 (.ci/run calls it). IMAGE names the tag.
+IMAGE ?= tzero:$(shell git describe --always --dirty 2>/dev/null || echo dev)
+docker:
+	@tool=""; for t in docker podman; do \
+	  command -v $$t >/dev/null && $$t info >/dev/null 2>&1 && { tool=$$t; break; }; done; \
+	if [ -z "$$tool" ]; then \
+	  echo "make docker: neither docker nor podman can reach a daemon here; image not built"; exit 0; fi; \
+	set -x; $$tool build -f deploy/Dockerfile -t $(IMAGE) . && $$tool run --rm $(IMAGE) --version
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-bench $(BUILD)-asan $(BUILD)-fuzz $(BUILD)-cuda
