@@ -180,6 +180,7 @@ struct Engine::Impl {
     e.n_prompt = s.n_prompt;
     e.n_generated = s.n_generated();
     e.n_cached = std::max(0, s.n_cached);
+    counters.cached_tokens += uint64_t(e.n_cached);
     e.n_preempted = s.n_preempted;
     e.logits_digest = s.decode.digest();
     if (s.pooler && s.pooler->complete()) e.embedding = s.pooler->result(s.params.embedding_dims);

@@ -309,6 +309,9 @@ TEST(EngineBatching, PrefixCacheHitsKeepTheBits) {
   }
   EXPECT_EQ(got[0].n_cached, 0);
   EXPECT_GE(got[2].n_cached, 20);  // the shared 21-token prefix, in whole blocks of 4
+  uint64_t cached = 0;
+  for (const Output& g : got) cached += uint64_t(g.n_cached);
+  EXPECT_EQ(e.stats().cached_tokens, cached);  // what /metrics reports as cached tokens
   EXPECT_GT(e.stats().kv_blocks_cached, 0);
   EXPECT_EQ(e.stats().kv_blocks_used, 0);
 }
