@@ -1,6 +1,6 @@
 #!/bin/sh
 # Entry point of the image (deploy/Dockerfile) and of the systemd unit (deploy/tzero.service):
-# runs `tzero "$@"` and, for `serve`, adds `--api-key` from the environment, so that no key is
+# runs `tzero "$@"` and, for `serve`, hands it the API key from the environment, so that no key is
 # ever written into an image, a unit file or a manifest:
 #   TZERO_API_KEY       the key itself (systemd EnvironmentFile, `docker run -e`, a Secret as env)
 #   TZERO_API_KEY_FILE  a file holding it (Docker/Kubernetes secrets mounted as files)
@@ -22,8 +22,9 @@ unset TZERO_API_KEY TZERO_API_KEY_FILE
 if [ "${1:-}" = serve ]; then
   shift
   if [ -n "$key" ]; then
-    # Note: argv is readable by local users through /proc (docs/DEPLOY.md, threat model).
-    exec "$bin" serve --api-key "$key" "$@"
+    # Through tzero's own environment (TZERO_API_KEY), not argv: argv is readable by every
+    # local user through /proc, the environment only by the same user.
+    TZERO_API_KEY="$key" exec "$bin" serve "$@"
   fi
   echo "tzero-entrypoint: no TZERO_API_KEY: any client that reaches the port can use the server" >&2
   exec "$bin" serve "$@"

@@ -45,7 +45,9 @@ Command add_serve(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   sub->add_option("--api-key", o->server.api_key,
-                  "Require 'Authorization: Bearer KEY' on every route but /health");
+                  "Require 'Authorization: Bearer KEY' on every route but /health (default: the "
+                  "environment's TZERO_API_KEY, which other local users cannot read from argv)")
+      ->envname("TZERO_API_KEY");
   sub->add_option("--parallel", o->engine.max_seqs, "Sequences decoded together (batch slots)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
