@@ -16,7 +16,7 @@ DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohm
                python3-jsonschema python3-yaml
 
 .PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-openai \
-        test-tokenizer-peer load-test clean cuda cuda-check docker
+        test-tokenizer-peer load-test replica-test clean cuda cuda-check docker
 
 all: build
 
@@ -104,6 +104,14 @@ test-tokenizer-peer: build
 # latency, tokens/s, no error but 429/503, no KV leak. LOAD_* variables: tests/load/run_load.sh.
 load-test: build
 	tests/load/run_load.sh $(BUILD)/tzero
+
+# Three `tzero serve` replicas behind HAProxy on loopback (docs/REPLICAS.md): probe identical
+# through the balancer, a replica SIGKILLed mid-run changes no answer, a cut stream resumed on
+# another replica (tools/resume_client.py) is the uninterrupted run. Installs haproxy (Debian)
+# when missing. Not part of `make test`.
+replica-test: build
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES=haproxy
+	tests/replica/run_replica.sh $(BUILD)/tzero
 
 # The container image (deploy/Dockerfile, docs/DEPLOY.md), built only where docker or podman can
 # reach a daemon; otherwise it says so and exits 0 (.ci/run calls it). IMAGE names the tag.

@@ -57,6 +57,16 @@ struct RequestParams {
   // 1..n_embd), then L2-normalised (pool-v1, docs/DETERMINISM.md). Not with prompt_logprobs.
   Pooling embedding = Pooling::none;
   int embedding_dims = 0;
+  // Resuming (docs/REPLICAS.md): the last n_resumed of prompt_tokens (which must be given) are
+  // this request's own earlier output, e.g. what a replica that died had streamed. They count
+  // as generated: penalties see them as output, the sampler's step index starts at
+  // n_resumed (a seeded run continues its draw sequence), max_tokens counts them, stop strings
+  // see their text; their logits rows are computed in the prefill and digested in order. So
+  // the events are exactly those an uninterrupted run sends after them (none for them), and
+  // the final event's n_generated and logits_digest are the uninterrupted run's. Refused
+  // (RequestError, param "tzero_resume") with a grammar, prompt_logprobs or an embedding, and
+  // when the resumed tokens would have stopped the request before their last one.
+  int n_resumed = 0;
 };
 
 // With RequestParams::prompt_logprobs, first one event per prompt token after the first

@@ -225,7 +225,7 @@ struct Engine::Impl {
   }
 
   // What a batch token's output row is for.
-  enum class Out : uint8_t { none, score, sample, pool };
+  enum class Out : uint8_t { none, score, sample, pool, replay };
 
   bool step() {
     std::vector<std::unique_ptr<Sequence>> arrived;
@@ -260,9 +260,10 @@ struct Engine::Impl {
         const Out o = s.scores(p)    ? Out::score
                       : s.samples(p) ? Out::sample
                       : s.pools(p)   ? Out::pool
+                      : s.replays(p) ? Out::replay
                                      : Out::none;
-        batch.add(s.tokens[size_t(p)], p, int32_t(i), o == Out::score || o == Out::sample,
-                  o == Out::pool);
+        batch.add(s.tokens[size_t(p)], p, int32_t(i),
+                  o == Out::score || o == Out::sample || o == Out::replay, o == Out::pool);
         outs.push_back(o);
       }
       if (s.n_generated() == 0) counters.prompt_tokens += uint64_t(plan[i].n_tokens);
@@ -280,6 +281,7 @@ struct Engine::Impl {
     for (const tzero::ScheduledSlice& sl : plan) {
       Sequence& s = *sl.seq;
       const float* sample_row = nullptr;
+      std::string replay_tail;  // a resumed request ending at its last resumed token
       for (int j = 0; j < sl.n_tokens; ++j, ++t) {
         const int p = s.n_computed + j;
         switch (outs[t]) {
@@ -292,12 +294,19 @@ struct Engine::Impl {
           case Out::pool:
             s.pooler->add(p, &hidden[hrow++ * E]);
             break;
+          case Out::replay:  // a resumed token, in order: digested, its text streamed
+            replay_tail += s.decode.replay(&logits[lrow++ * V], hp.n_vocab).tail;
+            break;
           case Out::none:
             break;
         }
       }
       s.n_computed += sl.n_tokens;
       blocks->seal(s.table, s.tokens, s.n_computed);
+      if (s.decode.done()) {  // resumed after its last token already ended it: no sampling
+        done.emplace_back(&s, s.decode.stop_reason()), tails.push_back(replay_tail);
+        continue;
+      }
       if (s.n_computed != int(s.tokens.size())) continue;
       if (s.prefill_only()) {
         // Scored with max_tokens 0, or embedded: nothing to generate.
@@ -328,6 +337,35 @@ struct Engine::Impl {
     n_queued = sched->n_waiting();
     n_running = sched->n_running();
     idle = live.empty();
+  }
+
+  // A resumed request (RequestParams::n_resumed): what it may be combined with, and its resumed
+  // tokens replayed without rows, so tokens that would have ended the request before their
+  // last one (not this request's output) are refused here rather than mid-stream.
+  void check_resume(const RequestParams& r, bool tokenized_here) const {
+    auto bad = [](const std::string& m) {
+      throw RequestError(RequestErrorKind::invalid_value, "tzero_resume", m);
+    };
+    const int n_prompt = int(r.prompt_tokens.size());
+    if (tokenized_here) bad("resuming needs the prompt as tokens (prompt_tokens)");
+    if (r.embedding != Pooling::none) bad("an embedding request cannot be resumed");
+    if (r.n_resumed < 0 || r.n_resumed >= n_prompt)
+      bad("n_resumed must be in [0, " + std::to_string(n_prompt) + ") (the prompt's tokens)");
+    if (r.n_resumed > r.max_tokens)
+      bad(std::to_string(r.n_resumed) + " resumed tokens are more than max_tokens (" +
+          std::to_string(r.max_tokens) + ")");
+    if (!r.grammar.empty()) bad("a request with a grammar cannot be resumed");
+    if (r.prompt_logprobs) bad("a request that scores its prompt cannot be resumed");
+    tzero::DecodeStep d(vocab, r.sampling, stop_rules_of(r, n_ctx), r.prompt_tokens, 0,
+                        r.n_resumed);
+    while (d.replaying()) {
+      const int i = d.replay_next() - d.n_prompt();
+      d.replay(nullptr, 0);
+      if (d.done() && d.replaying())
+        bad("resumed token " + std::to_string(i) + " (of " + std::to_string(r.n_resumed) +
+            ") already ends the request (" + to_string(d.stop_reason()) +
+            "): the tokens after it are not its output");
+    }
   }
 
   // The vocabulary's token trie for grammars, built at the first grammar request.
@@ -421,9 +459,10 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
     throw RequestError(RequestErrorKind::invalid_value, "prompt_logprobs",
                        "prompt_top_logprobs must be in [0, 20]");
   validate(r.sampling);
+  if (r.n_resumed != 0) m.check_resume(r, request.prompt_tokens.empty());
   // Positions it may feed: the prompt and every generated token but the last.
   const int64_t need =
-      std::min<int64_t>(int64_t(n_prompt) + std::max(r.max_tokens - 1, 0), m.n_ctx);
+      std::min<int64_t>(int64_t(n_prompt - r.n_resumed) + std::max(r.max_tokens - 1, 0), m.n_ctx);
   const int64_t capacity = int64_t(m.blocks->n_blocks()) * m.blocks->block_size();
   if (need > capacity)
     throw RequestError(RequestErrorKind::context_length_exceeded, "prompt",

@@ -32,7 +32,8 @@ struct Sequence {
       : id(id_),
         params(std::move(params_)),
         on_event(std::move(cb)),
-        decode(vocab, params.sampling, stop_rules_of(params, n_ctx), params.prompt_tokens),
+        decode(vocab, params.sampling, stop_rules_of(params, n_ctx), params.prompt_tokens, 0,
+               params.n_resumed),
         tokens(decode.tokens()),
         n_prompt(decode.n_prompt()) {
     if (pooling != Pooling::none) pooler.emplace(pooling, n_prompt, n_embd);
@@ -51,6 +52,10 @@ struct Sequence {
     return p + 1 == int(tokens.size()) && !pooler && params.max_tokens > 0;
   }
   bool pools(int p) const { return pooler && pooler->wants(p); }
+  // Logits to replay resumed token p + 1 from (RequestParams::n_resumed), once per position.
+  bool replays(int p) const {
+    return decode.replaying() && p + 1 >= decode.replay_next() && p + 1 < decode.resume_end();
+  }
   // Prefill-only: done once the prompt is computed (scoring with max_tokens 0, embeddings).
   bool prefill_only() const { return pooler.has_value() || params.max_tokens == 0; }
   // Leading positions the prefix cache may supply: their outputs are not needed (any more).
@@ -59,6 +64,7 @@ struct Sequence {
     int n = int(tokens.size()) - 1;
     if (params.prompt_logprobs && n_scored + 1 < n_prompt) n = std::min(n, n_scored);
     if (pooler) n = std::min(n, pooler->next_needed());
+    if (decode.replaying()) n = std::min(n, decode.replay_next() - 1);
     return n;
   }
 

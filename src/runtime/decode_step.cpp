@@ -7,22 +7,37 @@
 namespace tzero {
 
 DecodeStep::DecodeStep(const Vocab& vocab, const SamplingParams& sampling, StopRules rules,
-                       std::vector<int32_t> prompt, int first_step)
+                       std::vector<int32_t> prompt, int first_step, int n_resumed)
     : vocab_(vocab),
       sampling_(sampling),
       rules_(std::move(rules)),
       first_step_(first_step),
       tokens_(std::move(prompt)),
-      n_prompt_(int(tokens_.size())),
+      n_prompt_(int(tokens_.size()) - n_resumed),
       sampler_(sampling),
       stream_(vocab),
       matcher_(rules_.stop),
-      prev_(tokens_.empty() ? -1 : tokens_.back()) {
-  assert(!tokens_.empty());
+      prev_(n_prompt_ > 0 ? tokens_[size_t(n_prompt_) - 1] : -1),
+      replay_next_(n_prompt_),
+      resume_end_(int(tokens_.size())) {
+  assert(n_resumed >= 0 && n_prompt_ >= 1);
+}
+
+StepResult DecodeStep::replay(const float* row, int n_vocab) {
+  assert(replaying() && !done());
+  StepResult out;
+  const int32_t tok = tokens_[size_t(replay_next_)];
+  if (row) digest_.update(row, size_t(n_vocab) * sizeof(float));
+  if (constraint_) constraint_->accept(tok);
+  out.token = tok;
+  ++replay_next_;
+  apply_stop_rules(tok, replay_next_ - n_prompt_, out);
+  out.text.clear();  // the client has it already (a stop's tail it has not: kept)
+  return out;
 }
 
 StepResult DecodeStep::step(const float* row, int n_vocab) {
-  assert(!done());
+  assert(!done() && !replaying());
   StepResult out;
   const float* choose_from = row;
   if (constraint_) {
@@ -47,7 +62,11 @@ StepResult DecodeStep::step(const float* row, int n_vocab) {
       out.top.push_back({id, vocab_.token_to_piece(id, true), v});
   }
   tokens_.push_back(tok);
+  apply_stop_rules(tok, n_generated(), out);
+  return out;
+}
 
+void DecodeStep::apply_stop_rules(int32_t tok, int n_gen, StepResult& out) {
   const auto& stops = rules_.stop_tokens;
   if (!rules_.ignore_eos && tok == vocab_.eos())
     stop_ = StopReason::eos;
@@ -60,14 +79,12 @@ StepResult DecodeStep::step(const float* row, int n_vocab) {
     prev_ = tok;
     if (matcher_.stopped()) stop_ = StopReason::stop_string;
   }
-  if (stop_ == StopReason::none && n_generated() >= rules_.max_tokens)
-    stop_ = StopReason::max_tokens;
-  if (stop_ == StopReason::none && int64_t(tokens_.size()) > int64_t(rules_.n_ctx))
+  if (stop_ == StopReason::none && n_gen >= rules_.max_tokens) stop_ = StopReason::max_tokens;
+  if (stop_ == StopReason::none && int64_t(n_prompt_) + n_gen > int64_t(rules_.n_ctx))
     stop_ = StopReason::context;
   if (stop_ != StopReason::none && stop_ != StopReason::stop_string)
     out.tail = matcher_.push(stream_.finish()) + matcher_.finish();
   out.stop = stop_;
-  return out;
 }
 
 }  // namespace tzero

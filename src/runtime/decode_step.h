@@ -22,6 +22,13 @@
 //           fed at (it is still reported);
 //   5. on a stop other than a stop string, the held-back text is released as `tail`.
 // After a stop, step() must not be called again.
+//
+// Resuming (RequestParams::n_resumed, docs/REPLICAS.md): the last n_resumed prompt tokens are
+// earlier output of this same request. They count as generated (penalties see them as output,
+// the sampler's step index and max_tokens count them), and before the first step() each goes
+// through replay(row) with the row it was sampled from: digested, its text streamed (not
+// released: the client has it) and the stop rules applied, so the state after the last one is
+// the uninterrupted run's.
 #pragma once
 
 #include <climits>
@@ -63,15 +70,26 @@ struct StepResult {
 class DecodeStep {
  public:
   // prompt: the prompt tokens (not empty). first_step: the sampler's step index of the first
-  // generated token (a chat continues its steps across turns).
+  // generated token (a chat continues its steps across turns). n_resumed: the last n_resumed
+  // of `prompt` are earlier output (replay() them first).
   DecodeStep(const Vocab& vocab, const SamplingParams& sampling, StopRules rules,
-             std::vector<int32_t> prompt, int first_step = 0);
+             std::vector<int32_t> prompt, int first_step = 0, int n_resumed = 0);
 
   // Constrains every following step to the grammar (grammar/token_mask.h).
   void constrain(std::unique_ptr<TokenConstraint> c) { constraint_ = std::move(c); }
 
   // row: (n_vocab) float32 logits the next token is chosen from.
   StepResult step(const float* row, int n_vocab);
+
+  // Resumed tokens not replayed yet: the next is tokens()[replay_next()], sampled from the row
+  // of position replay_next() - 1. replay(row) takes that row (nullptr: check the stop rules
+  // only, no digest) and returns the token with its stop and, on a stop, the held-back tail;
+  // its own text is not returned (the client has it). A stop before the last resumed token
+  // means they are not this request's output: Engine::submit refuses that.
+  bool replaying() const { return replay_next_ < resume_end_; }
+  int replay_next() const { return replay_next_; }
+  int resume_end() const { return resume_end_; }  // n_prompt() + n_resumed
+  StepResult replay(const float* row, int n_vocab);
 
   const std::vector<int32_t>& tokens() const { return tokens_; }  // prompt, then generated
   int n_prompt() const { return n_prompt_; }
@@ -95,6 +113,10 @@ class DecodeStep {
   std::unique_ptr<TokenConstraint> constraint_;
   std::vector<float> masked_;  // (n_vocab) the row with the grammar's refused tokens at -inf
   StopReason stop_ = StopReason::none;
+  int replay_next_ = 0, resume_end_ = 0;  // resumed tokens: [n_prompt_, resume_end_)
+
+  // Stop rules 4a-4d and 5 for token tok, the n_gen-th generated (tokens_ holds it).
+  void apply_stop_rules(int32_t tok, int n_gen, StepResult& out);
 };
 
 }  // namespace tzero

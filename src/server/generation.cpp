@@ -94,6 +94,7 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
   }
   c.text += ev.e.text;
   if (!ev.e.finished) {
+    c.token_ids.push_back(ev.e.token);
     if (logprobs_) c.tokens.push_back(token_out(ev.e, engine_));
     return;
   }
@@ -135,7 +136,8 @@ StreamWriter::StreamWriter(ResponseMeta meta, int n_choices, bool include_usage,
       engine_(engine),
       offset_(size_t(n_choices), 0),
       prompt_(size_t(n_choices)),
-      prompt_sent_(size_t(n_choices), false) {
+      prompt_sent_(size_t(n_choices), false),
+      ids_(size_t(n_choices)) {
   if (meta_.tools && meta_.tools->choice != ToolChoice::none) {
     const std::string prefix = "call_" + meta_.id.substr(meta_.id.find('-') + 1) + "_";
     for (int i = 0; i < n_choices; ++i)
@@ -198,10 +200,12 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
       out += prompt_chunk(ev.choice);  // (already sent: nothing)
       std::vector<TokenOut> toks;
       if (meta_.logprobs) toks.push_back(token_out(e, engine_));
+      ids_[ci].push_back(e.token);
       calls();
-      if (text.empty() && toks.empty()) continue;
+      if (text.empty() && toks.empty()) continue;  // its id goes with the next chunk
       out += sse_chunk(meta_, ev.choice, text, toks, offset_[size_t(ev.choice)], false, "",
-                       include_usage_);
+                       include_usage_, tzero_chunk_extension(meta_, ev.choice, ids_[ci]));
+      ids_[ci].clear();
       if (!toks.empty()) offset_[size_t(ev.choice)] += toks[0].piece.size();
       continue;
     }
@@ -218,9 +222,15 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
       calls();
       if (n_calls_[ci] > 0 && e.finish_reason == tzero::FinishReason::stop) reason = "tool_calls";
     }
-    if (!text.empty()) out += sse_chunk(meta_, ev.choice, text, {}, 0, false, "", include_usage_);
-    out += sse_chunk(meta_, ev.choice, "", {}, 0, false, reason, include_usage_,
-                     tzero_extension(meta_, ev.choice, e.logits_digest, to_string(e.stop_reason)));
+    if (!text.empty()) {
+      out += sse_chunk(meta_, ev.choice, text, {}, 0, false, "", include_usage_,
+                       tzero_chunk_extension(meta_, ev.choice, ids_[ci]));
+      ids_[ci].clear();
+    }
+    out += sse_chunk(
+        meta_, ev.choice, "", {}, 0, false, reason, include_usage_,
+        tzero_extension(meta_, ev.choice, e.logits_digest, to_string(e.stop_reason), ids_[ci]));
+    ids_[ci].clear();
   }
   return out;
 }

@@ -108,8 +108,9 @@ class StreamWriter {
   std::vector<size_t> offset_;                 // completions text_offset per choice
   std::vector<std::vector<TokenOut>> prompt_;  // per choice: its prompt events so far
   std::vector<bool> prompt_sent_;
-  std::vector<ToolCallParser> parsers_;  // chat with tools: one per choice
-  std::vector<int> n_calls_;             // tool calls sent per choice
+  std::vector<ToolCallParser> parsers_;    // chat with tools: one per choice
+  std::vector<int> n_calls_;               // tool calls sent per choice
+  std::vector<std::vector<int32_t>> ids_;  // per choice: token ids not yet sent in a chunk
   int n_prompt_ = 0, n_generated_ = 0;
   bool cancelled_ = false;
 };

@@ -383,7 +383,7 @@ struct HttpServer::Impl {
     meta.echo = r.echo;
     meta.top_logprobs = r.top_logprobs;
     meta.prompt_logprobs = r.prompt_logprobs;
-    meta.n_prompt = int(r.params.prompt_tokens.size());
+    meta.n_prompt = int(r.params.prompt_tokens.size()) - r.params.n_resumed;
     if (r.echo)
       meta.echo_text =
           r.prompt_tokens.empty() ? r.prompt_text : engine.detokenize(r.params.prompt_tokens);

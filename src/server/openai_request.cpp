@@ -24,13 +24,13 @@ using namespace json_fields;
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 
 // Fields both endpoints take. "Ignored" ones are accepted and have no effect.
-const std::set<std::string> kCommon = {"model", "max_tokens", "temperature", "top_p", "n", "stream",
-                                       "stream_options", "stop", "presence_penalty",
-                                       "frequency_penalty", "seed", "logprobs", "logit_bias",
-                                       // tzero extensions
-                                       "top_k", "min_p", "repetition_penalty", "ignore_eos",
-                                       // accepted and ignored
-                                       "user"};
+const std::set<std::string> kCommon = {
+    "model", "max_tokens", "temperature", "top_p", "n", "stream", "stream_options", "stop",
+    "presence_penalty", "frequency_penalty", "seed", "logprobs", "logit_bias",
+    // tzero extensions
+    "top_k", "min_p", "repetition_penalty", "ignore_eos", "tzero_resume",
+    // accepted and ignored
+    "user"};
 const std::set<std::string> kCompletionOnly = {"prompt", "echo", "best_of", "suffix",
                                                // vLLM's extension
                                                "prompt_logprobs"};
@@ -186,6 +186,35 @@ void parse_unsupported(const json& body, Endpoint ep) {
   }
 }
 
+// tzero_resume (docs/REPLICAS.md): {"tokens": [ids]}; what it cannot be combined with.
+void parse_resume(const json& body, OpenAiRequest& r) {
+  const json* v = field(body, "tzero_resume");
+  if (!v) return;
+  if (!v->is_object()) throw wrong_type("tzero_resume", *v, "an object");
+  for (auto it = v->begin(); it != v->end(); ++it)
+    if (it.key() != "tokens")
+      throw bad("tzero_resume." + it.key(), "Unrecognized field of 'tzero_resume': " + it.key(),
+                "unknown_parameter");
+  auto t = v->find("tokens");
+  if (t == v->end() || !t->is_array())
+    throw bad("tzero_resume.tokens", "'tzero_resume' needs 'tokens', an array of token ids.",
+              t == v->end() ? "missing_required_parameter" : "invalid_type");
+  for (const json& id : *t) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > kIntMax)
+      throw bad("tzero_resume.tokens", "'tzero_resume.tokens' must be non-negative token ids.",
+                "invalid_type");
+    r.resume_tokens.push_back(int32_t(id.get<int64_t>()));
+  }
+  r.resume = true;
+  auto refuse = [](const std::string& what) {
+    throw bad("tzero_resume", "'tzero_resume' cannot be combined with " + what + ".");
+  };
+  if (r.n != 1) refuse("'n' > 1 (resume each choice as its own request, with its seed)");
+  if (r.echo || r.prompt_logprobs >= 0) refuse("'echo' or 'prompt_logprobs'");
+  if (!r.params.grammar.empty() || (r.tools && r.tools->choice != ToolChoice::none))
+    refuse("a grammar, a response_format or tools");
+}
+
 }  // namespace
 
 OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
@@ -293,6 +322,7 @@ OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
                 "'max_tokens' must be >= 1; 0 only scores the prompt, with 'echo' and "
                 "'logprobs' or with 'prompt_logprobs'.");
   }
+  parse_resume(body, r);
   return r;
 }
 
@@ -376,6 +406,20 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
       throw bad("stop_token_ids", "Token id " + std::to_string(t) +
                                       " is outside the vocabulary of " + std::to_string(n_vocab) +
                                       " tokens.");
+  if (r.resume) {
+    for (int32_t t : r.resume_tokens)
+      if (t >= n_vocab)
+        throw bad("tzero_resume.tokens", "Token id " + std::to_string(t) +
+                                             " is outside the vocabulary of " +
+                                             std::to_string(n_vocab) + " tokens.");
+    if (int64_t(r.resume_tokens.size()) > max_tokens)
+      throw bad("tzero_resume.tokens",
+                std::to_string(r.resume_tokens.size()) + " resumed tokens are more than " +
+                    "max_tokens (" + std::to_string(max_tokens) +
+                    "): they count as generated, so max_tokens must be the original request's.");
+    tokens.insert(tokens.end(), r.resume_tokens.begin(), r.resume_tokens.end());
+    r.params.n_resumed = int(r.resume_tokens.size());
+  }
   r.params.prompt_tokens = std::move(tokens);
   r.params.max_tokens = max_tokens;
 }

@@ -47,6 +47,11 @@ struct OpenAiRequest {
   bool echo = false;
   int prompt_logprobs = -1;
 
+  // tzero_resume: {"tokens": [ids]}, the ids this request generated before its connection was
+  // cut (docs/REPLICAS.md); resolve_prompt appends them to the prompt (params.n_resumed).
+  bool resume = false;
+  std::vector<int32_t> resume_tokens;
+
   tzero::RequestParams params;  // stop strings, sampling, ignore_eos, grammar (prompt not set yet)
 
   // Chat with tools (server/tool_calls.h): the tools (null without), and the messages as given

@@ -117,10 +117,15 @@ json prompt_logprobs_json(const std::vector<TokenOut>& prompt, int n) {
 }
 
 json tzero_extension(const ResponseMeta& m, int index, const std::string& logits_digest,
-                     const std::string& stop_reason) {
+                     const std::string& stop_reason, const std::vector<int32_t>& tokens) {
   return json{{"logits_digest", logits_digest},
               {"stop_reason", stop_reason},
-              {"seed", m.seed + uint64_t(index)}};
+              {"seed", m.seed + uint64_t(index)},
+              {"tokens", tokens}};
+}
+
+json tzero_chunk_extension(const ResponseMeta& m, int index, const std::vector<int32_t>& tokens) {
+  return json{{"tokens", tokens}, {"seed", m.seed + uint64_t(index)}};
 }
 
 json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
@@ -137,7 +142,7 @@ json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
     } else if (m.logprobs) {
       lp = logprobs_json(m.endpoint, c.tokens, 0);
     }
-    const json ext = tzero_extension(m, int(i), c.logits_digest, c.stop_reason);
+    const json ext = tzero_extension(m, int(i), c.logits_digest, c.stop_reason, c.token_ids);
     if (m.endpoint == Endpoint::chat) {
       json message = {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}};
       if (!c.tool_calls.empty()) {

@@ -60,6 +60,7 @@ struct ChoiceOut {
   std::string text;
   std::vector<TokenOut> prompt;  // the prompt tokens' scores (prompt events), when asked
   std::vector<TokenOut> tokens;
+  std::vector<int32_t> token_ids;    // every generated token, in order (the "tzero" field)
   std::string finish_reason;         // stop, length, tool_calls or grammar_dead_end
   std::vector<ToolCall> tool_calls;  // chat with tools: the calls (text is the content then)
   std::string logits_digest;         // TokenEvent::logits_digest, as `tzero run` prints it
@@ -73,10 +74,16 @@ std::vector<TokenOut> echo_tokens(const ResponseMeta& m, const std::vector<Token
 // scored prompt token itself and its top n alternatives.
 nlohmann::json prompt_logprobs_json(const std::vector<TokenOut>& prompt, int n);
 // tzero's extension of a choice (docs/SERVER.md, "The tzero field"): what `tzero run` needs
-// to reproduce it and prints to compare, {"logits_digest", "stop_reason", "seed"}. Additive: an
-// OpenAI client ignores it.
+// to reproduce it and prints to compare, {"logits_digest", "stop_reason", "seed", "tokens"}
+// (tokens: the generated ids, in a stream those not yet sent). Additive: an OpenAI client
+// ignores it.
 nlohmann::json tzero_extension(const ResponseMeta& m, int index, const std::string& logits_digest,
-                               const std::string& stop_reason);
+                               const std::string& stop_reason,
+                               const std::vector<int32_t>& tokens = {});
+// A content chunk's "tzero" field: the ids of the tokens whose text the chunk completes and
+// the choice's seed, {"tokens": [...], "seed": s} (what a client resumes from, REPLICAS.md).
+nlohmann::json tzero_chunk_extension(const ResponseMeta& m, int index,
+                                     const std::vector<int32_t>& tokens);
 
 // The whole non-streaming response.
 nlohmann::json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,

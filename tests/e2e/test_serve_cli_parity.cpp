@@ -103,20 +103,24 @@ TEST(ServeCliParity, SampledCompletionEqualsRun) {
   EXPECT_EQ(rc["stop_reason"], "stop_string");
   EXPECT_NE(rc["logits_digest"], rw["logits_digest"]);  // fewer rows
 
-  // The stream's finish chunk carries the same "tzero" field.
+  // The stream's finish chunk carries the same "tzero" field; the content chunks carry the
+  // ids of their tokens, which add up to the whole response's.
   const std::string sse = tzero::test::post_stream(*c, "/v1/completions", sb, &st);
   ASSERT_EQ(st, 200);
-  json streamed_ext;
+  json streamed_ext, streamed_ids = json::array();
   for (const std::string& d : tzero::test::sse_data(sse)) {
     if (d == "[DONE]") continue;
     const json j = json::parse(d);
-    for (const json& ch : j["choices"])
-      if (ch.contains("tzero")) {
-        EXPECT_FALSE(ch["finish_reason"].is_null());
-        streamed_ext = ch["tzero"];
-      }
+    for (const json& ch : j["choices"]) {
+      if (!ch.contains("tzero")) continue;
+      for (const json& id : ch["tzero"]["tokens"]) streamed_ids.push_back(id);
+      if (!ch["finish_reason"].is_null()) streamed_ext = ch["tzero"];
+    }
   }
+  ASSERT_TRUE(streamed_ext.is_object());
+  streamed_ext["tokens"] = streamed_ids;
   EXPECT_EQ(streamed_ext, cut_ext);
+  EXPECT_EQ(cut_ext["tokens"].size(), cut["usage"]["completion_tokens"].get<size_t>());
   EXPECT_EQ(tzero::test::gen_of_stream(sse).text, cut["choices"][0]["text"]);
 
   // Each knob at its off value gives another answer: every flag is really applied (and so the
