@@ -55,7 +55,7 @@ Command add_verify(CLI::App& app) {
             if (remote && o->flags.model->count())
               throw Error("give -m (a local run) or --base-url (a server), not both");
             lock::EngineConfig now =
-                lock::merged_engine(o->flags, lf.kind == "local" ? &lf.engine : nullptr);
+                merged_engine(o->flags, lf.kind == "local" ? &lf.engine : nullptr);
             if (!remote && now.model.empty())
               throw Error(o->lock +
                           ": the lock was made against a server: give -m MODEL (a "
@@ -86,6 +86,10 @@ Command add_verify(CLI::App& app) {
               std::fprintf(stderr, "[%zu/%zu] %s\n", done, total, lock::verdict_line(v).c_str());
               if (o->interrupt_after > 0 && done == o->interrupt_after) raise(SIGINT);
             };
+            opt.explaining = [](const lock::RequestVerdict& v) {
+              std::fprintf(stderr, "explaining %s: traced reruns of both configurations\n",
+                           v.id.c_str());
+            };
             if (!o->html.empty())
               opt.on_update = [o](const lock::VerifyReport& r) {
                 lock::write_file_atomic(o->html, lock::verify_html(r));
@@ -93,7 +97,9 @@ Command add_verify(CLI::App& app) {
             const lock::VerifyReport r = lock::run_verify(lf, o->lock, *runner, g_verify_stop, opt);
 
             if (o->json) {
-              std::printf("%s\n", lock::verify_json(r).dump(2).c_str());
+              std::printf("%s\n", lock::verify_json(r)
+                                      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                                      .c_str());
             } else {
               for (const auto& d : r.manifest)
                 std::printf("manifest differs: %s: lock %s, now %s\n", d.key.c_str(),

@@ -77,13 +77,15 @@ Explanation explain_drift(const ExplainInput& in) {
       x.note = "the traces hold different records (one run generated more tokens)";
     }
     std::vector<std::string> notes;
+    if (in.now.mode != "deterministic" || lock.engine.mode != "deterministic")
+      notes.push_back("fast mode has no contract: a rerun may differ again");
     if (a.logits_digest != in.entry->result.logits_digest &&
         !in.entry->result.logits_digest.empty())
       notes.push_back(
           "rerunning the lock's configuration here does not reproduce the lock (digest " +
           a.logits_digest + ", lock " + in.entry->result.logits_digest +
           "): the lock's bits came from another build or machine");
-    if (b.logits_digest != in.now_digest)
+    if (b.logits_digest != in.now_digest && in.now.mode == "deterministic")
       notes.push_back("internal: the traced rerun's digest " + b.logits_digest +
                       " differs from the engine's " + in.now_digest);
     for (const std::string& n : notes) x.note += (x.note.empty() ? "" : "; ") + n;

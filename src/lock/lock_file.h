@@ -48,6 +48,8 @@ struct EngineConfig {
 };
 
 struct LockResult {
+  // text: as a JSON response carries it (bytes that are not UTF-8 replaced by U+FFFD, as the
+  // server writes them); the token ids and the digest are exact.
   std::string text, finish_reason;
   std::optional<std::vector<int32_t>> tokens;        // generated token ids, the stop token included
   std::string logits_digest;                         // "" when the source gave none

@@ -15,6 +15,14 @@ namespace tzero::lock {
 
 namespace {
 
+// The text as a JSON response carries it: bytes that are not UTF-8 (a byte-fallback token of a
+// random model) replaced by U+FFFD, as `tzero serve` writes them (server/api_error.h dump_json).
+std::string as_json_text(const std::string& text) {
+  return nlohmann::json::parse(
+             nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+      .get<std::string>();
+}
+
 tzero::EngineOptions engine_options(const EngineConfig& c) {
   tzero::EngineOptions o;
   o.model_path = c.model;
@@ -87,6 +95,7 @@ class LocalRunner : public Runner {
             InFlight& f = flying.at(e.request);
             f.result.text += e.text;
             if (e.finished) {
+              f.result.text = as_json_text(f.result.text);
               f.result.finish_reason = to_string(e.finish_reason);
               f.result.stop_reason = to_string(e.stop_reason);
               f.result.logits_digest = e.logits_digest;

@@ -35,26 +35,12 @@ VerifyReport run_verify(const LockFile& lock, const std::string& lock_path, Runn
     rep.verdicts.push_back(std::move(v));
   }
   if (opt.on_update) opt.on_update(rep);
-  size_t explained = 0;
   try {
     runner.run(
         requests, order,
         [&](size_t i, const LockResult& now) {
           if (rep.done == 0) refresh_manifest();
           RequestVerdict v = compare_results(lock.entries[i], now);
-          if (!v.identical && opt.now_local && explained < opt.explain_max && !stop) {
-            ++explained;
-            ExplainInput in;
-            in.lock = &lock;
-            in.entry = &lock.entries[i];
-            in.now = *opt.now_local;
-            in.now_ctx = runner.n_ctx();
-            in.request = *runner.resolved(requests[i]);
-            in.now_digest = now.logits_digest;
-            in.manifest = rep.manifest;
-            in.work_dir = opt.work_dir;
-            v.explanation = explain_drift(in);
-          }
           ++rep.done;
           (v.identical ? rep.identical : rep.drifted) += 1;
           rep.verdicts[i] = std::move(v);
@@ -64,6 +50,31 @@ VerifyReport run_verify(const LockFile& lock, const std::string& lock_path, Runn
         stop);
   } catch (const Error& e) {
     rep.interrupted = e.what();
+  }
+  // The first drifted requests, in the lock's order, explained by traced reruns.
+  size_t explained = 0;
+  for (size_t i = 0; i < rep.verdicts.size() && opt.now_local && rep.interrupted.empty(); ++i) {
+    RequestVerdict& v = rep.verdicts[i];
+    if (!v.ran || v.identical || explained >= opt.explain_max || stop) continue;
+    ++explained;
+    if (opt.explaining) opt.explaining(v);
+    ExplainInput in;
+    in.lock = &lock;
+    in.entry = &lock.entries[i];
+    in.now = *opt.now_local;
+    in.now_ctx = runner.n_ctx();
+    try {
+      in.request = *runner.resolved(requests[i]);
+    } catch (const std::exception& e) {
+      v.explanation.attempted = true;
+      v.explanation.note = std::string("cannot resolve the request: ") + e.what();
+      continue;
+    }
+    in.now_digest = v.now.logits_digest;
+    in.manifest = rep.manifest;
+    in.work_dir = opt.work_dir;
+    v.explanation = explain_drift(in);
+    if (opt.on_update) opt.on_update(rep);
   }
   if (rep.interrupted.empty() && stop) rep.interrupted = "interrupted (SIGINT)";
   rep.complete = rep.interrupted.empty() && rep.done == rep.verdicts.size();

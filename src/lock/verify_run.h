@@ -1,8 +1,8 @@
 // Driving a verify: every lock entry rerun through a Runner (local or server), compared as it
-// finishes (lock/verify.h), the first few local drifts explained by traced reruns
-// (lock/explain.h), the report handed to on_update after every request so that a caller can
-// write it incrementally. A stop (SIGINT) or a failing request (a server that died) ends the
-// run early: the report then says complete = false and why, and keeps every verdict so far.
+// finishes (lock/verify.h), then the first few local drifts (in the lock's order) explained by
+// traced reruns (lock/explain.h); the report handed to on_update after every request so that a
+// caller can write it incrementally. A stop (SIGINT) or a failing request (a server that died) ends
+// the run early: the report then says complete = false and why, and keeps every verdict so far.
 #pragma once
 
 #include <atomic>
@@ -23,6 +23,7 @@ struct VerifyOptions {
   // After each request: (verified so far, total, its verdict), and the report as it stands.
   std::function<void(size_t, size_t, const RequestVerdict&)> progress;
   std::function<void(const VerifyReport&)> on_update;
+  std::function<void(const RequestVerdict&)> explaining;  // before a drift's traced reruns
 };
 
 VerifyReport run_verify(const LockFile& lock, const std::string& lock_path, Runner& runner,

@@ -259,7 +259,7 @@ TEST(Lock, BadPromptSetLinesAreExit2NamingFileAndLine) {
       {"{\"prompt\": \"a\", \"n\": 2}\n", ":1: n:"},
       {"{\"id\": \"x\", \"prompt\": \"a\"}\n{\"id\": \"x\", \"prompt\": \"b\"}\n", ":2: id:"},
       {"{\"id\": 5, \"prompt\": \"a\"}\n", ":1: id:"},
-      {"\n\n", "no requests"},
+      {"\n\n", ": no requests"},
   };
   int k = 0;
   for (const Case& c : cases) {
