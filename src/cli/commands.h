@@ -31,6 +31,8 @@ Command add_serve(CLI::App& app);
 Command add_probe(CLI::App& app);
 Command add_device(CLI::App& app);
 Command add_embed(CLI::App& app);
+Command add_lock(CLI::App& app);
+Command add_verify(CLI::App& app);
 
 // Reads a whole file; throws tzero::Error naming it.
 std::string read_text_file(const std::string& path);

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
       tzero::cli::add_diff(app),        tzero::cli::add_demo(app),      tzero::cli::add_audit(app),
       tzero::cli::add_fingerprint(app), tzero::cli::add_check_op(app),  tzero::cli::add_chat(app),
       tzero::cli::add_serve(app),       tzero::cli::add_probe(app),     tzero::cli::add_device(app),
-      tzero::cli::add_embed(app),
+      tzero::cli::add_embed(app),       tzero::cli::add_lock(app),      tzero::cli::add_verify(app),
   };
   try {
     app.parse(argc, argv);

@@ -147,6 +147,7 @@ Completion parse_completion(const std::string& body, bool chat) {
   c.finish_reason = str(find(c0, "finish_reason"));
   c.system_fingerprint = str(find(j, "system_fingerprint"));
   c.has_logprobs = read_logprobs(c0, c.tokens);
+  if (const ojson* ext = find(c0, "tzero")) c.tzero_extension = ext->dump();
   return c;
 }
 
@@ -163,6 +164,7 @@ bool apply_chunk(const std::string& json_text, bool chat, Completion& c) {
     c.text += str(find(c0, "text"));
   }
   if (const std::string fr = str(find(c0, "finish_reason")); !fr.empty()) c.finish_reason = fr;
+  if (const ojson* ext = find(c0, "tzero")) c.tzero_extension = ext->dump();
   return read_logprobs(c0, c.tokens);
 }
 
@@ -287,7 +289,7 @@ std::string Client::endpoint(bool chat) const {
 
 Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>* abort,
                             std::atomic<bool>* first_byte) const {
-  const std::string body = request_body(r);
+  const std::string body = r.raw_body.empty() ? request_body(r) : r.raw_body;
   const std::string path = path_ + (r.chat ? "/chat/completions" : "/completions");
   const auto secs = std::chrono::duration<double>(timeout_s_);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(secs);

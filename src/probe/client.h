@@ -60,8 +60,11 @@ struct Completion {
   std::vector<SampledToken> tokens;  // empty unless has_logprobs
   std::string finish_reason;
   std::string system_fingerprint;  // "" when the server sent none
-  double latency_ms = 0;           // from sending the request to the last byte
-  int retries = 0;                 // 429 answers retried before this one
+  // Choice 0's "tzero" field as JSON text (tzero servers: logits_digest, stop_reason, seed; the
+  // finish chunk's when streamed), "" when the server sent none.
+  std::string tzero_extension;
+  double latency_ms = 0;  // from sending the request to the last byte
+  int retries = 0;        // 429 answers retried before this one
 };
 
 struct CompletionRequest {
@@ -74,6 +77,9 @@ struct CompletionRequest {
   std::optional<uint64_t> seed;
   bool logprobs = true;  // ask for the sampled tokens' logprobs
   int top_logprobs = 5;  // and this many alternatives
+  // When not empty, the whole request body as sent (tzero lock: a prompt set's line); the
+  // fields above then serve only to pick the endpoint (chat) and the transport (stream).
+  std::string raw_body;
 };
 
 // The request body as JSON text (exposed for tests).

@@ -49,9 +49,14 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
   res.n_ctx = hp.context_or_default(opt.n_ctx);
   check(res.n_ctx <= (1 << 20), "context size is too large");
 
-  res.prompt_tokens = opt.chat_prompt
+  res.prompt_tokens = !opt.prompt_tokens.empty() ? opt.prompt_tokens
+                      : opt.chat_prompt
                           ? tokenize_chat_prompt(vocab, opt.prompt)
                           : tokenize_prompt(vocab, opt.prompt, opt.parse_special, opt.add_bos);
+  for (const int32_t t : res.prompt_tokens)
+    check(t >= 0 && t < hp.n_vocab, "prompt token " + std::to_string(t) +
+                                        " is outside the vocabulary of " +
+                                        std::to_string(hp.n_vocab));
   check(!res.prompt_tokens.empty(), "the prompt is empty and the vocabulary has no BOS token");
   const int n_prompt = int(res.prompt_tokens.size());
   check(n_prompt <= res.n_ctx, "the prompt is " + std::to_string(n_prompt) +
@@ -91,7 +96,7 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
       throw Error("--perturb wants LAYER:OP:POS, not '" + opt.perturb + "'");
     }
   }
-  KvCache kv(hp, res.n_ctx);
+  KvCache kv(hp, res.n_ctx, parse_kv_type(opt.kv_type));
   SamplingParams sampling = opt.sampling;
   sampling.logprobs = false;
   sampling.top_logprobs = 0;

@@ -19,6 +19,9 @@ namespace tzero {
 
 struct GenerateOptions {
   std::string prompt;
+  // Used as is when not empty (prompt, add_bos, parse_special and chat_prompt are then not
+  // used): the tokens a server request resolved to (tzero verify reruns a locked request).
+  std::vector<int32_t> prompt_tokens;
   int n_predict = 128;  // tokens to generate (stops early at EOS, EOT or a full context)
   int n_threads = 1;
   int n_ctx = 0;     // 0: min(trained context, 4096)
@@ -37,6 +40,7 @@ struct GenerateOptions {
   Mode mode = Mode::deterministic;        // or fast: no reproducibility contract, or portable:
                                           // the GPU running the CPU's orders (with gpu_layers)
   std::string gpu_layers = "0";           // "all" or N: the last N layers on the GPU (backend.h)
+  std::string kv_type = "f32";            // or "f16": the KV cache's storage (changes the bits)
   std::string trace_path;                 // trace file ("" = no trace), trace/trace_file.h
   std::string trace_dump;                 // globs of tensor names whose values the trace stores
   std::string trace_metadata;             // JSON stored in the trace header

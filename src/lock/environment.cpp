@@ -1,0 +1,60 @@
+#include "lock/environment.h"
+
+#include <sys/utsname.h>
+
+#include <fstream>
+
+#include "kernels/kernel_set.h"
+
+namespace tzero::lock {
+
+namespace {
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown";
+}
+
+std::string compiler() {
+#if defined(__clang__)
+  return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  return std::string("GCC ") + __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+}  // namespace
+
+nlohmann::json environment_json(const std::string& kernel_variant) {
+  nlohmann::json cpu = {{"model", cpu_model()}};
+  nlohmann::json features = nlohmann::json::array();
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) features.push_back("avx2");
+  if (__builtin_cpu_supports("fma")) features.push_back("fma");
+  if (__builtin_cpu_supports("f16c")) features.push_back("f16c");
+  if (__builtin_cpu_supports("avx512f")) features.push_back("avx512f");
+  if (__builtin_cpu_supports("avx512bw")) features.push_back("avx512bw");
+  if (__builtin_cpu_supports("avx512vl")) features.push_back("avx512vl");
+  if (__builtin_cpu_supports("avx512vnni")) features.push_back("avx512vnni");
+#endif
+  cpu["features"] = features;
+  nlohmann::json variants = nlohmann::json::array();
+  for (const KernelSet* k : available_kernels()) variants.push_back(k->name);
+  cpu["kernel_variants"] = variants;
+  if (!kernel_variant.empty()) cpu["kernel_variant"] = kernel_variant;
+  utsname u{};
+  std::string os = "unknown";
+  if (uname(&u) == 0) os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  return {{"tzero", std::string("tzero ") + TZ_VERSION},
+          {"cpu", cpu},
+          {"os", os},
+          {"compiler", compiler()}};
+}
+
+}  // namespace tzero::lock

@@ -1,0 +1,153 @@
+// make_local_runner: a lock's requests through tzero::Engine, a window of them in flight at once
+// (the engine's results do not depend on what runs beside a request: batch invariance).
+#include <deque>
+#include <map>
+
+#include "base/error.h"
+#include "kernels/kernel_set.h"
+#include "lock/environment.h"
+#include "lock/runner.h"
+#include "model/weights.h"
+#include "runtime/fingerprint.h"
+#include "tzero/engine.h"
+
+namespace tzero::lock {
+
+namespace {
+
+// The text as a JSON response carries it: bytes that are not UTF-8 (a byte-fallback token of a
+// random model) replaced by U+FFFD, as `tzero serve` writes them (server/api_error.h dump_json).
+std::string as_json_text(const std::string& text) {
+  return nlohmann::json::parse(
+             nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+      .get<std::string>();
+}
+
+tzero::EngineOptions engine_options(const EngineConfig& c) {
+  tzero::EngineOptions o;
+  o.model_path = c.model;
+  o.n_ctx = c.ctx;
+  o.kernels = c.kernels;
+  const std::optional<Mode> m = parse_mode(c.mode);
+  if (!m || *m == Mode::portable)
+    throw Error("--mode must be deterministic or fast, not '" + c.mode + "'");
+  o.mode = *m;
+  o.kv_type = c.kv_type;
+  o.n_threads = c.threads;
+  o.max_seqs = 8;
+  return o;
+}
+
+class LocalRunner : public Runner {
+ public:
+  explicit LocalRunner(const EngineConfig& c) : config_(c), engine_(engine_options(c)) {
+    const auto model = Model::load(c.model);
+    const std::string variant = select_kernels(c.kernels).name;
+    Fingerprint fp = compute_fingerprint(*model, *parse_mode(c.mode), variant, {}, c.kv_type,
+                                         engine_.info().n_ctx);
+    fingerprint_ = fp.hash;
+    manifest_ = fp.manifest;
+    environment_ = environment_json(variant);
+    check(fingerprint_ == engine_.info().fingerprint,
+          "internal: the engine's fingerprint differs from the manifest's");
+  }
+
+  std::string kind() const override { return "local"; }
+  std::string fingerprint() const override { return fingerprint_; }
+  nlohmann::json manifest() const override { return manifest_; }
+  nlohmann::json environment() const override { return environment_; }
+  int n_ctx() const override { return engine_.info().n_ctx; }
+  std::optional<tzero::RequestParams> resolved(const LockRequest& q) const override {
+    server::OpenAiRequest r = q.parsed;
+    server::resolve_prompt(r, engine_, config_.chat_template);
+    r.params.sampling.seed = r.seed.value_or(0);
+    return r.params;
+  }
+
+  void run(const std::vector<LockRequest>& requests, const std::vector<size_t>& order,
+           const ResultFn& done, const std::atomic<bool>& stop) override {
+    struct InFlight {
+      size_t index;
+      LockResult result;
+      std::vector<int32_t> tokens;
+      bool finished = false;
+    };
+    std::map<uint64_t, InFlight> flying;
+    std::deque<size_t> todo(order.begin(), order.end());
+    const size_t window = size_t(engine_.options().max_seqs) * 2;
+    std::vector<uint64_t> finished_ids;
+    while (!todo.empty() || !flying.empty()) {
+      while (!todo.empty() && flying.size() < window && !stop) {
+        const size_t i = todo.front();
+        todo.pop_front();
+        server::OpenAiRequest r = requests[i].parsed;
+        try {
+          server::resolve_prompt(r, engine_, config_.chat_template);
+        } catch (const server::ApiError& e) {
+          cancel_all(flying);
+          throw Error(requests[i].where + ": " + (e.param.empty() ? "" : e.param + ": ") +
+                      e.what());
+        }
+        r.params.sampling.seed = r.seed.value_or(0);
+        uint64_t id = 0;
+        try {
+          id = engine_.submit(r.params, [&flying, &finished_ids](const TokenEvent& e) {
+            InFlight& f = flying.at(e.request);
+            f.result.text += e.text;
+            if (e.finished) {
+              f.result.text = as_json_text(f.result.text);
+              f.result.finish_reason = to_string(e.finish_reason);
+              f.result.stop_reason = to_string(e.stop_reason);
+              f.result.logits_digest = e.logits_digest;
+              f.result.n_prompt = e.n_prompt;
+              f.result.tokens = f.tokens;
+              f.finished = true;
+              finished_ids.push_back(e.request);
+            } else if (!e.prompt && e.token >= 0) {
+              f.tokens.push_back(e.token);
+            }
+          });
+        } catch (const RequestError& e) {
+          cancel_all(flying);
+          throw Error(requests[i].where + ": " + (e.param.empty() ? "" : e.param + ": ") +
+                      e.what());
+        }
+        flying.emplace(id, InFlight{i, {}, {}, false});
+      }
+      if (stop) {
+        cancel_all(flying);
+        return;
+      }
+      engine_.step();
+      for (const uint64_t id : finished_ids) {
+        auto it = flying.find(id);
+        const InFlight f = std::move(it->second);
+        flying.erase(it);
+        done(f.index, f.result);
+      }
+      finished_ids.clear();
+    }
+  }
+
+ private:
+  template <class M>
+  void cancel_all(M& flying) {
+    for (auto& [id, f] : flying) engine_.cancel(id);
+    while (engine_.step()) {
+    }
+    flying.clear();
+  }
+
+  EngineConfig config_;
+  tzero::Engine engine_;
+  std::string fingerprint_;
+  nlohmann::json manifest_, environment_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runner> make_local_runner(const EngineConfig& config) {
+  return std::make_unique<LocalRunner>(config);
+}
+
+}  // namespace tzero::lock

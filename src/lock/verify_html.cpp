@@ -1,0 +1,79 @@
+// tzero verify's HTML report: the summary (complete or interrupted), the manifest and
+// environment entries that differ, and one row per request (identical, drifted with what
+// differs and the first op that changed, or not verified). Every text from the lock or a server
+// is escaped (base/html.h).
+#include <sstream>
+
+#include "base/html.h"
+#include "lock/verify.h"
+
+namespace tzero::lock {
+
+namespace {
+std::string esc(const std::string& s) {
+  return html_escape(s);
+}
+
+std::string diff_table(const char* title, const std::vector<EntryDiff>& ds) {
+  std::ostringstream h;
+  h << "<h2>" << title << "</h2>";
+  if (ds.empty()) return h.str() + "<p class='ok'>none differ</p>";
+  h << "<table><tr><th>entry</th><th>lock</th><th>now</th></tr>";
+  for (const EntryDiff& d : ds)
+    h << "<tr><td>" << esc(d.key) << "</td><td>" << esc(d.locked.dump()) << "</td><td>"
+      << esc(d.now.dump()) << "</td></tr>";
+  return h.str() + "</table>";
+}
+}  // namespace
+
+std::string verify_html(const VerifyReport& r) {
+  std::ostringstream h;
+  h << "<!doctype html><html><head><meta charset='utf-8'><title>tzero verify</title><style>"
+       "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
+       "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;vertical-align:top}"
+       ".ok{color:#1a7f37}.bad{color:#c62828;font-weight:bold}.skip{color:#777}"
+       "pre{white-space:pre-wrap;margin:0;font-size:12px}</style></head><body>";
+  h << "<h1>tzero verify: " << esc(r.lock_path) << "</h1>";
+  h << "<p>" << r.done << " of " << r.verdicts.size() << " requests verified: "
+    << "<span class='ok'>" << r.identical << " identical</span>, <span class='"
+    << (r.drifted ? "bad" : "ok") << "'>" << r.drifted << " drifted</span>.";
+  if (!r.complete)
+    h << " <span class='bad'>Incomplete: "
+      << esc(r.interrupted.empty() ? "in progress" : r.interrupted) << "</span>";
+  h << "</p><p>lock: " << esc(r.lock_kind) << ", fingerprint " << esc(r.lock_fingerprint)
+    << "; now: " << esc(r.now_kind) << ", fingerprint " << esc(r.now_fingerprint) << "</p>";
+  h << diff_table("Manifest entries that differ", r.manifest);
+  h << diff_table("Environment entries that differ", r.environment);
+  h << "<h2>Requests</h2><table><tr><th>id</th><th>result</th><th>compared</th><th>details</th>"
+       "</tr>";
+  for (const RequestVerdict& v : r.verdicts) {
+    h << "<tr><td>" << esc(v.id) << "<br><small>" << esc(v.where) << "</small></td>";
+    if (!v.ran) {
+      h << "<td class='skip'>not verified</td><td></td><td></td></tr>";
+      continue;
+    }
+    std::string compared;
+    for (const std::string& c : v.compared) compared += (compared.empty() ? "" : ", ") + c;
+    h << "<td class='" << (v.identical ? "ok'>identical" : "bad'>drifted") << "</td><td>"
+      << esc(compared) << "</td><td>";
+    if (!v.identical) {
+      std::string differs;
+      for (const std::string& d : v.differs) differs += (differs.empty() ? "" : ", ") + d;
+      h << "differs: " << esc(differs);
+      if (v.first_token >= 0) h << "; first differing token #" << v.first_token;
+      const Explanation& x = v.explanation;
+      if (x.found)
+        h << "<br>first op that changed: position " << x.pos << ", "
+          << (x.layer < 0 ? std::string() : "layer " + std::to_string(x.layer) + ", ") << esc(x.op)
+          << (x.description.empty() ? "" : " (" + esc(x.description) + ")");
+      if (!x.note.empty()) h << "<br>" << esc(x.note);
+      h << "<br>lock text:<pre>" << esc(v.locked.text) << "</pre>now text:<pre>" << esc(v.now.text)
+        << "</pre>";
+    }
+    h << "</td></tr>";
+  }
+  h << "</table></body></html>\n";
+  return h.str();
+}
+
+}  // namespace tzero::lock
