@@ -15,13 +15,8 @@ command -v node >/dev/null || die "node (>= 20) is needed"
 HERE=$(cd "$(dirname "$0")" && pwd)
 TZ=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 BUILD_DIR=$(dirname "$TZ")
-MODEL=${LOAD_MODEL:-$BUILD_DIR/load-cache/110m-q8_0.gguf}
-if [ -z "${LOAD_MODEL:-}" ] && { [ ! -f "$MODEL" ] || [ "$MODEL" -ot "$TZ" ]; }; then
-  mkdir -p "$(dirname "$MODEL")"
-  echo "== tzero gen-model --preset 110m --dtype q8_0 -o $MODEL"
-  "$TZ" gen-model --preset 110m --dtype q8_0 -o "$MODEL.tmp" >/dev/null && mv "$MODEL.tmp" "$MODEL" ||
-    die "gen-model failed"
-fi
+. "$HERE/../support/cached_model.sh"
+MODEL=$(cached_model "$TZ" "${LOAD_MODEL:-}" "$BUILD_DIR/load-cache") || die "gen-model failed"
 LOG="$BUILD_DIR/load-serve.log"
 PARALLEL=${LOAD_PARALLEL:-16}
 CLIENTS=${LOAD_CLIENTS:-64}

@@ -15,13 +15,8 @@ command -v haproxy >/dev/null ||
 HERE=$(cd "$(dirname "$0")" && pwd)
 TZ=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 BUILD_DIR=$(dirname "$TZ")
-MODEL=${REPLICA_MODEL:-$BUILD_DIR/replica-cache/110m-q8_0.gguf}
-if [ -z "${REPLICA_MODEL:-}" ] && { [ ! -f "$MODEL" ] || [ "$MODEL" -ot "$TZ" ]; }; then
-  mkdir -p "$(dirname "$MODEL")"
-  echo "== tzero gen-model --preset 110m --dtype q8_0 -o $MODEL"
-  "$TZ" gen-model --preset 110m --dtype q8_0 -o "$MODEL.tmp" >/dev/null && mv "$MODEL.tmp" "$MODEL" ||
-    die "gen-model failed"
-fi
+. "$HERE/../support/cached_model.sh"
+MODEL=$(cached_model "$TZ" "${REPLICA_MODEL:-}" "$BUILD_DIR/replica-cache") || die "gen-model failed"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tzero-replica.XXXXXX")
 echo "== $(haproxy -v | head -1)"
 timeout --kill-after=10 "${REPLICA_TIMEOUT:-600}" /usr/bin/python3 "$HERE/replica_test.py" "$TZ" "$MODEL" "$WORK"
