@@ -75,7 +75,8 @@ struct AuditTiming {
 };
 
 // A decode that takes less than this is timer and scheduler noise: one preemption changes the
-// rate several times over. Such rates are listed, but drawn as no bars.
+// rate several times over. Such rates are listed, but when any configuration's are, the page
+// draws no throughput bars at all.
 constexpr double kTimingNoiseFloorS = 0.005;
 // Timed runs per configuration: at least timing_runs, more until kTimingBudgetS of wall time
 // is spent on the configuration, at most kTimingMaxRuns.

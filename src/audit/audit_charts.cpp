@@ -110,27 +110,28 @@ std::string divergence_heatmap(const AuditReport& r) {
 std::string throughput(const AuditReport& r) {
   std::ostringstream s;
   if (r.timing.empty()) return "<p>Not measured (<code>--timing-runs 0</code>).</p>";
-  // The scale fits the medians (a whisker past the edge is cut there, its label says where it
-  // ends), so one wild run does not flatten every bar.
+  // One decision for the whole chart: bars for some configurations and not others would
+  // compare a measurement with noise. The scale fits the medians (a whisker past the edge is
+  // cut there, its label says where it ends), so one wild run does not flatten every bar.
   double peak = 0;
-  int drawn = 0;
+  int under = 0;
   bool unstable = false;
-  for (const auto& t : r.timing)
-    if (!t.below_noise_floor && t.decode.max > 0) {
-      peak = std::max(peak, 1.25 * t.decode.median);
-      unstable = unstable || t.decode.max > 2 * t.decode.min;
-      ++drawn;
-    }
+  for (const auto& t : r.timing) {
+    under += t.below_noise_floor || t.decode.max <= 0;
+    peak = std::max(peak, 1.25 * t.decode.median);
+    unstable = unstable || t.decode.max > 2 * t.decode.min;
+  }
   s << "<p>Each configuration run untraced on prompt 1, at least " << r.timing_runs
     << " time(s) and until " << fixed(kTimingBudgetS, 1) << " s of wall time (at most "
     << kTimingMaxRuns << " runs): the median and, in brackets, the range over the runs. A "
     << "batched row's decode rate is the audited request's own while it shares every step with "
     << "its mates; its prefill shares forward passes with theirs and is not timed.</p>";
-  if (drawn == 0) {
-    s << "<p><b>No bars drawn:</b> every configuration decoded its tokens in under "
-      << fixed(kTimingNoiseFloorS * 1000, 0) << " ms per run (median), where one scheduler delay "
-      << "changes the rate several times over: on this model the rates are timer noise, not "
-      << "throughput.</p>";
+  if (under > 0) {
+    s << "<p><b>No bars drawn:</b> " << under << " of " << r.timing.size()
+      << " configurations decoded their tokens in under " << fixed(kTimingNoiseFloorS * 1000, 0)
+      << " ms per run (median), where one scheduler delay changes the rate several times over: "
+      << "on this model (or with this few tokens) the rates are timer noise, not throughput. "
+      << "The table lists them; a larger model or a larger <code>-n</code> gives bars.</p>";
   } else {
     const int bh = 18, left = 270, width = 400;
     s << "<svg width='" << left + width + 150 << "' height='" << r.timing.size() * bh + 28
@@ -140,14 +141,9 @@ std::string throughput(const AuditReport& r) {
       const AuditTiming& t = r.timing[c];
       const bool det = c < r.configs.size() ? r.configs[c].deterministic : true;
       const int y = 5 + i++ * bh;
-      s << "<text x='0' y='" << y + 12 << "' font-size='11'>" << html_escape(t.config) << "</text>";
-      if (t.below_noise_floor || t.decode.max <= 0) {
-        s << "<text x='" << left << "' y='" << y + 12 << "' font-size='11' fill='#777'>not drawn: "
-          << "under the noise floor</text>";
-        continue;
-      }
       auto px = [&](double v) { return left + int(width * std::min(v / peak, 1.0)); };
-      s << "<rect x='" << left << "' y='" << y << "' width='" << px(t.decode.median) - left
+      s << "<text x='0' y='" << y + 12 << "' font-size='11'>" << html_escape(t.config)
+        << "</text><rect x='" << left << "' y='" << y << "' width='" << px(t.decode.median) - left
         << "' height='" << bh - 5 << "' fill='" << (det ? "#3a7bd5" : "#e08a1e")
         << "'><title>median " << fixed(t.decode.median, 1) << " tokens/s over " << t.runs
         << " runs</title></rect><line x1='" << px(t.decode.min) << "' y1='" << y + (bh - 5) / 2
@@ -160,16 +156,11 @@ std::string throughput(const AuditReport& r) {
     }
     s << "<text x='" << left << "' y='" << r.timing.size() * bh + 22
       << "' font-size='10'>decode tokens/s: bar at the median, whisker from the slowest to the "
-         "fastest run</text></svg><p>Blue: deterministic. Orange: fast mode."
-      << (drawn < int(r.timing.size())
-              ? " Rows marked &ldquo;under the noise floor&rdquo; decoded in under " +
-                    fixed(kTimingNoiseFloorS * 1000, 0) + " ms per run: their rates are noise."
-              : std::string())
-      << (unstable ? " Some rows' fastest run is more than twice their slowest: the machine "
-                     "was busy, or the runs are short; compare medians, not single runs."
-                   : "")
-      << "</p>";
+         "fastest run</text></svg><p>Blue: deterministic. Orange: fast mode.</p>";
   }
+  if (unstable)
+    s << "<p>Some configurations' fastest run is more than twice their slowest: the machine was "
+         "busy, or the runs are short; compare medians, not single runs.</p>";
   s << "<table><tr><th>configuration</th><th>timed runs</th><th>decode tok/s median "
        "(min&ndash;max)</th><th>prefill tok/s median (min&ndash;max)</th><th>decode time per run "
        "(median)</th></tr>";

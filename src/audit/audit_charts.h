@@ -12,8 +12,8 @@ namespace tzero::audit_charts {
 // "" when no run diverged at a known (layer, position).
 std::string divergence_heatmap(const AuditReport& r);
 
-// The throughput section's body: a table of every configuration's timing and, for those above
-// the noise floor, the bars; says why when a bar is not drawn.
+// The throughput section's body: a table of every configuration's timing and, when none is
+// under the noise floor, the bars; says why when they are not drawn.
 std::string throughput(const AuditReport& r);
 
 // A number for a table cell: "0", or three significant digits ("7.15e-07").

@@ -2,8 +2,8 @@
 // more than a tiny model's forward pass), repeated so that the report can show the spread
 // instead of one run's timer noise. At least AuditOptions::timing_runs runs; more until
 // kTimingBudgetS of wall time is spent on the configuration; at most kTimingMaxRuns. A
-// configuration whose median decode takes less than kTimingNoiseFloorS is marked: its rates are
-// listed but not drawn.
+// configuration whose median decode takes less than kTimingNoiseFloorS is marked (the page then
+// draws no bars).
 #include <algorithm>
 #include <chrono>
 
