@@ -93,4 +93,9 @@ TEST(Audit, BrokenConfigurationIsCaughtAndNamed) {
   EXPECT_NE(r.out.find("first at position 2, blk.1.ffn_norm"), std::string::npos) << r.out;
   const json j = json::parse(tzero::test::read_file(dir + "/report.json"));
   EXPECT_GT(j["deterministic_failures"].get<int>(), 0);
+  // The heatmap places the broken configuration's runs at blk.1, position 2, with its scale.
+  const std::string html = tzero::test::read_file(dir + "/index.html");
+  EXPECT_NE(html.find("run(s) first diverged at position 2, blk.1:"), std::string::npos);
+  EXPECT_NE(html.find("runs per cell:"), std::string::npos);
+  EXPECT_NE(html.find(">blk.1</text>"), std::string::npos);
 }
