@@ -99,7 +99,7 @@ HParams read_hparams(const GgufFile& f) {
     if (f.has("tokenizer.ggml.tokens"))
       f.fail(
           "this file has no weights (a vocabulary-only GGUF: a tokenizer and no tensors); it can "
-          "be used with `tzero tokenize`, not to generate");
+          "be used with `tzero tokenize`, not to run a model");
     f.fail("this file has no weights (no tensors)");
   }
   hp.arch_name = f.get_string("general.architecture");
