@@ -74,7 +74,11 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     if (!cfg.deterministic) {
       ++rep.fast_runs;
       rep.fast_runs_diverged += !o.identical;
-      rep.fast_max_logit_deviation = std::max(rep.fast_max_logit_deviation, o.max_logit_deviation);
+      if (o.na.deviation.empty()) {
+        ++rep.fast_deviation_runs;
+        rep.fast_max_logit_deviation =
+            std::max(rep.fast_max_logit_deviation, o.max_logit_deviation);
+      }
     }
   };
   // One traced generate() run, diffed against the baseline's trace (or becoming it).
@@ -94,6 +98,7 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     o.pp_tokens_per_s = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
     o.tg_tokens_per_s =
         r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
+    if (o.tg_tokens_per_s == 0) o.na.decode = "no decode step after the first token to time";
     o.logits_digest = r.logits_digest;
     o.tokens = r.tokens;
     o.stop = r.stop_reason;
@@ -136,6 +141,12 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
         o.tokens_equal = tokens == base[p].tokens;
         o.identical = o.tokens_equal && o.logits_digest == base[p].logits_digest &&
                       o.stop == base[p].stop_reason;
+        // The engine gives a digest of the logits, not their values: equal digests are equal
+        // bits (deviation 0); otherwise the size of the difference is unknown.
+        if (o.logits_digest != base[p].logits_digest)
+          o.na.deviation =
+              "batched run: the engine reports a digest of the logits, not their values, so only "
+              "that they differ is known";
         if (!o.tokens_equal) {  // name the first differing generated token
           size_t k = 0;
           while (k < tokens.size() && k < base[p].tokens.size() && tokens[k] == base[p].tokens[k])
@@ -178,50 +189,10 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
         distinct.insert(rep.outcomes[i].logits_digest);
     rep.fast_distinct_results = std::max(rep.fast_distinct_results, int(distinct.size()));
   }
+  rep.timing_runs = opt.timing_runs;
+  if (opt.timing_runs > 0 && !opt.prompts.empty())
+    rep.timing = time_configs(model, vocab, model_path, rep.configs, opt);
   return rep;
-}
-
-nlohmann::json audit_json(const AuditReport& r) {
-  nlohmann::json j;
-  j["model"] = r.model;
-  j["prompts"] = r.prompts;
-  j["deterministic_failures"] = r.deterministic_failures;
-  j["fast"] = {{"runs", r.fast_runs},
-               {"diverged", r.fast_runs_diverged},
-               {"max_logit_deviation", r.fast_max_logit_deviation},
-               {"distinct_results", r.fast_distinct_results}};
-  for (size_t p = 0; p < r.prompts.size(); ++p)
-    j["flip_risk"].push_back(
-        {{"prompt", p}, {"min_top2_gap", r.min_gap[p]}, {"step", r.min_gap_step[p]}});
-  for (const auto& c : r.configs)
-    j["configs"].push_back({{"name", c.name},
-                            {"group", c.group},
-                            {"deterministic", c.deterministic},
-                            {"threads", c.threads},
-                            {"kernels", c.kernels},
-                            {"batch", c.batch},
-                            {"mode", to_string(c.mode)},
-                            {"mates", c.mates},
-                            {"prefill_chunk", c.prefill_chunk},
-                            {"kv_tokens", c.kv_tokens},
-                            {"warm_cache", c.warm_cache}});
-  for (const auto& o : r.outcomes) {
-    nlohmann::json e = {{"config", o.config},
-                        {"prompt", o.prompt},
-                        {"identical", o.identical},
-                        {"tokens_equal", o.tokens_equal},
-                        {"tokens", o.tokens},
-                        {"stop_reason", to_string(o.stop)},
-                        {"max_logit_deviation", o.max_logit_deviation},
-                        {"pp_tokens_per_s", o.pp_tokens_per_s},
-                        {"tg_tokens_per_s", o.tg_tokens_per_s}};
-    if (o.cached_tokens > 0) e["cached_tokens"] = o.cached_tokens;
-    if (o.preempted > 0) e["preempted"] = o.preempted;
-    if (o.has_first)
-      e["first"] = {{"pos", o.first_pos}, {"layer", o.first_layer}, {"op", o.first_op}};
-    j["outcomes"].push_back(e);
-  }
-  return j;
 }
 
 }  // namespace tzero

@@ -45,7 +45,13 @@ struct AuditOutcome {
   std::string first_op;
   bool tokens_equal = true;
   double max_logit_deviation = 0;  // max |logit - baseline logit| over every step
+  // Rates of this (traced) run; a batched run's decode rate is its own request's, from its
+  // first generated token to its last, while it shares every step with its mates.
   double pp_tokens_per_s = 0, tg_tokens_per_s = 0;
+  // Why a value above was not measured ("" when it was): the report shows n/a with the reason.
+  struct NotMeasured {
+    std::string deviation, prefill, decode;
+  } na;
   std::string logits_digest;
   std::vector<int32_t> tokens;         // generated (the stop token included)
   StopReason stop = StopReason::none;  // why generation ended (the decode step's stop rules)
@@ -53,9 +59,34 @@ struct AuditOutcome {
   int cached_tokens = 0, preempted = 0;
 };
 
+// Throughput of one configuration, from repeated untraced runs of the first prompt
+// (audit/audit_timing.cpp): the median and the range over the runs.
+struct RateStats {
+  double median = 0, min = 0, max = 0;  // tokens/s
+};
+
+struct AuditTiming {
+  std::string config;
+  int runs = 0;  // timed runs
+  RateStats prefill, decode;
+  std::string prefill_na;          // why prefill was not measured ("" when it was)
+  double decode_seconds = 0;       // the median time one run spent decoding
+  bool below_noise_floor = false;  // decode_seconds < kTimingNoiseFloorS: rates are noise
+};
+
+// A decode that takes less than this is timer and scheduler noise: one preemption changes the
+// rate several times over. Such rates are listed, but when any configuration's are, the page
+// draws no throughput bars at all.
+constexpr double kTimingNoiseFloorS = 0.005;
+// Timed runs per configuration: at least timing_runs, more until kTimingBudgetS of wall time
+// is spent on the configuration, at most kTimingMaxRuns.
+constexpr double kTimingBudgetS = 0.1;
+constexpr int kTimingMaxRuns = 20;
+
 struct AuditOptions {
   std::vector<std::string> prompts;
   int n_predict = 16;
+  int timing_runs = 3;   // at least this many timed runs per configuration; 0: no timing
   int max_threads = 0;   // 0: the machine's cores
   std::string work_dir;  // where the trace files go (removed afterwards by the caller)
   std::string perturb;   // test hook: "LAYER:OP:POS" applied to the second configuration, so a
@@ -72,24 +103,38 @@ struct AuditReport {
   std::vector<int> min_gap_step;
   double fast_max_logit_deviation = 0;
   int fast_runs_diverged = 0, fast_runs = 0;  // diverged from the deterministic baseline
+  int fast_deviation_runs = 0;  // fast runs whose logit deviation was measured (traced ones)
   // Run-to-run nondeterminism of fast mode: the most distinct digests any prompt's fast runs gave.
   int fast_distinct_results = 0;
   int deterministic_failures = 0;
+  std::vector<AuditTiming> timing;  // one per configuration, empty with timing_runs 0
+  int timing_runs = 0;              // AuditOptions::timing_runs
 };
 
 std::vector<AuditConfig> audit_matrix(int max_threads);
 
 // Runs prompt p of the audit through the batched engine as cfg says (audit/audit_batch.cpp):
 // fills tokens, stop, logits digest, cached_tokens and preempted of the outcome.
+// Also times the audited request: tg_tokens_per_s over its generated tokens after the first
+// (na.decode says why when it generated fewer than two), na.prefill (a batch has no prefill
+// time of its own request).
 void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
                       const std::vector<std::string>& prompts, size_t p, int n_predict,
                       AuditOutcome& out);
+
+// Times every configuration (see AuditTiming) on prompts[0].
+std::vector<AuditTiming> time_configs(const Model& model, const Vocab& vocab,
+                                      const std::string& model_path,
+                                      const std::vector<AuditConfig>& configs,
+                                      const AuditOptions& opt);
 
 // progress(done, total, line) is called after every run.
 AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string& model_path,
                       const AuditOptions& opt,
                       const std::function<void(size_t, size_t, const std::string&)>& progress);
 
+// report.json (audit/audit_json.cpp): a value that was not measured is null, with its reason in
+// the outcome's "not_measured" object.
 nlohmann::json audit_json(const AuditReport& r);
 std::string audit_html(const AuditReport& r);  // a self-contained page with SVG charts
 

@@ -3,6 +3,7 @@
 // length), with chunked prefill, a warm prefix cache, or a KV pool so small that sequences are
 // preempted and recomputed. Only the request under audit is compared.
 #include <algorithm>
+#include <chrono>
 
 #include "audit/audit.h"
 #include "tzero/engine.h"
@@ -68,8 +69,12 @@ void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
   const size_t half = cfg.kv_tokens < 0 ? mates.size() : mates.size() / 2;
   for (size_t i = 0; i < half; ++i) engine.submit(request(mates[i]), nullptr);
   out.tokens.clear();
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point first, last;
   engine.submit(request(prompts[p]), [&](const tzero::TokenEvent& e) {
     if (!e.finished) {
+      last = Clock::now();
+      if (out.tokens.empty()) first = last;
       out.tokens.push_back(e.token);
       return;
     }
@@ -80,6 +85,14 @@ void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
   });
   for (size_t i = half; i < mates.size(); ++i) engine.submit(request(mates[i]), nullptr);
   engine.run_until_idle();
+  const double decode_s = std::chrono::duration<double>(last - first).count();
+  out.pp_tokens_per_s = 0;
+  out.na.prefill =
+      "batched run: the request's prompt is prefilled in the same forward passes as its mates' "
+      "work, so it has no prefill time of its own";
+  out.tg_tokens_per_s =
+      out.tokens.size() > 1 && decode_s > 0 ? (out.tokens.size() - 1) / decode_s : 0;
+  out.na.decode = out.tg_tokens_per_s > 0 ? "" : "no decode step after the first token to time";
 }
 
 }  // namespace tzero

@@ -18,7 +18,7 @@ Command add_audit(CLI::App& app) {
       "audit", "Run prompts under a matrix of configurations and prove they give the same bits");
   struct Opts {
     std::string model, prompts_file, report_dir, perturb;
-    int n = 16, max_threads = 0;
+    int n = 16, max_threads = 0, timing_runs = 3;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
@@ -29,6 +29,10 @@ Command add_audit(CLI::App& app) {
   sub->add_option("--max-threads", o->max_threads, "Thread counts up to this (0: the cores)")
       ->capture_default_str()
       ->check(CLI::Range(0, 256));
+  sub->add_option("--timing-runs", o->timing_runs,
+                  "Untraced runs per configuration timed for the throughput (at least; 0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
   sub->add_option("--report", o->report_dir, "Write DIR/report.json and DIR/index.html");
   sub->add_option("--perturb", o->perturb, "Test hook: LAYER:OP:POS flipped in one configuration")
       ->group("");
@@ -38,6 +42,7 @@ Command add_audit(CLI::App& app) {
         opt.n_predict = o->n;
         opt.max_threads = o->max_threads;
         opt.perturb = o->perturb;
+        opt.timing_runs = o->timing_runs;
         if (o->prompts_file.empty()) {
           opt.prompts = {"Once upon a time", "The little dog saw a big tree and",
                          "Lily and Ben went to the park"};

@@ -1,6 +1,7 @@
 // tzero probe: measures how reproducible an OpenAI-compatible server is (docs/PROBE.md).
-// Exit status: 0 every run matched bit for bit, 1 a divergence was found, 2 bad input or the
-// server could not be used (one line on stderr says why).
+// Exit status: 0 every run that answered matched bit for bit, 1 a divergence was found, 2 bad
+// input, the server could not be used, or nothing could be compared (one line on stderr says
+// why; the report is written first in the last case).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -96,6 +97,7 @@ Command add_probe(CLI::App& app) {
               std::fprintf(o->json ? stderr : stdout, "report: %s/index.html\n",
                            o->report_dir.c_str());
             }
+            if (!r.comparable) throw Error(probe::nothing_compared_reason(r));  // exit 2
             return r.identical ? 0 : 1;
           }};
 }

@@ -100,8 +100,10 @@ bool read_logprobs(const ojson& choice, std::vector<SampledToken>& out) {
 }
 
 void throw_if_error(const ojson& j) {
-  if (find(j, "error"))
-    throw ProbeError("the server answered an error: " + error_message(j.dump()));
+  if (!find(j, "error")) return;
+  ProbeError e("the server answered an error: " + error_message(j.dump()));
+  e.answer_error = true;
+  throw e;
 }
 
 std::string lower_first(std::string s) {
@@ -199,7 +201,9 @@ void SseAccumulator::line(const std::string& l) {
     data_ += value;
     has_data_ = true;
   } else if (field == "error") {  // llama.cpp's server reports a failure mid-stream this way
-    throw ProbeError("the server reported an error in the stream: " + error_message(value));
+    ProbeError e("the server reported an error in the stream: " + error_message(value));
+    e.answer_error = true;
+    throw e;
   }
 }
 
@@ -213,7 +217,19 @@ void SseAccumulator::dispatch() {
     return;
   }
   ++events_;
-  if (apply_chunk(d, chat_, c_)) any_logprobs_ = true;
+  try {
+    if (apply_chunk(d, chat_, c_)) any_logprobs_ = true;
+  } catch (ProbeError& e) {  // a malformed event or an error object: the server's answer
+    e.answer_error = true;
+    throw;
+  }
+}
+
+Completion SseAccumulator::partial() const {
+  Completion c = c_;
+  c.has_logprobs = any_logprobs_;
+  if (!any_logprobs_) c.tokens.clear();
+  return c;
 }
 
 Completion SseAccumulator::finish() {
@@ -336,6 +352,7 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
           acc.feed(d, n);
         } catch (const ProbeError& e) {
           failed = ProbeError(endpoint(r.chat) + ": " + e.what());
+          failed->answer_error = e.answer_error;
           return false;
         }
       } else {
@@ -391,6 +408,7 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
           << wait_s << " s would pass the " << timeout_s_ << " s --timeout)";
         ProbeError e(m.str());
         e.http_status = status;
+        e.answer_error = true;
         throw e;
       }
       std::this_thread::sleep_for(wait);
@@ -400,9 +418,18 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
       ProbeError e(endpoint(r.chat) + ": HTTP " + std::to_string(status) + ": " +
                    error_message(raw));
       e.http_status = status;
+      e.answer_error = true;
       throw e;
     }
-    Completion c = sse ? acc.finish() : parse_completion(raw, r.chat);
+    Completion c;
+    try {
+      // Cut off by the caller (a filler no longer needed): what arrived, unchecked.
+      const bool aborted = sse && abort && abort->load() && !acc.done();
+      c = aborted ? acc.partial() : sse ? acc.finish() : parse_completion(raw, r.chat);
+    } catch (ProbeError& e) {  // malformed, empty or cut off: the server answered, unusably
+      e.answer_error = true;
+      throw;
+    }
     c.latency_ms = ms;
     c.retries = attempt;
     return c;

@@ -14,7 +14,8 @@
 //    text only; the caller decides what to compare.
 //  - Errors throw ProbeError (a tzero::Error: exit status 2) with one line that says what: the
 //    server cannot be reached ("cannot reach URL: connection refused"), it timed out, or it
-//    answered an HTTP error (its own error message is quoted). 429 is retried with backoff,
+//    answered an HTTP error (its own error message is quoted; answer_error is then set, as for
+//    any answer that cannot be used). 429 is retried with backoff,
 //    honoring Retry-After (at most kMaxRetryAfterS), up to max_retries times.
 //  - A hostile or broken server cannot hold the probe: one request, its retries included, ends
 //    by its deadline (timeout_s) however the bytes arrive (a drip, an endless stream, keep-alive
@@ -41,6 +42,11 @@ constexpr double kMaxRetryAfterS = 10.0;                // the longest Retry-Aft
 struct ProbeError : Error {
   using Error::Error;
   int http_status = 0;  // the server's status when it answered with an error, else 0
+  // The server answered, but with an error or with an answer that cannot be used: an HTTP error
+  // status, an error object or event, a malformed body, a cut-off stream. The probe records such
+  // a request and goes on. False for a server that cannot be reached, a timeout and the size
+  // caps: those end the probe.
+  bool answer_error = false;
 };
 
 struct TopLogprob {
@@ -100,6 +106,8 @@ class SseAccumulator {
   void feed(const char* data, size_t n);
   // Flushes an event not yet ended by a blank line; throws when no event arrived at all.
   Completion finish();
+  // What the complete events so far hold, unchecked: for a stream the caller stopped reading.
+  Completion partial() const;
   bool done() const { return done_; }
 
  private:
@@ -134,8 +142,8 @@ class Client {
   Client(const std::string& base_url, std::string api_key, double timeout_s, int max_retries = 5);
 
   // Sends one request and waits for the whole answer, at most timeout_s in all (429 retries
-  // included). `abort`, when given and set while a streamed answer arrives, stops reading (the
-  // result is then partial).
+  // included). `abort`, when given and set while a streamed answer arrives, stops reading: the
+  // result is then the partial answer, not an error (a cut-off stream is the caller's doing).
   Completion complete(const CompletionRequest& r, const std::atomic<bool>* abort = nullptr,
                       std::atomic<bool>* first_byte = nullptr) const;
 

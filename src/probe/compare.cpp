@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -77,6 +78,79 @@ Comparison compare_runs(const Completion& ref, const Completion& other, bool use
   if (!c.first_token_change && a.size() != b.size()) c.first_token_change = n;
   c.identical = !c.first_divergence;
   return c;
+}
+
+namespace {
+std::string number_text(const ExactNumber& n) {
+  if (!n.text.empty()) return n.text;
+  char b[40];
+  std::snprintf(b, sizeof b, "%.17g", n.value);
+  return b;
+}
+
+// The first field that differs at one position, or nullopt when the tokens are the same.
+std::optional<TokenDifference> position_difference(const SampledToken& a, const SampledToken& b) {
+  TokenDifference d;
+  d.ref_token = a.text;
+  d.other_token = b.text;
+  auto numbers = [&](std::string field, const ExactNumber& x, const ExactNumber& y) {
+    d.field = std::move(field);
+    d.ref_text = number_text(x);
+    d.other_text = number_text(y);
+    d.ref_value = x.value;
+    d.other_value = y.value;
+    return d;
+  };
+  if (a.text != b.text) {
+    d.field = "token";
+    d.ref_text = a.text;
+    d.other_text = b.text;
+    return d;
+  }
+  if (!same_number(a.logprob, b.logprob)) return numbers("logprob", a.logprob, b.logprob);
+  const size_t n = std::min(a.top.size(), b.top.size());
+  for (size_t i = 0; i < n; ++i) {
+    const std::string alt = "alternative " + std::to_string(i + 1);
+    if (a.top[i].token != b.top[i].token) {
+      d.field = alt + " token";
+      d.ref_text = a.top[i].token;
+      d.other_text = b.top[i].token;
+      return d;
+    }
+    if (!same_number(a.top[i].logprob, b.top[i].logprob))
+      return numbers(alt + " logprob", a.top[i].logprob, b.top[i].logprob);
+  }
+  if (a.top.size() != b.top.size()) {
+    d.field = "alternatives";
+    d.ref_text = std::to_string(a.top.size());
+    d.other_text = std::to_string(b.top.size());
+    return d;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::string double_bits(double v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%016llx", static_cast<unsigned long long>(bits(v)));
+  return b;
+}
+
+TokenDifferences token_differences(const Completion& ref, const Completion& other, size_t max) {
+  TokenDifferences out;
+  out.ref_tokens = ref.tokens.size();
+  out.other_tokens = other.tokens.size();
+  const size_t n = std::min(ref.tokens.size(), other.tokens.size());
+  for (size_t i = 0; i < n; ++i) {
+    auto d = position_difference(ref.tokens[i], other.tokens[i]);
+    if (!d) continue;
+    ++out.positions;
+    d->position = i;
+    const bool cut = d->field == "token";
+    if (out.first.size() < max) out.first.push_back(std::move(*d));
+    if (cut) break;
+  }
+  return out;
 }
 
 std::string output_key(const Completion& c, bool use_logprobs) {

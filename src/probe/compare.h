@@ -37,6 +37,30 @@ struct Comparison {
 // have them); otherwise the texts only.
 Comparison compare_runs(const Completion& ref, const Completion& other, bool use_logprobs);
 
+// Where two runs' tokens differ, position by position, for showing it: the sampled token's
+// text, its logprob, the number of alternatives, an alternative's text or its logprob, the
+// first of these that differs at each position. Positions run up to and including the first
+// whose token text differs (after it the runs condition on different text).
+struct TokenDifference {
+  size_t position = 0;
+  std::string field;  // "token", "logprob", "alternatives", "alternative N token", "alternative
+                      // N logprob" (N from 1)
+  std::string ref_token, other_token;            // the sampled tokens' texts at the position
+  std::string ref_text, other_text;              // the values that differ, as the server wrote them
+  std::optional<double> ref_value, other_value;  // numbers' values (logprob fields only)
+};
+
+struct TokenDifferences {
+  std::vector<TokenDifference> first;  // at most `max` of them, in position order
+  size_t positions = 0;                // every differing position (the cut included)
+  size_t ref_tokens = 0, other_tokens = 0;
+};
+
+TokenDifferences token_differences(const Completion& ref, const Completion& other, size_t max);
+
+// A double's bits as "0x" and 16 hex digits.
+std::string double_bits(double v);
+
 // A string equal for two runs exactly when they are the same output (for counting).
 std::string output_key(const Completion& c, bool use_logprobs);
 

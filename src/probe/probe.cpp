@@ -74,6 +74,56 @@ std::vector<std::string> parse_prompts(const std::string& text, const std::strin
   return out;
 }
 
+RequestError request_error(const ProbeError& e, const std::string& endpoint) {
+  RequestError r;
+  r.status = e.http_status;
+  r.message = e.what();
+  if (r.message.rfind(endpoint + ": ", 0) == 0) r.message.erase(0, endpoint.size() + 2);
+  const std::string http = "HTTP " + std::to_string(r.status) + ": ";
+  if (r.status != 0 && r.message.rfind(http, 0) == 0) r.message.erase(0, http.size());
+  return r;
+}
+
+std::vector<ErrorGroup> group_errors(const std::vector<RequestError>& errors) {
+  std::map<std::pair<int, std::string>, int> counts;
+  for (const auto& e : errors) ++counts[{e.status, e.message}];
+  std::vector<ErrorGroup> g;
+  for (const auto& [k, n] : counts) g.push_back({k.first, k.second, n});
+  std::stable_sort(g.begin(), g.end(),
+                   [](const ErrorGroup& a, const ErrorGroup& b) { return a.count > b.count; });
+  return g;
+}
+
+std::string describe_error(const RequestError& e) {
+  return (e.status != 0 ? "HTTP " + std::to_string(e.status) + " " : std::string()) + "'" +
+         e.message + "'";
+}
+
+std::string describe_errors(const std::vector<ErrorGroup>& groups) {
+  std::string s;
+  for (const auto& g : groups) {
+    if (!s.empty()) s += ", ";
+    s += describe_error({g.status, g.message}) + " (" + std::to_string(g.count) + ")";
+  }
+  return s;
+}
+
+std::string nothing_compared_reason(const ProbeReport& r) {
+  std::vector<RequestError> errors;
+  int runs = 0;
+  for (const auto& p : r.prompts)
+    for (const auto& s : p.series) {
+      runs += int(s.runs.size());
+      for (const auto& run : s.runs)
+        if (run.error) errors.push_back(*run.error);
+    }
+  std::string m = "nothing could be compared: no prompt and sampling had two runs that answered (" +
+                  std::to_string(errors.size()) + " of " + std::to_string(runs) +
+                  " probed requests failed";
+  if (!errors.empty()) m += ": " + describe_errors(group_errors(errors));
+  return m + ")";
+}
+
 bool PromptResult::identical() const {
   for (const auto& s : series)
     if (!s.summary.identical) return false;
@@ -86,6 +136,10 @@ ModeStats stats_of(const std::vector<const RunRecord*>& runs) {
   std::vector<double> ms;
   for (const RunRecord* r : runs) {
     ++m.runs;
+    if (r->failed()) {
+      ++m.failed;
+      continue;
+    }
     m.diverged += !r->vs_reference.identical;
     ms.push_back(r->out.latency_ms);
   }
@@ -112,9 +166,10 @@ Completion loaded_run(const Client& client, const CompletionRequest& req, int co
     fillers.emplace_back([&, f, i] {
       try {
         client.complete(f, &stop, &started[size_t(i)]);
-      } catch (const ProbeError&) {
+      } catch (const ProbeError& e) {
         std::lock_guard<std::mutex> lock(mu);
         ++rep.filler_errors;
+        rep.filler_failures.push_back(request_error(e, rep.endpoint));
       }
       started[size_t(i)] = true;
     });
@@ -143,22 +198,39 @@ void analyze(ProbeReport& r) {
   r.logprobs = true;
   for (const auto& p : r.prompts)
     for (const auto& s : p.series)
-      for (const auto& run : s.runs) r.logprobs = r.logprobs && run.out.has_logprobs;
+      for (const auto& run : s.runs)
+        if (!run.failed()) r.logprobs = r.logprobs && run.out.has_logprobs;
   r.identical = true;
+  r.comparable = false;
+  r.failed_requests = 0;
   r.fingerprints.clear();
   r.runs_without_fingerprint = 0;
   std::map<std::string, std::vector<const RunRecord*>, ModeOrder> all_modes;
   for (auto& p : r.prompts)
     for (auto& s : p.series) {
-      std::vector<Completion> outs;
-      for (const auto& run : s.runs) outs.push_back(run.out);
+      std::vector<Completion> outs;  // the runs that answered, in order: the reference first
+      s.failed_runs = 0;
+      s.reference = s.runs.size();
+      for (size_t i = 0; i < s.runs.size(); ++i) {
+        if (s.runs[i].failed()) {
+          ++s.failed_runs;
+          continue;
+        }
+        if (outs.empty()) s.reference = i;
+        outs.push_back(s.runs[i].out);
+      }
+      r.failed_requests += s.failed_runs;
       s.summary = summarize_runs(outs, r.logprobs);
       std::map<std::string, std::vector<const RunRecord*>, ModeOrder> by_mode;
-      for (size_t i = 0; i < s.runs.size(); ++i) {
+      for (size_t i = 0, k = 0; i < s.runs.size(); ++i) {
         RunRecord& run = s.runs[i];
-        run.vs_reference = s.summary.per_run[i];
         by_mode[run.mode].push_back(&run);
         all_modes[run.mode].push_back(&run);
+        if (run.failed()) {
+          run.vs_reference = Comparison{};
+          continue;
+        }
+        run.vs_reference = s.summary.per_run[k++];
         if (run.out.system_fingerprint.empty())
           ++r.runs_without_fingerprint;
         else
@@ -167,6 +239,7 @@ void analyze(ProbeReport& r) {
       s.modes.clear();
       for (const auto& [mode, runs] : by_mode) s.modes[mode] = stats_of(runs);
       r.identical = r.identical && s.summary.identical;
+      r.comparable = r.comparable || s.compared();
     }
   r.modes.clear();
   for (const auto& [mode, runs] : all_modes) r.modes[mode] = stats_of(runs);
@@ -192,6 +265,7 @@ ProbeReport run_probe(const ProbeOptions& opt, const ProbeProgress& progress) {
 
   const size_t total = opt.prompts.size() * samplings.size() * modes.size() * size_t(opt.runs);
   size_t done = 0, filler_base = 0;
+  int answered = 0;  // probed requests answered so far
   bool logprobs = opt.top_logprobs >= 0;
   for (size_t p = 0; p < opt.prompts.size(); ++p) {
     PromptResult pr;
@@ -216,12 +290,15 @@ ProbeReport run_probe(const ProbeOptions& opt, const ProbeProgress& progress) {
           RunRecord run;
           run.mode = mode;
           run.index = i;
-          if (mode == "loaded") {
-            run.out = loaded_run(client, req, opt.concurrency, filler_base, opt.timeout_s, rep);
+          auto send = [&] {
+            if (mode != "loaded") return client.complete(req);
+            const size_t base = filler_base;
             filler_base += size_t(opt.concurrency);
-          } else {
+            return loaded_run(client, req, opt.concurrency, base, opt.timeout_s, rep);
+          };
+          try {
             try {
-              run.out = client.complete(req);
+              run.out = send();
             } catch (const ProbeError& e) {
               // A server that refuses logprobs: say so and compare the texts.
               const std::string m = e.what();
@@ -231,16 +308,25 @@ ProbeReport run_probe(const ProbeOptions& opt, const ProbeProgress& progress) {
               logprobs = false;
               rep.logprobs_refused = m;
               req.logprobs = false;
-              run.out = client.complete(req);
+              run.out = send();
             }
+            ++answered;
+          } catch (const ProbeError& e) {
+            // No answer at all, or a configuration error before any answer: the probe ends.
+            const bool client_error = e.http_status >= 400 && e.http_status < 500 &&
+                                      e.http_status != 408 && e.http_status != 429;
+            if (!e.answer_error || (answered == 0 && client_error)) throw;
+            run.error = request_error(e, rep.endpoint);
           }
           ++rep.requests;
           rep.retries += run.out.retries;
+          if (progress) {
+            std::string what = "prompt " + std::to_string(p + 1) + " " + smp.name + " " + mode +
+                               " run " + std::to_string(i + 1);
+            if (run.error) what += ": failed, recorded: " + describe_error(*run.error);
+            progress(++done, total, what);
+          }
           s.runs.push_back(std::move(run));
-          if (progress)
-            progress(++done, total,
-                     "prompt " + std::to_string(p + 1) + " " + smp.name + " " + mode + " run " +
-                         std::to_string(i + 1));
         }
       pr.series.push_back(std::move(s));
     }

@@ -12,11 +12,26 @@ oj opt_pos(const std::optional<size_t>& p) {
   return p ? oj(*p) : oj(nullptr);
 }
 
+oj error_json(const RequestError& e) {
+  return {{"status", e.status == 0 ? oj(nullptr) : oj(e.status)}, {"message", e.message}};
+}
+
+oj groups_json(const std::vector<ErrorGroup>& groups) {
+  oj a = oj::array();
+  for (const auto& g : groups)
+    a.push_back({{"status", g.status == 0 ? oj(nullptr) : oj(g.status)},
+                 {"message", g.message},
+                 {"count", g.count}});
+  return a;
+}
+
 oj series_json(const SeriesResult& s, bool logprobs) {
   oj j;
   j["temperature"] = s.temperature;
   if (s.seed) j["seed"] = *s.seed;
   j["identical"] = s.summary.identical;
+  j["compared"] = s.compared();
+  j["failed_runs"] = s.failed_runs;
   j["unique_outputs"] = s.summary.unique_outputs;
   j["first_divergence"] = opt_pos(s.summary.first_divergence);
   j["max_logprob_diff"] = logprobs ? oj(s.summary.max_logprob_diff) : oj(nullptr);
@@ -24,15 +39,29 @@ oj series_json(const SeriesResult& s, bool logprobs) {
   j["diverged_runs"] = s.summary.diverged_runs;
   oj modes = oj::object();
   for (const auto& [name, m] : s.modes)
-    modes[name] = {
-        {"runs", m.runs}, {"diverged", m.diverged}, {"p50_ms", m.p50_ms}, {"p99_ms", m.p99_ms}};
+    modes[name] = {{"runs", m.runs},
+                   {"diverged", m.diverged},
+                   {"failed", m.failed},
+                   {"p50_ms", m.p50_ms},
+                   {"p99_ms", m.p99_ms}};
   j["modes"] = modes;
-  j["reference_text"] = s.runs.empty() ? "" : s.runs[0].out.text;
+  const bool has_ref = s.reference < s.runs.size();
+  j["reference_text"] = has_ref ? oj(s.runs[s.reference].out.text) : oj(nullptr);
+  j["reference_run"] =
+      has_ref ? oj({{"mode", s.runs[s.reference].mode}, {"run", s.runs[s.reference].index + 1}})
+              : oj(nullptr);
   oj details = oj::array();
   for (const auto& run : s.runs) {
     oj d;
     d["mode"] = run.mode;
     d["run"] = run.index + 1;
+    if (run.error) {  // not compared
+      d["identical"] = nullptr;
+      d["first_divergence"] = nullptr;
+      d["error"] = error_json(*run.error);
+      details.push_back(d);
+      continue;
+    }
     d["identical"] = run.vs_reference.identical;
     d["first_divergence"] = opt_pos(run.vs_reference.first_divergence);
     if (logprobs) d["max_logprob_diff"] = run.vs_reference.max_logprob_diff;
@@ -75,7 +104,8 @@ oj probe_json(const ProbeReport& r) {
   oj j;
   j["tool"] = "tzero probe";
   j["version"] = TZ_VERSION;
-  j["identical"] = r.identical;
+  j["identical"] = r.identical && r.comparable;
+  j["comparable"] = r.comparable;
   j["logprobs"] = r.logprobs;
   if (!r.logprobs_refused.empty()) j["logprobs_refused"] = r.logprobs_refused;
   j["divergence_unit"] = r.logprobs ? "token" : "byte";
@@ -116,8 +146,16 @@ oj probe_json(const ProbeReport& r) {
     lat[name] = {{"runs", m.runs}, {"p50", m.p50_ms}, {"p99", m.p99_ms}};
   j["latency_ms"] = lat;
   j["requests"] = r.requests;
+  j["failed_requests"] = r.failed_requests;
+  std::vector<RequestError> errors;
+  for (const auto& p : r.prompts)
+    for (const auto& sr : p.series)
+      for (const auto& run : sr.runs)
+        if (run.error) errors.push_back(*run.error);
+  j["errors"] = groups_json(group_errors(errors));
   j["filler_requests"] = r.filler_requests;
   j["filler_errors"] = r.filler_errors;
+  j["filler_error_reasons"] = groups_json(group_errors(r.filler_failures));
   j["retries"] = r.retries;
   j["wall_s"] = r.wall_s;
   return j;
@@ -143,7 +181,7 @@ std::string probe_table(const ProbeReport& r) {
       std::string sampling = sr.name == "greedy" ? "t=0" : fmt("t=%g", sr.temperature);
       if (sr.seed) sampling += " seed=" + std::to_string(*sr.seed);
       s << pad(k == 0 ? cell(p.prompt, 28) : "", 30) << pad(sampling, 17)
-        << pad(std::to_string(sr.summary.unique_outputs), 7)
+        << pad(sr.compared() ? std::to_string(sr.summary.unique_outputs) : "n/a", 7)
         << pad(sr.summary.first_divergence ? std::to_string(*sr.summary.first_divergence) : "-", 10)
         << pad(r.logprobs ? fmt("%.3g", sr.summary.max_logprob_diff) : "n/a", 15);
       for (const auto& m : modes) {
@@ -153,6 +191,8 @@ std::string probe_table(const ProbeReport& r) {
                             : fmt("%.1f", it->second.p50_ms) + "/" + fmt("%.1f", it->second.p99_ms);
         if (it != sr.modes.end() && it->second.diverged)
           v += " (" + std::to_string(it->second.diverged) + " diff)";
+        if (it != sr.modes.end() && it->second.failed)
+          v += " (" + std::to_string(it->second.failed) + " failed)";
         s << pad(v, 20);
       }
       s << "\n";
@@ -171,15 +211,32 @@ std::string probe_table(const ProbeReport& r) {
     s << "logprobs: not reported by the server"
       << (r.logprobs_refused.empty() ? "" : " (refused: " + r.logprobs_refused + ")")
       << "; first divergences are byte offsets into the text\n";
-  if (r.filler_errors) s << "filler requests that failed: " << r.filler_errors << "\n";
-  int runs = 0, diverged_prompts = 0;
+  std::vector<RequestError> errors;
+  int runs = 0, diverged_prompts = 0, uncompared = 0;
   for (const auto& p : r.prompts) {
-    for (const auto& sr : p.series) runs += int(sr.runs.size());
+    for (const auto& sr : p.series) {
+      runs += int(sr.runs.size());
+      uncompared += !sr.compared();
+      for (const auto& run : sr.runs)
+        if (run.error) errors.push_back(*run.error);
+    }
     diverged_prompts += !p.identical();
   }
-  if (r.identical)
-    s << "IDENTICAL: every run of every prompt matched its first solo run "
-      << (r.logprobs ? "bit for bit" : "(text)") << " (" << runs << " runs)\n";
+  if (r.filler_errors)
+    s << r.filler_errors
+      << " filler request(s) failed: " << describe_errors(group_errors(r.filler_failures)) << "\n";
+  if (!errors.empty())
+    s << errors.size() << " probed request(s) failed (recorded, not compared): "
+      << describe_errors(group_errors(errors)) << "\n";
+  if (uncompared && r.comparable)
+    s << uncompared << " prompt/sampling series had fewer than two answers: not compared\n";
+  if (!r.comparable)
+    s << "NOTHING COMPARED: no prompt and sampling had two runs that answered\n";
+  else if (r.identical)
+    s << "IDENTICAL: every run "
+      << (errors.empty() ? "of every prompt matched its first solo run "
+                         : "that answered matched its reference ")
+      << (r.logprobs ? "bit for bit" : "(text)") << " (" << runs - int(errors.size()) << " runs)\n";
   else
     s << "DIVERGED: " << diverged_prompts << " of " << r.prompts.size()
       << " prompt(s) gave more than one output\n";

@@ -4,14 +4,19 @@
 //
 // JSON layout (numbers in ms for latencies; first_divergence is a token index with logprobs, a
 // byte offset text only, null when every run matched):
-//   {tool, version, identical, logprobs, divergence_unit, configuration{...},
+//   {tool, version, identical, comparable, logprobs, divergence_unit, configuration{...},
 //    system_fingerprints: [{value, runs}], runs_without_fingerprint,
-//    prompts: [{prompt, identical, temperature: 0, unique_outputs, first_divergence,
-//               max_logprob_diff (null text only), runs, diverged_runs, modes{solo|stream|loaded:
-//               {runs, diverged, p50_ms, p99_ms}}, reference_text, run_details[...],
+//    prompts: [{prompt, identical, temperature: 0, compared, failed_runs, unique_outputs,
+//               first_divergence, max_logprob_diff (null text only), runs, diverged_runs,
+//               modes{solo|stream|loaded: {runs, diverged, failed, p50_ms, p99_ms}},
+//               reference_text (null when no run answered), reference_run {mode, run},
+//               run_details[... a failed run: identical null, error {status, message}],
 //               seeded: {temperature, seed, <the same fields>} (absent when turned off)}],
-//    latency_ms: {solo|stream|loaded: {runs, p50, p99}}, requests, filler_requests,
-//    filler_errors, retries, wall_s}
+//    latency_ms: {solo|stream|loaded: {runs, p50, p99}}, requests, failed_requests,
+//    errors: [{status, message, count}], filler_requests, filler_errors,
+//    filler_error_reasons: [{status, message, count}], retries, wall_s}
+// status is null for an error that came without an HTTP error status (an error event in a
+// stream, a malformed or cut-off answer).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -34,9 +34,33 @@ TEST(Audit, ContractHoldsAndReportIsWritten) {
   EXPECT_GE(batch_configs, 5);
   EXPECT_GT(cached, 0);
   EXPECT_GT(preempted, 0);
+  // A value is measured, or null with its reason: batched rows time their request's decode,
+  // have no prefill of their own, and a deviation only where the digests say 0.
+  for (const auto& o : j["outcomes"]) {
+    for (const char* k : {"max_logit_deviation", "pp_tokens_per_s", "tg_tokens_per_s"})
+      EXPECT_EQ(o[k].is_null(), o.contains("not_measured") && o["not_measured"].contains(k))
+          << o["config"] << " " << k;
+    const std::string name = o["config"];
+    if (name.rfind("batch:", 0) == 0) {
+      EXPECT_GT(o["tg_tokens_per_s"].get<double>(), 0.0) << name;
+      EXPECT_NE(o["not_measured"]["pp_tokens_per_s"].get<std::string>().find("mates"),
+                std::string::npos);
+      EXPECT_EQ(o["max_logit_deviation"], 0.0) << name << ": identical digests";
+    }
+  }
+  ASSERT_EQ(j["throughput"]["configs"].size(), j["configs"].size());
+  for (const auto& t : j["throughput"]["configs"]) {
+    EXPECT_GE(t["runs"].get<int>(), 3) << t["config"];
+    const auto& d = t["decode_tokens_per_s"];
+    EXPECT_LE(d["min"].get<double>(), d["median"].get<double>()) << t["config"];
+    EXPECT_LE(d["median"].get<double>(), d["max"].get<double>()) << t["config"];
+    EXPECT_GT(d["min"].get<double>(), 0.0) << t["config"];
+  }
   const std::string html = tzero::test::read_file(dir + "/index.html");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("bit-identical to the baseline"), std::string::npos);
+  EXPECT_NE(html.find("decode tok/s median (min&ndash;max)"), std::string::npos);
+  EXPECT_EQ(html.find("<td>0.0</td>"), std::string::npos) << "no unmeasured zero rates";
 }
 
 // The audit's rows on a mixture-of-experts model: every deterministic row identical, and a bit
@@ -69,4 +93,9 @@ TEST(Audit, BrokenConfigurationIsCaughtAndNamed) {
   EXPECT_NE(r.out.find("first at position 2, blk.1.ffn_norm"), std::string::npos) << r.out;
   const json j = json::parse(tzero::test::read_file(dir + "/report.json"));
   EXPECT_GT(j["deterministic_failures"].get<int>(), 0);
+  // The heatmap places the broken configuration's runs at blk.1, position 2, with its scale.
+  const std::string html = tzero::test::read_file(dir + "/index.html");
+  EXPECT_NE(html.find("run(s) first diverged at position 2, blk.1:"), std::string::npos);
+  EXPECT_NE(html.find("runs per cell:"), std::string::npos);
+  EXPECT_NE(html.find(">blk.1</text>"), std::string::npos);
 }

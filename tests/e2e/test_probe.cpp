@@ -135,7 +135,9 @@ TEST(Probe, DetectsTokenChangedUnderLoad) {
   o.position = 5;
   FakeOpenAIServer server(o);
   // One prompt, greedy only: nothing runs after the loaded runs.
-  const auto r = probe(server.url(), {"--chat", "--temperature", "0"}, {"Hello there"});
+  const std::string dir = tzero::test::scratch_dir() + "/probe-load";
+  const auto r =
+      probe(server.url(), {"--chat", "--temperature", "0", "--report", dir}, {"Hello there"});
   ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
   const json j = parse(r);
   EXPECT_FALSE(j["identical"].get<bool>());
@@ -148,6 +150,13 @@ TEST(Probe, DetectsTokenChangedUnderLoad) {
   EXPECT_EQ(p["modes"]["loaded"]["diverged"], 2);
   EXPECT_FALSE(p.contains("seeded"));
   EXPECT_NE(p["run_details"][4]["text"].get<std::string>().find(" CHANGED"), std::string::npos);
+  // The page marks the differing stretch in both texts and names the changed token.
+  const std::string html = tzero::test::read_file(dir + "/index.html");
+  EXPECT_NE(html.find("<div>this run: <code class='text'>"), std::string::npos);
+  EXPECT_NE(html.find("<mark>CHANGED</mark>"), std::string::npos);
+  EXPECT_NE(html.find("<li>token 5 <code>'"), std::string::npos);
+  EXPECT_NE(html.find("&rarr; <code>' CHANGED'</code>: the sampled token changed"),
+            std::string::npos);
 }
 
 TEST(Probe, TextOnlyServer) {

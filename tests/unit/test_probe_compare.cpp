@@ -153,3 +153,35 @@ TEST(ProbeCompare, Percentiles) {
   EXPECT_EQ(percentile(v, 100), 100.0);
   EXPECT_EQ(percentile(v, 0), 1.0);
 }
+
+// Proves: token_differences names each differing position's first differing field with both
+// values as written, stops at the first changed token, and counts past its limit.
+TEST(ProbeCompare, TokenDifferencesNameThePositionAndBothValues) {
+  const Completion a = run({"a", "b", "c", "d", "e"});
+  Completion b = a;
+  set_logprob(b, 1, std::nextafter(-0.2, 0.0));
+  b.tokens[2].top[1].logprob = num(-5.5);
+  b.tokens[3].text = "X";
+  b.tokens[4].logprob = num(-9.0);  // after the changed token: not listed
+  const TokenDifferences d = token_differences(a, b, 2);
+  EXPECT_EQ(d.positions, 3u);
+  ASSERT_EQ(d.first.size(), 2u);
+  EXPECT_EQ(d.first[0].position, 1u);
+  EXPECT_EQ(d.first[0].field, "logprob");
+  EXPECT_EQ(d.first[0].ref_token, "b");
+  EXPECT_EQ(d.first[0].ref_text, "-0.20000000000000001");
+  EXPECT_EQ(d.first[0].other_text, "-0.19999999999999998");
+  EXPECT_EQ(double_bits(*d.first[0].ref_value), "0xbfc999999999999a");
+  EXPECT_EQ(double_bits(*d.first[0].other_value), "0xbfc9999999999999");
+  EXPECT_EQ(d.first[1].position, 2u);
+  EXPECT_EQ(d.first[1].field, "alternative 2 logprob");
+  EXPECT_EQ(d.first[1].ref_text, "-5");
+  EXPECT_EQ(d.first[1].other_text, "-5.5");
+  const TokenDifferences all = token_differences(a, b, 10);
+  ASSERT_EQ(all.first.size(), 3u);
+  EXPECT_EQ(all.first[2].field, "token");
+  EXPECT_EQ(all.first[2].ref_text, "d");
+  EXPECT_EQ(all.first[2].other_text, "X");
+  EXPECT_FALSE(all.first[2].ref_value.has_value());
+  EXPECT_EQ(token_differences(a, a, 10).positions, 0u);
+}
