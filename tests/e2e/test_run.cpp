@@ -79,7 +79,7 @@ TEST(RunStories260K, DigestIdenticalAcrossThreadCountsAndKernels) {
       if (first.empty()) first = d;
       EXPECT_EQ(d, first) << model << " -t " << t;
     }
-  for (const char* k : {"scalar", "avx2", "avx512", "amx", "amx-emu"}) {
+  for (const char* k : {"scalar", "avx2", "avx512", "amx", "amx-emu", "neon", "neon-dotprod"}) {
     CliResult r =
         run_tzero({"run", "-m", gguf, "-n", "64", "--kernels", k, "-p", "Lily went", "--json"});
     if (r.exit_code == 2 && r.err.find(std::string("--kernels ") + k + ": ") != std::string::npos)
@@ -104,7 +104,7 @@ TEST_P(RunGenerated, DigestIdenticalAcrossThreadsAndChunks) {
   }
   // Every kernel variant (scalar reference, avx2, avx512, amx, and amx-emu: the AMX kernels
   // over the tile emulator, which the prompt's prefill reaches; unavailable ones are skipped).
-  for (const char* k : {"scalar", "avx2", "avx512", "amx", "amx-emu"}) {
+  for (const char* k : {"scalar", "avx2", "avx512", "amx", "amx-emu", "neon", "neon-dotprod"}) {
     CliResult r = run_tzero(
         {"run", "-m", model, "-n", "16", "-t", "2", "--kernels", k, "-p", prompt, "--json"});
     if (r.exit_code == 2 && r.err.find(std::string("--kernels ") + k + ": ") != std::string::npos)
