@@ -143,12 +143,11 @@ const KernelSet& select_kernels(const std::string& choice) {
     if (choice == name)
       throw Error("--kernels " + choice + ": an x86-64 kernel set, and this build is for " +
                   isa_arch());
-  for (const char* name : {"neon", "neon-dotprod"})
+  for (const char* name : {"neon", "neon-dotprod", "neon-i8mm"})
     if (choice == name)
       throw Error("--kernels " + choice + ": an aarch64 kernel set, and this build is for " +
                   isa_arch());
-  throw Error("--kernels: unknown kernel set '" + choice + "' (scalar, " + isa_names() +
-              ", auto)");
+  throw Error("--kernels: unknown kernel set '" + choice + "' (scalar, " + isa_names() + ", auto)");
 }
 
 }  // namespace tzero

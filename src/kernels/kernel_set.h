@@ -26,7 +26,7 @@ using GemmFn = void (*)(const uint8_t* w, size_t w_row_bytes, const void* x, siz
 
 struct KernelSet {
   // "scalar"; x86-64: "avx2", "avx512", "amx" (and "amx-emu", never auto); aarch64: "neon",
-  // "neon-dotprod"
+  // "neon-dotprod", "neon-i8mm"
   const char* name;
   GemmFn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q5_k, gemm_q6_k;
   GemmFn gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_iq4_nl, gemm_mxfp4;  // ActQ8 activations
@@ -61,9 +61,12 @@ const KernelSet& avx512_kernels();
 
 // Defined in kernels/arm/*.cpp (aarch64 builds only). neon: Advanced SIMD (armv8-a, every
 // aarch64 CPU); neon-dotprod: the neon set whose int8 block sums use SDOT (armv8.2-a+dotprod,
-// compiled with that -march; only after HWCAP_ASIMDDP).
+// compiled with that -march; only after HWCAP_ASIMDDP); neon-i8mm: the neon-dotprod set whose
+// gemms of the 32-element types with Q4_0's order take their block sums from SMMLA
+// (armv8.2-a+dotprod+i8mm; only after HWCAP2_I8MM too).
 const KernelSet& neon_kernels();
 const KernelSet& neon_dotprod_kernels();
+const KernelSet& neon_i8mm_kernels();
 
 // x86-64 builds only (kernels/x86/select_x86.cpp, amx.cpp): the AMX set and its checks.
 // AMX-INT8 (kernels/x86/amx.cpp, amx_gemm.h): the avx512 set whose Q8_0 and Q4_0 gemms of 16

@@ -10,7 +10,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <random>
 #include <sstream>
 

@@ -44,7 +44,8 @@ template <FloatW K>
 inline float widen1(const void* w, size_t k) {
   if constexpr (K == FloatW::F32) return static_cast<const float*>(w)[k];
   const uint16_t h = static_cast<const uint16_t*>(w)[k];
-  if constexpr (K == FloatW::F16) return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
+  if constexpr (K == FloatW::F16)
+    return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
   return vgetq_lane_f32(vreinterpretq_f32_u32(vshll_n_u16(vdup_n_u16(h), 16)), 0);
 }
 

@@ -8,10 +8,10 @@
 
 #include <arm_neon.h>
 
+#include "kernels/arm/neon_quant.h"
 #include "kernels/dot_k_orders.h"
 #include "kernels/quant_k.h"
 #include "kernels/quant_k2.h"
-#include "kernels/arm/neon_quant.h"
 
 namespace tzero::arm {
 namespace {
@@ -44,10 +44,8 @@ inline void k4_ints(const Block& w, const ActQ8K& x, int32_t* a, int32_t* b) {
       }
     }
     const int8_t* xq = x.qs + 64 * c;
-    const int32_t s_lo =
-        isum32<I>(vreinterpretq_s8_u8(lo[0]), vreinterpretq_s8_u8(lo[1]), xq);
-    const int32_t s_hi =
-        isum32<I>(vreinterpretq_s8_u8(hi[0]), vreinterpretq_s8_u8(hi[1]), xq + 32);
+    const int32_t s_lo = isum32<I>(vreinterpretq_s8_u8(lo[0]), vreinterpretq_s8_u8(lo[1]), xq);
+    const int32_t s_hi = isum32<I>(vreinterpretq_s8_u8(hi[0]), vreinterpretq_s8_u8(hi[1]), xq + 32);
     sa += sc[2 * c] * s_lo + sc[2 * c + 1] * s_hi;
   }
   int32_t sb = 0;
@@ -76,8 +74,7 @@ int32_t q6_k_int_neon(const BlockQ6_K& w, const ActQ8K& x) {
         const uint8x16_t ql = vld1q_u8(w.ql + 64 * h + 32 * (g & 1) + 16 * lh);
         const uint8x16_t low4 = g < 2 ? vandq_u8(ql, vdupq_n_u8(15)) : vshrq_n_u8(ql, 4);
         const uint8x16_t qh = vld1q_u8(w.qh + 32 * h + 16 * lh);
-        const uint8x16_t high2 =
-            vandq_u8(vshlq_u8(qh, vdupq_n_s8(int8_t(-2 * g))), vdupq_n_u8(3));
+        const uint8x16_t high2 = vandq_u8(vshlq_u8(qh, vdupq_n_s8(int8_t(-2 * g))), vdupq_n_u8(3));
         const int8x16_t q =
             vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(low4, vshlq_n_u8(high2, 4))), vdupq_n_s8(32));
         const int i = 8 * h + 2 * g + lh;

@@ -9,8 +9,8 @@
 
 #include <cmath>
 
-#include "kernels/attention.h"
 #include "kernels/arm/neon_float.h"
+#include "kernels/attention.h"
 #include "kernels/math.h"
 
 namespace tzero::arm {
@@ -32,8 +32,8 @@ inline float32x4_t exp4(float32x4_t x) {
   // 2^n as two factors 2^(n/2) (C's division, toward zero) and 2^(n - n/2). Lanes outside the
   // range (and NaN) compute garbage here and are replaced below.
   const int32x4_t ni = vcvtq_s32_f32(n);
-  const int32x4_t n1 =
-      vshrq_n_s32(vaddq_s32(ni, vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_s32(ni), 31))), 1);
+  const int32x4_t n1 = vshrq_n_s32(
+      vaddq_s32(ni, vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_s32(ni), 31))), 1);
   const int32x4_t n2 = vsubq_s32(ni, n1);
   const int32x4_t bias = vdupq_n_s32(127);
   const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));

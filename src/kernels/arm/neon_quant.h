@@ -116,8 +116,7 @@ float dot_q32(const Block* w, const ActQ8* x, size_t n) {
     int8x16_t w0, w1;
     block_halves(w[b], &w0, &w1);
     const float p = block_scale(w[b]) * x[b].d;
-    acc[b % kBlockLanes] =
-        std::fma(p, float(isum32<I>(w0, w1, x[b].qs)), acc[b % kBlockLanes]);
+    acc[b % kBlockLanes] = std::fma(p, float(isum32<I>(w0, w1, x[b].qs)), acc[b % kBlockLanes]);
   }
   return tree8(acc);
 }
@@ -143,8 +142,8 @@ float dot_q32_min(const Block* w, const ActQ8* x, size_t n) {
 
 // A gemm of per-(row, token) dots over blocks of kind X (ActQ8 or ActQ8K activations).
 template <typename Block, typename X, float (*Dot)(const Block*, const X*, size_t)>
-void gemm_blocks(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                 size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+void gemm_blocks(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
+                 size_t n_tok, float* y, size_t ldy) {
   const size_t x_row = n_cols / (sizeof(X) == sizeof(ActQ8) ? kQBlock : kSuperBlock);
   const X* xq = static_cast<const X*>(x);
   for (size_t r = 0; r < n_rows; ++r) {
@@ -192,7 +191,8 @@ void quantize_act_q8k_neon(const float* x, ActQ8K* dst, size_t n) {
     const float id = d != 0 ? 1.0f / d : 0.0f;
     dst[b].d = d;
     quantize_n(xb, id, dst[b].qs, kSuperBlock);
-    for (int g = 0; g < 16; ++g) dst[b].bsums[g] = int16_t(vaddlvq_s8(vld1q_s8(dst[b].qs + 16 * g)));
+    for (int g = 0; g < 16; ++g)
+      dst[b].bsums[g] = int16_t(vaddlvq_s8(vld1q_s8(dst[b].qs + 16 * g)));
   }
 }
 

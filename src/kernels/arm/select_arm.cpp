@@ -1,6 +1,7 @@
 // aarch64 kernel selection (kernels/kernel_isa.h): getauxval's HWCAP bits decide which of the
 // neon sets (kernels/arm/) this CPU runs. "neon" needs Advanced SIMD (every aarch64 Linux CPU has
-// it); "neon-dotprod" also SDOT (FEAT_DotProd, HWCAP_ASIMDDP: Cortex-A76 / Neoverse N1 and later).
+// it); "neon-dotprod" also SDOT (FEAT_DotProd, HWCAP_ASIMDDP: Cortex-A76 / Neoverse N1 and later);
+// "neon-i8mm" also SMMLA (FEAT_I8MM, HWCAP2_I8MM: Neoverse V1 / N2, Graviton 3 and later).
 #include <sys/auxv.h>
 
 #include "base/error.h"
@@ -14,12 +15,15 @@
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1UL << 20)
 #endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1UL << 13)
+#endif
 
 namespace tzero {
 
 namespace {
 struct CpuFeatures {
-  bool neon = false, dotprod = false;
+  bool neon = false, dotprod = false, i8mm = false;
 };
 
 CpuFeatures detect_cpu() {
@@ -27,6 +31,7 @@ CpuFeatures detect_cpu() {
   const unsigned long hw = getauxval(AT_HWCAP);
   f.neon = hw & HWCAP_ASIMD;
   f.dotprod = f.neon && (hw & HWCAP_ASIMDDP);
+  f.i8mm = f.dotprod && (getauxval(AT_HWCAP2) & HWCAP2_I8MM);
   return f;
 }
 }  // namespace
@@ -36,22 +41,27 @@ std::vector<const KernelSet*> isa_kernels(bool) {
   std::vector<const KernelSet*> v;
   if (f.neon) v.push_back(&neon_kernels());
   if (f.dotprod) v.push_back(&neon_dotprod_kernels());
+  if (f.i8mm) v.push_back(&neon_i8mm_kernels());
   return v;
 }
 
 const KernelSet* isa_select(const std::string& choice) {
-  if (choice != "neon" && choice != "neon-dotprod") return nullptr;
+  if (choice != "neon" && choice != "neon-dotprod" && choice != "neon-i8mm") return nullptr;
   for (const KernelSet* k : isa_kernels(false))
     if (choice == k->name) return k;
   throw Error("--kernels " + choice + ": this CPU lacks the instructions (" +
-              (choice == "neon" ? "Advanced SIMD" : "Advanced SIMD, SDOT (HWCAP_ASIMDDP)") + ")");
+              (choice == "neon" ? "Advanced SIMD"
+               : choice == "neon-dotprod"
+                   ? "Advanced SIMD, SDOT (HWCAP_ASIMDDP)"
+                   : "Advanced SIMD, SDOT, SMMLA (HWCAP_ASIMDDP, HWCAP2_I8MM)") +
+              ")");
 }
 
 const char* isa_arch() {
   return "aarch64";
 }
 const char* isa_names() {
-  return "neon, neon-dotprod";
+  return "neon, neon-dotprod, neon-i8mm";
 }
 
 }  // namespace tzero
