@@ -9,7 +9,9 @@ ifdef CI
 CMAKE_ARGS += -DTZ_WERROR=ON
 endif
 
-# Debian packages the build, the tests and the tools need (installed when missing).
+# Debian packages the build, the tests and the tools need (installed when missing). A name is
+# also looked up as NAME:native-arch: with a foreign architecture added (make test-arm's arm64),
+# `dpkg -s NAME` of a package installed for both is ambiguous and fails.
 DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohmann-json3-dev \
                libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev \
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev \
@@ -27,7 +29,8 @@ ARM_BUILD ?= $(BUILD)-arm
 all: build
 
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@arch=$$(dpkg --print-architecture); missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || dpkg -s $$p:$$arch >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
