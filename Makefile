@@ -9,19 +9,28 @@ ifdef CI
 CMAKE_ARGS += -DTZ_WERROR=ON
 endif
 
-# Debian packages the build, the tests and the tools need (installed when missing).
+# Debian packages the build, the tests and the tools need (installed when missing). A name is
+# also looked up as NAME:native-arch: with a foreign architecture added (make test-arm's arm64),
+# `dpkg -s NAME` of a package installed for both is ambiguous and fails.
 DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohmann-json3-dev \
                libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev \
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev \
                python3-jsonschema python3-yaml
 
+# The aarch64 cross build and its check under qemu-user (make test-arm, docs/TESTING.md): Debian's
+# cross toolchain, qemu-user and the arm64 builds of the libraries the engine links (multiarch).
+ARM_DEB_PACKAGES = g++-aarch64-linux-gnu qemu-user libpcre2-dev:arm64 libutf8proc-dev:arm64 \
+                   libgtest-dev:arm64 libxxhash-dev:arm64 libcpp-httplib-dev:arm64
+ARM_BUILD ?= $(BUILD)-arm
+
 .PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-openai \
-        test-tokenizer-peer load-test replica-test clean cuda cuda-check docker
+        test-tokenizer-peer load-test replica-test clean cuda cuda-check docker arm-deps arm test-arm
 
 all: build
 
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@arch=$$(dpkg --print-architecture); missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || dpkg -s $$p:$$arch >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -115,6 +124,27 @@ replica-test: build
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES=haproxy
 	tests/replica/run_replica.sh $(BUILD)/tzero
 
+# The aarch64 build (cmake/aarch64-linux-gnu.cmake), cross-compiled with Debian's toolchain.
+# arm-deps adds the arm64 architecture to dpkg when it is missing and installs ARM_DEB_PACKAGES.
+arm-deps:
+	@dpkg --print-foreign-architectures | grep -qx arm64 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); echo "dpkg --add-architecture arm64"; \
+	  $$SUDO dpkg --add-architecture arm64; }
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(ARM_DEB_PACKAGES)"
+
+arm: deps arm-deps
+	@[ -f $(ARM_BUILD)/build.ninja ] || cmake -S . -B $(ARM_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DTZ_WERROR=ON \
+	  $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache) \
+	  $(CMAKE_ARGS)
+	cmake --build $(ARM_BUILD) -j $(JOBS)
+
+# The aarch64 build under qemu-aarch64: kernel bit tests on three emulated CPUs, the golden table
+# (x86-64's digests), a few engine tests, and x86-64 beside aarch64 on the same files
+# (tests/arm/run_arm.sh). Not part of `make test`.
+test-arm: build arm
+	tests/arm/run_arm.sh $(ARM_BUILD) $(BUILD)/tzero
+
 # The container image (deploy/Dockerfile, docs/DEPLOY.md), built only where docker or podman can
 # reach a daemon; otherwise it says so and exits 0 (.ci/run calls it). IMAGE names the tag.
 IMAGE ?= tzero:$(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -126,4 +156,4 @@ docker:
 	set -x; $$tool build -f deploy/Dockerfile -t $(IMAGE) . && $$tool run --rm $(IMAGE) --version
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-bench $(BUILD)-asan $(BUILD)-fuzz $(BUILD)-cuda
+	rm -rf $(BUILD) $(BUILD)-bench $(BUILD)-asan $(BUILD)-fuzz $(BUILD)-cuda $(ARM_BUILD)

@@ -137,7 +137,8 @@ Command add_bench(CLI::App& app) {
   sub->add_option("--mode", o->mode, "deterministic, fast or portable (GPU)")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
-  sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512, amx, amx-emu or auto")
+  sub->add_option("--kernels", o->kernels,
+                  "scalar, avx2, avx512, amx, amx-emu, neon, neon-dotprod or auto")
       ->capture_default_str();
   sub->add_option("-c,--concurrency", o->concurrency,
                   "Requests in flight at once through the batched engine (one or more values: "

@@ -22,7 +22,8 @@ Command add_fingerprint(CLI::App& app) {
   sub->add_option("--mode", o->mode, "deterministic, fast or portable (GPU)")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
-  sub->add_option("--kernels", o->kernels, "scalar, avx2, avx512, amx, amx-emu or auto")
+  sub->add_option("--kernels", o->kernels,
+                  "scalar, avx2, avx512, amx, amx-emu, neon, neon-dotprod or auto")
       ->capture_default_str();
   sub->add_option("-c,--ctx-size", o->n_ctx,
                   "Context size the run uses (0: min(trained, 4096)); hashed only for LongRoPE "

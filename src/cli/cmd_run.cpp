@@ -106,8 +106,8 @@ Command add_run(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(-100.0, 100.0));
   sub->add_option("--kernels", o->gen.kernels,
-                  "Kernel set: scalar, avx2, avx512, amx, amx-emu (slow) or auto (results do not "
-                  "depend on it)")
+                  "Kernel set: scalar, avx2, avx512, amx, amx-emu (slow; x86-64), neon, "
+                  "neon-dotprod (aarch64) or auto (results do not depend on it)")
       ->capture_default_str();
   sub->add_option("--mode", o->mode,
                   "deterministic (the contract), fast (no contract, to measure its cost) or "

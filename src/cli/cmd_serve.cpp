@@ -80,7 +80,7 @@ Command add_serve(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"f32", "f16"}));
   sub->add_option("--kernels", o->engine.kernels,
-                  "scalar, avx2, avx512, amx, amx-emu or auto (same bits)")
+                  "scalar, avx2, avx512, amx, amx-emu, neon, neon-dotprod or auto (same bits)")
       ->capture_default_str();
   sub->add_option("--pooling", o->pooling,
                   "Pooling of /v1/embeddings: model (the file's pooling_type, else mean), mean, "

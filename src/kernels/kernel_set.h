@@ -1,6 +1,7 @@
 // The kernel variants and their selection. Every variant computes the canonical orders of
 // dot.h, ops.h and math.h, so all of them return the same bits (DETERMINISM.md, L4); they
-// differ only in speed. The set is chosen once, from CPUID or from --kernels.
+// differ only in speed. The set is chosen once, from the CPU's feature bits (CPUID on x86-64,
+// HWCAP on aarch64: kernels/kernel_isa.h) or from --kernels.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,9 @@ using GemmFn = void (*)(const uint8_t* w, size_t w_row_bytes, const void* x, siz
                         size_t n_rows, size_t n_tok, float* y, size_t ldy);
 
 struct KernelSet {
-  const char* name;  // "scalar", "avx2", "avx512", "amx" (and "amx-emu", never auto)
+  // "scalar"; x86-64: "avx2", "avx512", "amx" (and "amx-emu", never auto); aarch64: "neon",
+  // "neon-dotprod", "neon-i8mm"
+  const char* name;
   GemmFn gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0, gemm_q4_k, gemm_q5_k, gemm_q6_k;
   GemmFn gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_iq4_nl, gemm_mxfp4;  // ActQ8 activations
   GemmFn gemm_q2_k, gemm_q3_k, gemm_iq4_xs;  // ActQ8K activations, as the K-quants
@@ -47,15 +50,25 @@ struct KernelSet {
 const KernelSet& scalar_kernels();
 // The variants this CPU can run, best last ("scalar" always first).
 std::vector<const KernelSet*> available_kernels();
-// "auto" picks the best available; otherwise the named set, or tzero::Error when this build or
-// this CPU cannot run it.
+// "auto" picks the best available; otherwise the named set, or tzero::Error ("--kernels NAME:
+// why") when this build (another architecture's set) or this CPU cannot run it.
 const KernelSet& select_kernels(const std::string& choice);
 
-// Defined in kernels/x86/*.cpp, compiled with the matching -m flags; call only after checking
-// the CPU through available_kernels().
+// Defined in kernels/x86/*.cpp (x86-64 builds only), compiled with the matching -m flags; call
+// only after checking the CPU through available_kernels().
 const KernelSet& avx2_kernels();
 const KernelSet& avx512_kernels();
 
+// Defined in kernels/arm/*.cpp (aarch64 builds only). neon: Advanced SIMD (armv8-a, every
+// aarch64 CPU); neon-dotprod: the neon set whose int8 block sums use SDOT (armv8.2-a+dotprod,
+// compiled with that -march; only after HWCAP_ASIMDDP); neon-i8mm: the neon-dotprod set whose
+// gemms of the 32-element types with Q4_0's order take their block sums from SMMLA
+// (armv8.2-a+dotprod+i8mm; only after HWCAP2_I8MM too).
+const KernelSet& neon_kernels();
+const KernelSet& neon_dotprod_kernels();
+const KernelSet& neon_i8mm_kernels();
+
+// x86-64 builds only (kernels/x86/select_x86.cpp, amx.cpp): the AMX set and its checks.
 // AMX-INT8 (kernels/x86/amx.cpp, amx_gemm.h): the avx512 set whose Q8_0 and Q4_0 gemms of 16
 // tokens or more take their int8 block sums from AMX tiles; the same bits. available_kernels()
 // offers it only when amx_usable(): CPUID AMX-TILE and AMX-INT8 (and the avx512 set), XCR0

@@ -1,6 +1,9 @@
 #include "lock/environment.h"
 
 #include <sys/utsname.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 #include <fstream>
 
@@ -42,6 +45,12 @@ nlohmann::json environment_json(const std::string& kernel_variant) {
   if (__builtin_cpu_supports("avx512bw")) features.push_back("avx512bw");
   if (__builtin_cpu_supports("avx512vl")) features.push_back("avx512vl");
   if (__builtin_cpu_supports("avx512vnni")) features.push_back("avx512vnni");
+#elif defined(__aarch64__)
+  // The Linux aarch64 HWCAP bits (asm/hwcap.h): Advanced SIMD, SDOT, and (AT_HWCAP2) I8MM.
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  if (hw & (1UL << 1)) features.push_back("asimd");
+  if (hw & (1UL << 20)) features.push_back("asimddp");
+  if (hw2 & (1UL << 13)) features.push_back("i8mm");
 #endif
   cpu["features"] = features;
   nlohmann::json variants = nlohmann::json::array();

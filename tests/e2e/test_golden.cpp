@@ -157,7 +157,8 @@ TEST(Golden, MoeRowsDoNotDependOnKernels) {
   // The sets this build and CPU run (selecting another is an error, exit 2).
   std::vector<std::string> sets;
   const std::string probe = tzero::test::generated_model("tiny", "f32");
-  for (const char* k : {"scalar", "avx2", "avx512", "amx", "amx-emu"})
+  for (const char* k :
+       {"scalar", "avx2", "avx512", "amx", "amx-emu", "neon", "neon-dotprod", "neon-i8mm"})
     if (run_tzero({"run", "-m", probe, "-n", "1", "-p", "a", "--kernels", k}).exit_code == 0)
       sets.push_back(k);
   std::cout << "kernel sets:";

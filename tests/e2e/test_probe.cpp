@@ -287,12 +287,13 @@ TEST(Probe, ProbeAgainstTzeroServe) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> argv_s = {TZ_BINARY, "serve", "-m", model, "--port", "0"};
+  std::vector<std::string> argv_s = tzero::test::tzero_command();
+  argv_s.insert(argv_s.end(), {"serve", "-m", model, "--port", "0"});
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
-  ASSERT_EQ(posix_spawn(&pid, TZ_BINARY, &fa, nullptr, argv.data(), environ), 0);
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
   posix_spawn_file_actions_destroy(&fa);
   struct Reaper {
     pid_t pid;

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <regex>
 
+#include "support/test_support.h"
+
 extern char** environ;
 
 namespace tzero::test {
@@ -23,12 +25,13 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args, double timeout_
   posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
   posix_spawn_file_actions_addclose(&fa, fds[0]);
   posix_spawn_file_actions_addclose(&fa, fds[1]);
-  std::vector<std::string> argv_s = {TZ_BINARY, "serve", "--host", "127.0.0.1", "--port", "0"};
+  std::vector<std::string> argv_s = tzero_command();
+  argv_s.insert(argv_s.end(), {"serve", "--host", "127.0.0.1", "--port", "0"});
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, TZ_BINARY, &fa, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   close(fds[1]);
   if (rc != 0) {

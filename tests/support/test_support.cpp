@@ -54,6 +54,16 @@ void write_file(const std::string& path, const std::string& bytes) {
   f << bytes;
 }
 
+std::vector<std::string> tzero_command() {
+  std::vector<std::string> words;
+#ifdef TZ_TEST_EMULATOR
+  std::istringstream emulator(TZ_TEST_EMULATOR);  // space-separated (tests/CMakeLists.txt)
+  for (std::string w; emulator >> w;) words.push_back(w);
+#endif
+  words.push_back(TZ_BINARY);
+  return words;
+}
+
 CliResult run_tzero(const std::vector<std::string>& args, const std::string& stdin_text) {
   static int counter = 0;
   const std::string base =
@@ -65,14 +75,14 @@ CliResult run_tzero(const std::vector<std::string>& args, const std::string& std
   posix_spawn_file_actions_addopen(&fa, 0, in_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> argv_s = {TZ_BINARY};
+  std::vector<std::string> argv_s = tzero_command();
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid;
   CliResult r;
-  if (posix_spawn(&pid, TZ_BINARY, &fa, nullptr, argv.data(), environ) == 0) {
+  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) {
     int status = 0;
     waitpid(pid, &status, 0);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

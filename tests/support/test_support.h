@@ -32,6 +32,11 @@ struct CliResult {
 // Runs the tzero binary with these arguments (no shell), capturing stdout and stderr.
 CliResult run_tzero(const std::vector<std::string>& args, const std::string& stdin_text = "");
 
+// The command line that starts the tzero binary: {TZ_BINARY}, or in a cross build whose tests run
+// under an emulator (CMAKE_CROSSCOMPILING_EMULATOR, e.g. qemu-aarch64 -L SYSROOT) the emulator's
+// words first, since the host cannot exec the target's binaries itself. argv[0] is a path.
+std::vector<std::string> tzero_command();
+
 // Makes (once per process) a gen-model file and returns its path.
 std::string generated_model(const std::string& preset, const std::string& dtype, uint64_t seed = 1);
 

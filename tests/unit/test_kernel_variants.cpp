@@ -1,4 +1,5 @@
-// Every kernel variant this CPU can run (avx2, avx512, amx; amx-emu) returns exactly the bits of
+// Every kernel variant this CPU can run (avx2, avx512, amx; amx-emu; on aarch64 neon and
+// neon-dotprod) returns exactly the bits of
 // the scalar reference (DETERMINISM.md L4), on random inputs of many shapes: odd sizes, tails,
 // every weight type, batches of several tokens. Compares bits with memcmp, never a tolerance.
 #include <gtest/gtest.h>
@@ -320,7 +321,21 @@ TEST(KernelVariants, ActivationQuantizationEqualsScalarBits) {
 TEST(KernelVariants, SelectionHonoursChoiceAndRejectsUnknown) {
   EXPECT_STREQ(tzero::select_kernels("scalar").name, "scalar");
   EXPECT_STREQ(tzero::select_kernels("auto").name, tzero::available_kernels().back()->name);
-  EXPECT_THROW(tzero::select_kernels("neon"), tzero::Error);
+  EXPECT_THROW(tzero::select_kernels("sse9"), tzero::Error);
+  // Another architecture's set is refused with the "--kernels NAME: why" of an unavailable one
+  // (the e2e tests skip such sets by that message).
+#if defined(__aarch64__)
+  const char* foreign = "avx2";
+#else
+  const char* foreign = "neon";
+#endif
+  try {
+    tzero::select_kernels(foreign);
+    ADD_FAILURE() << foreign << " was selected";
+  } catch (const tzero::Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(std::string("--kernels ") + foreign + ": ", 0), 0u)
+        << e.what();
+  }
 }
 
 // The batched kernels tile rows and tokens (and pad block groups of 8): every tile shape and
