@@ -104,7 +104,7 @@ struct EngineOptions {
   std::string model_path;
   bool use_mmap = true;  // false: read the file into memory (--no-mmap; base/mapped_file.h)
   int n_threads = 1;
-  std::string kernels = "auto";     // scalar, avx2, avx512, amx, amx-emu, auto: same bits
+  std::string kernels = "auto";     // scalar, avx2, avx512, amx, amx-emu, neon*, auto: same bits
   Mode mode = Mode::deterministic;  // or fast (no reproducibility contract), or portable
                                     // (with gpu_layers: the CPU's bits on a GPU)
   std::string gpu_layers = "0";     // "all" or N: the last N layers on the CUDA device

@@ -4,9 +4,9 @@
 // Hashed: the engine version, the version of every canonical order, the mode, the KV cache
 // storage type (f16 rounds keys and values), and the model file's XXH3-128 (which fixes the
 // architecture, hyper-parameters, tensor types and values). Shown but not hashed, because the
-// contract proves they cannot change the bits: the kernel variant (scalar, avx2, avx512, amx), the
-// thread count, the prefill chunk size, the context size, the batch (what else runs beside a
-// request), the KV block size and prefix-cache hits.
+// contract proves they cannot change the bits: the kernel variant (scalar, avx2, avx512, amx,
+// neon...), the thread count, the prefill chunk size, the context size, the batch (what else runs
+// beside a request), the KV block size and prefix-cache hits.
 #pragma once
 
 #include <nlohmann/json.hpp>

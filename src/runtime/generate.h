@@ -36,7 +36,8 @@ struct GenerateOptions {
   // add_bos and parse_special are then not used.
   bool chat_prompt = false;
   std::string logits_out;                 // file for the raw float32 logits rows ("" = none)
-  std::string kernels = "auto";           // scalar, avx2, avx512, amx, amx-emu or auto: same bits
+  std::string kernels = "auto";           // scalar, avx2, avx512, amx, amx-emu, neon, neon-dotprod,
+                                          // neon-i8mm or auto: same bits
   Mode mode = Mode::deterministic;        // or fast: no reproducibility contract, or portable:
                                           // the GPU running the CPU's orders (with gpu_layers)
   std::string gpu_layers = "0";           // "all" or N: the last N layers on the GPU (backend.h)

@@ -13,6 +13,14 @@
 namespace tzero::arm {
 namespace {
 
+#if defined(__ARM_FEATURE_DOTPROD)
+// The SDOT dot policy (neon_dotprod.cpp, neon_i8mm.cpp: files compiled with +dotprod): four exact
+// int8 products added into each int32 lane, the same integers as Int8Neon's widening multiplies.
+struct Int8Sdot {
+  static int32x4_t dot(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
+};
+#endif
+
 template <typename I>
 KernelSet make_neon_set(const char* name) {
   return KernelSet{

@@ -5,14 +5,8 @@
 
 namespace tzero {
 
-namespace {
-struct Int8Sdot {
-  static int32x4_t dot(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
-};
-}  // namespace
-
 const KernelSet& neon_dotprod_kernels() {
-  static const KernelSet set = arm::make_neon_set<Int8Sdot>("neon-dotprod");
+  static const KernelSet set = arm::make_neon_set<arm::Int8Sdot>("neon-dotprod");
   return set;
 }
 

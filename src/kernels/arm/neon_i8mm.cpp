@@ -7,20 +7,14 @@
 
 namespace tzero {
 
-namespace {
-struct Int8Sdot {
-  static int32x4_t dot(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
-};
-}  // namespace
-
 const KernelSet& neon_i8mm_kernels() {
   static const KernelSet set = [] {
-    KernelSet s = arm::make_neon_set<Int8Sdot>("neon-i8mm");
-    s.gemm_q8_0 = arm::gemm_q32_i8mm<Int8Sdot, BlockQ8_0>;
-    s.gemm_q4_0 = arm::gemm_q32_i8mm<Int8Sdot, BlockQ4_0>;
-    s.gemm_q5_0 = arm::gemm_q32_i8mm<Int8Sdot, BlockQ5_0>;
-    s.gemm_iq4_nl = arm::gemm_q32_i8mm<Int8Sdot, BlockIQ4_NL>;
-    s.gemm_mxfp4 = arm::gemm_q32_i8mm<Int8Sdot, BlockMXFP4>;
+    KernelSet s = arm::make_neon_set<arm::Int8Sdot>("neon-i8mm");
+    s.gemm_q8_0 = arm::gemm_q32_i8mm<arm::Int8Sdot, BlockQ8_0>;
+    s.gemm_q4_0 = arm::gemm_q32_i8mm<arm::Int8Sdot, BlockQ4_0>;
+    s.gemm_q5_0 = arm::gemm_q32_i8mm<arm::Int8Sdot, BlockQ5_0>;
+    s.gemm_iq4_nl = arm::gemm_q32_i8mm<arm::Int8Sdot, BlockIQ4_NL>;
+    s.gemm_mxfp4 = arm::gemm_q32_i8mm<arm::Int8Sdot, BlockMXFP4>;
     return s;
   }();
   return set;
