@@ -34,7 +34,7 @@ struct LockRequest {
 LockRequest parse_lock_request(const std::string& json_text, const std::string& where, int line,
                                const std::string& default_id);
 
-// Reads a whole prompt set. Throws tzero::Error naming the file and line; an empty set is an
+// Reads a whole prompt set ("-": standard input). Throws tzero::Error naming the file and line; an empty set is an
 // error too.
 std::vector<LockRequest> read_prompt_set(const std::string& path);
 
