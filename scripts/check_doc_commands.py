@@ -41,7 +41,7 @@ PLACEHOLDER_VALUES = {
 }
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Inline fragments may leave out what a full command needs.
-FRAGMENT_OK = re.compile(r"is required$|needs a value$|give a subcommand")
+FRAGMENT_OK = re.compile(r"is required$|needs a value$|give a (sub)?command")
 
 
 class Word:

@@ -44,7 +44,8 @@ Command add_embed(CLI::App& app) {
   o->engine.max_queue = 1 << 20;
   sub->add_option("-m,--model", o->engine.model_path, "GGUF model file")->required();
   sub->add_option("-p,--prompt", o->prompt, "Text to embed");
-  sub->add_option("-f,--file", o->file, "Embed each non-empty line of this file (-: standard input)");
+  sub->add_option("-f,--file", o->file,
+                  "Embed each non-empty line of this file (-: standard input)");
   sub->add_option("--pooling", o->pooling,
                   "model (the file's pooling_type, else mean), mean, cls or last")
       ->capture_default_str()
@@ -161,8 +162,7 @@ Command add_embed(CLI::App& app) {
                            "embedded %zu input(s), %lld tokens in %.3f s (%s) | "
                            "pooling %s | %zu dimensions | threads %d\n",
                            outs.size(), static_cast<long long>(n_tokens), secs,
-                           rate_text(tps).c_str(), pooled,
-                           outs[0].v.size(), o->engine.n_threads);
+                           rate_text(tps).c_str(), pooled, outs[0].v.size(), o->engine.n_threads);
             }
             return 0;
           }};

@@ -26,9 +26,10 @@ Command add_gen_model(CLI::App& app) {
                   "Weight type, or a llama-quantize mix (q4_k_m, ...): " + weight_format_names())
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Random seed")->capture_default_str();
-  sub->add_option("-o,--output", o->out,
-                  "Output GGUF file (default: PRESET-DTYPE.gguf here, -seedN added for a seed other "
-                  "than 1; never written over)");
+  sub->add_option(
+      "-o,--output", o->out,
+      "Output GGUF file (default: PRESET-DTYPE.gguf here, -seedN added for a seed other "
+      "than 1; never written over)");
   sub->add_flag("--list", o->list, "List the presets");
   return {sub, [o] {
             if (o->list) {
@@ -53,7 +54,8 @@ Command add_gen_model(CLI::App& app) {
               throw Error("gen-model: unsupported dtype '" + o->dtype + "' (" +
                           weight_format_names() + ")");
             if (o->out.empty()) {
-              o->out = p->name + "-" + t->name +(o->seed == 1 ? "" : "-seed" + std::to_string(o->seed)) + ".gguf";
+              o->out = p->name + "-" + t->name +
+                       (o->seed == 1 ? "" : "-seed" + std::to_string(o->seed)) + ".gguf";
               if (std::filesystem::exists(o->out))
                 throw Error("gen-model: " + o->out + " exists: give -o " + o->out +
                             " to write over it, or another name");

@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/error.h"
 #include "cli/chat_prompt.h"
@@ -41,7 +41,8 @@ void print_gaps(const std::vector<float>& gaps) {
     line += buf;
     if (gaps[i] < gaps[min_at]) min_at = i;
   }
-  std::fprintf(stderr, "top-2 logit gaps: %s\n", gaps.empty() ? "none (no step ran)" : line.c_str());
+  std::fprintf(stderr, "top-2 logit gaps: %s\n",
+               gaps.empty() ? "none (no step ran)" : line.c_str());
   if (!gaps.empty())
     std::fprintf(stderr, "smallest gap: %.4g at step %zu of %zu\n", double(gaps[min_at]),
                  min_at + 1, gaps.size());
@@ -62,7 +63,8 @@ Command add_run(CLI::App& app) {
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
   auto* prompt_opt =
       sub->add_option("-p,--prompt", o->prompt, "Prompt text (default: empty, BOS only)");
-  auto* file_opt = sub->add_option("-f,--file", o->prompt_file, "Read the prompt from a file (-: standard input)");
+  auto* file_opt = sub->add_option("-f,--file", o->prompt_file,
+                                   "Read the prompt from a file (-: standard input)");
   sub->add_option("--messages", o->messages_file,
                   "Chat: read the conversation from this JSON file (an array of {role, content}, "
                   "or a chat request body with \"messages\"), render it with the chat template "
@@ -254,9 +256,8 @@ Command add_run(CLI::App& app) {
                   "\nprompt: %zu tokens, %s | generation: %zu tokens, %s | threads %d | kernels "
                   "%s | mode %s | stop: %s\nlogits digest: %s\n",
                   r.prompt_tokens.size(), rate_text(pp_tps).c_str(), r.tokens.size(),
-                  rate_text(tg_tps).c_str(), o->gen.n_threads,
-                  r.kernels.c_str(), to_string(o->gen.mode), to_string(r.stop_reason),
-                  r.logits_digest.c_str());
+                  rate_text(tg_tps).c_str(), o->gen.n_threads, r.kernels.c_str(),
+                  to_string(o->gen.mode), to_string(r.stop_reason), r.logits_digest.c_str());
               if (!r.device.empty()) std::fprintf(stderr, "device: %s\n", r.device.c_str());
               if (o->gaps) print_gaps(r.top2_gaps);
             }

@@ -117,7 +117,8 @@ std::string target_in(const CLI::App& sub, const LlamaFlag& f) {
 std::string refusal(const CLI::App& app, const CLI::App& sub, std::string_view spelling,
                     const LlamaFlag& f) {
   const std::string cmd = command_path(sub);
-  if (!f.otherwise.empty()) return cmd + ": " + std::string(spelling) + ": " + std::string(f.otherwise);
+  if (!f.otherwise.empty())
+    return cmd + ": " + std::string(spelling) + ": " + std::string(f.otherwise);
   const std::string tzero(split_commas(f.tzero).front());
   std::string msg = cmd + ": " + std::string(spelling);
   if (spelling != tzero) msg += " (llama.cpp's spelling of " + tzero + ")";
@@ -132,7 +133,9 @@ std::string refusal(const CLI::App& app, const CLI::App& sub, std::string_view s
   return msg + " (" + list + (have.size() == 1 ? " has it)" : " have it)");
 }
 
-bool is_option_like(const std::string& t) { return t.size() > 1 && t[0] == '-'; }
+bool is_option_like(const std::string& t) {
+  return t.size() > 1 && t[0] == '-';
+}
 
 }  // namespace
 

@@ -1,9 +1,9 @@
 // tzero: a reproducible LLM inference engine. Exit status: 0 success, 1 a check failed,
 // 2 bad input (unusable file, bad flag, prompt too long): one line on stderr says what.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <thread>

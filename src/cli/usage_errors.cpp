@@ -89,7 +89,8 @@ std::string unknown_option(const CLI::App& cmd, const std::string& item) {
   std::string hint;
   const std::string best = closest_name(name, candidates);
   if (!best.empty()) {
-    const size_t i = size_t(std::find(candidates.begin(), candidates.end(), best) - candidates.begin());
+    const size_t i =
+        size_t(std::find(candidates.begin(), candidates.end(), best) - candidates.begin());
     hint = "; did you mean " + targets[i] + "?";
   }
   if (cmd.get_parent() == nullptr)
@@ -122,8 +123,8 @@ std::string reword(const CLI::App& cmd, const CLI::ParseError& e) {
     const CLI::Option* opt = option_of(m[1]);
     const std::string type = opt ? opt->get_type_name() : "";
     const std::string want = type == "INT" || type == "UINT" ? "an integer"
-                             : type == "FLOAT"                ? "a number"
-                                                              : "a valid value";
+                             : type == "FLOAT"               ? "a number"
+                                                             : "a valid value";
     return m[1].str() + ": '" + m[2].str() + "' is not " + want;
   }
   if (std::regex_match(what, m, std::regex(R"((\S+): Value (.*) not in range (.*) to (.*))"))) {

@@ -20,9 +20,9 @@ using tzero::test::run_tzero;
 
 namespace {
 
-const char* kCommands[] = {"run",  "tokenize", "info",        "convert",  "gen-model", "bench",
-                           "diff", "demo",     "audit",       "fingerprint", "check-op", "chat",
-                           "serve", "probe",   "device",      "embed",    "lock",      "verify"};
+const char* kCommands[] = {"run",   "tokenize", "info",   "convert",     "gen-model", "bench",
+                           "diff",  "demo",     "audit",  "fingerprint", "check-op",  "chat",
+                           "serve", "probe",    "device", "embed",       "lock",      "verify"};
 
 // Exactly the one line `message` on stderr, nothing on stdout, exit 2.
 void expect_usage_error(const std::vector<std::string>& args, const std::string& message) {
@@ -65,7 +65,8 @@ CliResult run_in(const std::string& dir, const std::vector<std::string>& args) {
 
 TEST(CliUsage, UnknownOptionWinsOverMissingModel) {
   // CLI11 alone said "--model is required": the real problem is --bogus.
-  expect_usage_error({"run", "--bogus"}, "run: unknown option --bogus (tzero run --help lists the options)");
+  expect_usage_error({"run", "--bogus"},
+                     "run: unknown option --bogus (tzero run --help lists the options)");
   expect_usage_error({"run", "--bogus", "-m", "x.gguf"},
                      "run: unknown option --bogus (tzero run --help lists the options)");
   // Also ahead of a bad value given before it.
@@ -137,7 +138,8 @@ TEST(CliUsage, ParseOnlyStopsAfterTheParse) {
   EXPECT_EQ(r.out + r.err, "");
   r = parse_only({"run", "--bogus"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "tzero: error: run: unknown option --bogus (tzero run --help lists the options)\n");
+  EXPECT_EQ(r.err,
+            "tzero: error: run: unknown option --bogus (tzero run --help lists the options)\n");
 }
 
 TEST(LlamaFlags, SameMeaningSpellingsAreAccepted) {
@@ -275,8 +277,8 @@ TEST(RunGaps, TextModePrintsTheGapsAndTheSmallest) {
     if (gaps[i] < gaps[min_at]) min_at = i;
   }
   std::snprintf(buf, sizeof buf, "%.4g", double(gaps[min_at]));
-  want += "\nsmallest gap: " + std::string(buf) + " at step " + std::to_string(min_at + 1) +
-          " of 5\n";
+  want +=
+      "\nsmallest gap: " + std::string(buf) + " at step " + std::to_string(min_at + 1) + " of 5\n";
   EXPECT_NE(r.err.find(want), std::string::npos) << r.err << "\nwanted:\n" << want;
   // Without --gaps nothing of it.
   const CliResult plain = run_tzero({"run", "-m", model, "-p", "the dog", "-n", "5"});
