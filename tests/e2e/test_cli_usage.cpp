@@ -259,6 +259,21 @@ TEST(StdinFile, DashReadsStandardInput) {
   const CliResult p = run_tzero({"tokenize", "-m", model, "-p", "the dog"});
   EXPECT_EQ(t.exit_code, 0) << t.err;
   EXPECT_EQ(t.out, p.out);
+  // tzero lock - reads the prompt set: the same results as from the file.
+  const std::string dir = tzero::test::scratch_dir();
+  const std::string set = R"({"id": "a", "prompt": "the dog", "max_tokens": 3, "temperature": 0})"
+                          "\n";
+  tzero::test::write_file(dir + "/set.jsonl", set);
+  const CliResult ls = run_tzero({"lock", "-", "-o", dir + "/stdin.lock", "-m", model}, set);
+  const CliResult lf =
+      run_tzero({"lock", dir + "/set.jsonl", "-o", dir + "/file.lock", "-m", model});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  ASSERT_EQ(lf.exit_code, 0) << lf.err;
+  const json a = json::parse(tzero::test::read_file(dir + "/stdin.lock"));
+  const json b = json::parse(tzero::test::read_file(dir + "/file.lock"));
+  EXPECT_EQ(a["prompt_set"], "-");
+  ASSERT_EQ(a["requests"].size(), 1u);
+  EXPECT_EQ(a["requests"][0]["result"], b["requests"][0]["result"]);
 }
 
 TEST(RunGaps, TextModePrintsTheGapsAndTheSmallest) {
