@@ -93,9 +93,17 @@ std::string unknown_option(const CLI::App& cmd, const std::string& item) {
         size_t(std::find(candidates.begin(), candidates.end(), best) - candidates.begin());
     hint = "; did you mean " + targets[i] + "?";
   }
-  if (cmd.get_parent() == nullptr)
-    return "unknown option " + name + " (options follow a command: tzero COMMAND " + name +
-           "; tzero --help lists the commands)";
+  if (cmd.get_parent() == nullptr) {
+    // "tzero -m x -p hi": the first command that has the option, as the example.
+    std::string example = "COMMAND";
+    for (const CLI::App* c : cmd.get_subcommands(std::function<bool(const CLI::App*)>{}))
+      if (c->get_option_no_throw(name)) {
+        example = c->get_name();
+        break;
+      }
+    return "unknown option " + name + " (options follow a command: tzero " + example + " " + name +
+           " ...; tzero --help lists the commands)";
+  }
   const std::string path = command_path(cmd);
   return path + ": unknown option " + name +
          (hint.empty() ? " (tzero " + path + " --help lists the options)" : hint);
@@ -110,6 +118,15 @@ std::string unknown_argument(const CLI::App& cmd, const std::string& item) {
   }
   const std::string path = command_path(cmd);
   return path + ": unexpected argument '" + item + "' (tzero " + path + " --help)";
+}
+
+// "100.000000" -> "100", "0.500000" -> "0.5" (CLI11 prints a double's range with %f).
+std::string tidy_number(std::string n) {
+  if (n.find('.') == std::string::npos || n.find_first_not_of("-+0123456789.") != std::string::npos)
+    return n;
+  while (n.back() == '0') n.pop_back();
+  if (n.back() == '.') n.pop_back();
+  return n;
 }
 
 // CLI11's own wording of value errors, made plainer.
@@ -134,7 +151,7 @@ std::string reword(const CLI::App& cmd, const CLI::ParseError& e) {
     std::strtod(v.c_str(), &end);
     const bool number = !v.empty() && end && *end == 0;
     return m[1].str() + ": '" + v + "' is not " + (number ? "in the range " : "a number from ") +
-           m[3].str() + " to " + m[4].str();
+           tidy_number(m[3]) + " to " + tidy_number(m[4]);
   }
   if (std::regex_match(what, m, std::regex(R"((\S+): (.*) not in \{(.*)\})"))) {
     std::string set = m[3];
@@ -183,9 +200,13 @@ std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& e) 
   for (const CLI::App* cmd : chain) {
     const std::vector<std::string> left = cmd->remaining(false);
     if (left.empty()) continue;
-    if (cmd == &app && chain.size() == 1) {  // no command was recognised
-      for (const std::string& item : left)
-        if (!is_option_like(item)) return unknown_argument(*cmd, item);
+    if (cmd == &app) {
+      // Before any command: the first item decides ("tzero foo", "tzero -m x"). After one
+      // (an argument after "--" comes back to the top): the command's extra argument.
+      if (chain.size() == 1 || is_option_like(left.front()))
+        return is_option_like(left.front()) ? unknown_option(app, left.front())
+                                            : unknown_argument(app, left.front());
+      return unknown_argument(*chain.back(), left.front());
     }
     for (const std::string& item : left)
       if (is_option_like(item)) return unknown_option(*cmd, item);

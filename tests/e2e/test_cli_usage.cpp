@@ -99,8 +99,15 @@ TEST(CliUsage, UnknownCommandIsNamed) {
   expect_usage_error({"servr"}, "unknown command 'servr'; did you mean serve?");
   expect_usage_error({}, "give a command: " + all + " (tzero COMMAND --help says more)");
   expect_usage_error({"--bogus"},
-                     "unknown option --bogus (options follow a command: tzero COMMAND --bogus; "
+                     "unknown option --bogus (options follow a command: tzero COMMAND --bogus ...; "
                      "tzero --help lists the commands)");
+  // llama-cli's habit: options with no command.
+  expect_usage_error({"-m", "x.gguf", "-p", "hi"},
+                     "unknown option -m (options follow a command: tzero run -m ...; tzero --help "
+                     "lists the commands)");
+  // After "--" an argument is still the command's.
+  expect_usage_error({"run", "-m", "x.gguf", "--", "foo"},
+                     "run: unexpected argument 'foo' (tzero run --help)");
   expect_usage_error({"demo"}, "demo: give a subcommand: axpy");
 }
 
@@ -112,6 +119,10 @@ TEST(CliUsage, BadValuesSayWhatIsWrong) {
   expect_usage_error({"run", "-m", "x.gguf", "--mode", "sloppy"},
                      "run: --mode: 'sloppy' is not one of deterministic, fast, portable");
   expect_usage_error({"run", "-m", "x.gguf", "--top-p", "2"}, "run: --top-p: '2' is not in (0, 1]");
+  expect_usage_error({"run", "-m", "x.gguf", "--temp", "hot"},
+                     "run: --temp: 'hot' is not a number from 0 to 100");
+  expect_usage_error({"run", "-m", "x.gguf", "--seed", "abc"},
+                     "run: --seed: 'abc' is not an integer");
   expect_usage_error({"probe", "--base-url", "u", "--model", "m", "--runs", "x"},
                      "probe: --runs: 'x' is not a number from 1 to 1000");
 }
