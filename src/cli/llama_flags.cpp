@@ -1,6 +1,7 @@
 // llama.cpp's flag spellings (cli/llama_flags.h): the one table, and the rewrite before parsing.
 #include "cli/llama_flags.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "base/error.h"

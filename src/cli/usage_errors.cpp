@@ -111,6 +111,7 @@ std::string unknown_option(const CLI::App& cmd, const std::string& item) {
 
 std::string unknown_argument(const CLI::App& cmd, const std::string& item) {
   if (cmd.get_parent() == nullptr) {
+    if (item == "help") return "unknown command 'help': tzero --help lists the commands";
     const std::string best = closest_name(item, command_names(cmd));
     return "unknown command '" + item + "'" +
            (best.empty() ? " (commands: " + join(command_names(cmd)) + ")"

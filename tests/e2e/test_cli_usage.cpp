@@ -97,6 +97,7 @@ TEST(CliUsage, UnknownCommandIsNamed) {
   expect_usage_error({"foo"}, "unknown command 'foo' (commands: " + all + ")");
   expect_usage_error({"rn", "-m", "x.gguf"}, "unknown command 'rn'; did you mean run?");
   expect_usage_error({"servr"}, "unknown command 'servr'; did you mean serve?");
+  expect_usage_error({"help"}, "unknown command 'help': tzero --help lists the commands");
   expect_usage_error({}, "give a command: " + all + " (tzero COMMAND --help says more)");
   expect_usage_error({"--bogus"},
                      "unknown option --bogus (options follow a command: tzero COMMAND --bogus ...; "
