@@ -39,8 +39,10 @@ build: deps $(BUILD)/build.ninja
 run: build
 	@scripts/run_default.sh "$(BUILD)/tzero" "$(MODEL)" "$(PROMPT)"
 
+# After the tests, every skipped test says why (its GTEST_SKIP message, from the CTest log).
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); rc=$$?; \
+	  python3 $(CURDIR)/scripts/report_skips.py Testing/Temporary/LastTest.log; exit $$rc; }
 
 # The tzero binary, the engine library (libtzero.a), include/tzero/ and a CMake package
 # (find_package(tzero), target tzero::tzero; examples/embed/) under PREFIX.

@@ -208,9 +208,10 @@ class Engine {
   // One token's own text piece (as TokenLogprob::text spells it: a leading space kept, control
   // tokens by name, a byte-fallback token as its raw byte, so possibly not valid UTF-8).
   std::string token_text(int32_t token) const;
-  // The model's chat template (or a named format: llama2, llama3, chatml, ...) applied to the
-  // conversation, ending with the assistant's turn opened. Throws RequestError when the model
-  // has no template and none is named, or when the template refuses the conversation.
+  // The chat template applied to the conversation, ending with the assistant's turn opened:
+  // template_name (a named format: llama2, llama3, chatml, ...; or a template file), else the
+  // model's tokenizer.chat_template, else chatml (the one rule of src/chat/template_choice.h).
+  // Throws RequestError for an unknown name or when the template refuses the conversation.
   std::string apply_chat_template(const std::vector<ChatTurn>& messages,
                                   const std::string& template_name = "") const;
 

@@ -20,6 +20,7 @@
 #include "batch/scheduler.h"
 #include "batch/sequence.h"
 #include "chat/chat_template.h"
+#include "chat/template_choice.h"
 #include "grammar/gbnf.h"
 #include "grammar/token_mask.h"
 #include "model/forward.h"
@@ -592,13 +593,10 @@ std::string Engine::token_text(int32_t token) const {
 std::string Engine::apply_chat_template(const std::vector<ChatTurn>& messages,
                                         const std::string& template_name) const {
   const Impl& m = *impl_;
-  std::string source = m.info.chat_template;
   try {
-    if (!template_name.empty()) source = tzero::named_chat_template(template_name);
-    if (source.empty())
-      throw RequestError(RequestErrorKind::chat_template, "messages",
-                         "the model has no chat template (tokenizer.chat_template)");
-    const tzero::ChatTemplate tmpl(source);
+    // The one rule (chat/template_choice.h): the named format or file, the model's, else chatml.
+    const tzero::ChatTemplate tmpl(
+        tzero::choose_chat_template(m.info.chat_template, template_name).source);
     std::vector<tzero::ChatMessage> msgs;
     for (const ChatTurn& t : messages) msgs.push_back({t.role, t.content});
     auto special = [&](int id) { return id >= 0 ? std::string(m.vocab.text(id)) : std::string(); };

@@ -1,17 +1,42 @@
-// Chat prompts for tzero run (cli/chat_prompt.h).
+// Chat prompts on the command line (cli/chat_prompt.h).
 #include "cli/chat_prompt.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "chat/chat_template.h"
 #include "cli/commands.h"
 #include "server/openai_request.h"
 
 namespace tzero::cli {
 
+namespace {
+
+ChatTemplate parse_chosen(const GgufFile& file, const ChatTemplateChoice& choice,
+                          const std::string& option) {
+  try {
+    return ChatTemplate(choice.source);
+  } catch (const Error& e) {
+    const std::string where = option.empty() ? file.path() + ": " + choice.label : option;
+    throw Error(where + ": " + e.what() + " (name a format with --chat-template NAME)");
+  }
+}
+
+}  // namespace
+
+LoadedChatTemplate load_chat_template(const GgufFile& file, const std::string& option) {
+  ChatTemplateChoice choice =
+      choose_chat_template(file.get_string("tokenizer.chat_template"), option);
+  ChatTemplate parsed = parse_chosen(file, choice, option);
+  return {std::move(choice), std::move(parsed)};
+}
+
+std::string special_token_text(const Vocab& vocab, int id) {
+  return id >= 0 ? std::string(vocab.text(id)) : std::string();
+}
+
 std::string render_chat_file(const GgufFile& file, const Vocab& vocab, const std::string& path,
-                             const std::string& template_name) {
+                             const std::string& template_option) {
   nlohmann::json in;
   try {
     in = nlohmann::json::parse(read_text_file(path));
@@ -28,13 +53,11 @@ std::string render_chat_file(const GgufFile& file, const Vocab& vocab, const std
   } catch (const server::ApiError& e) {
     throw Error(path + ": " + e.what());
   }
-  std::string source = file.get_string("tokenizer.chat_template");
-  if (!template_name.empty())
-    source = named_chat_template(template_name);
-  else if (source.empty())
-    source = named_chat_template("chatml");
-  auto special = [&](int id) { return id >= 0 ? std::string(vocab.text(id)) : std::string(); };
-  return ChatTemplate(source).apply(messages, true, special(vocab.bos()), special(vocab.eos()));
+  const LoadedChatTemplate tmpl = load_chat_template(file, template_option);
+  if (tmpl.choice.fallback)
+    std::fprintf(stderr, "tzero: %s\n", chat_template_fallback_note(file.path()).c_str());
+  return tmpl.parsed.apply(messages, true, special_token_text(vocab, vocab.bos()),
+                           special_token_text(vocab, vocab.eos()));
 }
 
 }  // namespace tzero::cli

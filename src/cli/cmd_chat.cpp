@@ -1,8 +1,19 @@
 // tzero chat: an interactive chat in the terminal. Each line read from stdin is a user message;
-// the conversation so far is rendered with the chat template (chat/chat_template.h) with
+// the conversation so far is rendered with the chat template (the one rule of
+// chat/template_choice.h: --chat-template NAME|FILE, the model's, else chatml) with
 // add_generation_prompt, tokenized with special-token parsing, and the reply is generated and
-// streamed until EOS, EOT, -n tokens or a full context (the decode step's stop rules,
-// runtime/decode_step.h). EOF or "/exit" ends it.
+// streamed to stdout until EOS, EOT, -n tokens or a full context (the decode step's stop rules,
+// runtime/decode_step.h).
+//
+// stdout carries only the model's replies (each ends with a newline); the banner, /help, notes
+// and the "> " prompt (a terminal only) go to stderr, so piped use works. Lines starting with
+// "/" are commands, never sent to the model (cli/chat_commands.h).
+//
+// Ctrl+C while a reply is written stops it between two tokens: what was written stays in the
+// conversation as the assistant's turn (llama-cli keeps it too) and the prompt comes back.
+// Ctrl+C during the prompt's evaluation drops that message. Ctrl+C at the prompt ends the chat
+// with exit status 130 (the shell's status for SIGINT, as llama-cli exits); EOF (Ctrl+D),
+// /exit and /quit end it with 0.
 //
 // Every turn renders and tokenizes the whole conversation again; the key/value cache is kept
 // for the longest prefix that is unchanged, so only the new tokens are evaluated.
@@ -19,11 +30,17 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "backend/backends.h"
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "chat/chat_template.h"
+#include "cli/chat_commands.h"
+#include "cli/chat_prompt.h"
 #include "cli/commands.h"
+#include "cli/generation_flags.h"
+#include "cli/interrupt.h"
+#include "cli/line_reader.h"
 #include "format/gguf.h"
 #include "kernels/kernel_set.h"
 #include "model/forward.h"
@@ -37,36 +54,21 @@ namespace tzero::cli {
 
 namespace {
 
+constexpr int kExitInterrupted = 130;  // 128 + SIGINT
+
 struct ChatOpts {
-  std::string model, template_name, system;
+  std::string model, template_option, system;
   int n_predict = 256, n_threads = 1, n_ctx = 0;
-  float temperature = 0.0f;
-  uint64_t seed = 0;
-  bool render = false, verbose = false, no_mmap = false;
+  GenerationFlags gen;
+  bool render = false, verbose = false, no_mmap = false, ignore_eos = false;
 };
-
-std::string template_source(const GgufFile& f, const std::string& name) {
-  if (!name.empty()) return named_chat_template(name);
-  const std::string t = f.get_string("tokenizer.chat_template");
-  if (t.empty()) {
-    std::string names;
-    for (const auto& n : chat_template_names()) names += (names.empty() ? "" : ", ") + n;
-    throw Error(f.path() +
-                ": no tokenizer.chat_template in the file; name a format with "
-                "--chat-template NAME (" +
-                names + ")");
-  }
-  return t;
-}
-
-std::string special_text(const Vocab& v, int id) {
-  return id >= 0 ? std::string(v.text(id)) : std::string();
-}
 
 int render(const ChatOpts& o) {
   const GgufFile f(o.model);
   const Vocab vocab = Vocab::from_gguf(f);
-  const ChatTemplate tmpl(template_source(f, o.template_name));
+  const LoadedChatTemplate tmpl = load_chat_template(f, o.template_option);
+  if (tmpl.choice.fallback)
+    std::fprintf(stderr, "tzero: %s\n", chat_template_fallback_note(f.path()).c_str());
   const std::string input(std::istreambuf_iterator<char>(std::cin), {});
   nlohmann::ordered_json in;
   try {
@@ -82,92 +84,206 @@ int render(const ChatOpts& o) {
   check(vars.contains("messages") && vars["messages"].is_array(),
         "--render: stdin must be a JSON array of messages or an object with \"messages\"");
   if (!vars.contains("add_generation_prompt")) vars["add_generation_prompt"] = true;
-  if (!vars.contains("bos_token")) vars["bos_token"] = special_text(vocab, vocab.bos());
-  if (!vars.contains("eos_token")) vars["eos_token"] = special_text(vocab, vocab.eos());
-  const std::string out = tmpl.render(vars);
+  if (!vars.contains("bos_token")) vars["bos_token"] = special_token_text(vocab, vocab.bos());
+  if (!vars.contains("eos_token")) vars["eos_token"] = special_token_text(vocab, vocab.eos());
+  const std::string out = tmpl.parsed.render(vars);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
 
-int chat(const ChatOpts& o) {
-  auto model = Model::load(o.model, !o.no_mmap);
-  const Vocab vocab = Vocab::from_gguf(model->gguf());
-  const ChatTemplate tmpl(template_source(model->gguf(), o.template_name));
-  const HParams& hp = model->hparams();
-  check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
-  const int n_ctx = hp.context_or_default(o.n_ctx);
-  const std::string bos = special_text(vocab, vocab.bos()), eos = special_text(vocab, vocab.eos());
+std::string number(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", x);
+  return b;
+}
 
-  ThreadPool pool(o.n_threads);
-  const auto fwd_ptr =
-      make_forward(*model, pool, {n_ctx, std::min(64, n_ctx), select_kernels("auto"), false, 0});
-  Forward& fwd = *fwd_ptr;
-  KvCache kv(hp, n_ctx);
-  SamplingParams sampling;
-  sampling.temperature = o.temperature;
-  sampling.seed = o.seed;
-  std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from
-  std::vector<int32_t> cached;  // the tokens whose keys and values are in kv, in order
-  int step = 0;                 // sampler steps over the whole chat (the next turn's first)
+void note(const std::string& s) {
+  std::fprintf(stderr, "tzero chat: %s\n", s.c_str());
+}
 
-  std::vector<ChatMessage> messages;
-  if (!o.system.empty()) messages.push_back({"system", o.system});
-  const bool tty = isatty(STDIN_FILENO);
-  std::string line;
-  while (true) {
-    if (tty) std::fprintf(stderr, "> ");
-    if (!std::getline(std::cin, line)) break;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line == "/exit") break;
-    if (line.empty()) continue;
-    messages.push_back({"user", line});
+// The conversation and the model state behind it.
+class ChatSession {
+ public:
+  explicit ChatSession(const ChatOpts& o)
+      : o_(o),
+        model_(Model::load(o.model, !o.no_mmap)),
+        vocab_(Vocab::from_gguf(model_->gguf())),
+        tmpl_(load_chat_template(model_->gguf(), o.template_option)),
+        hp_(model_->hparams()),
+        n_ctx_(hp_.context_or_default(o.n_ctx)),
+        bos_(special_token_text(vocab_, vocab_.bos())),
+        eos_(special_token_text(vocab_, vocab_.eos())),
+        pool_(o.n_threads),
+        kv_(hp_, n_ctx_),
+        logits_(size_t(hp_.n_vocab)) {
+    check(vocab_.n_tokens() <= hp_.n_vocab, "the tokenizer has more tokens than the model");
+    const Mode mode = mode_arg(o.gen.mode);
+    const int gpu_layers = parse_gpu_layers(o.gen.gpu_layers, hp_.n_layer);
+    check_gpu_mode(gpu_layers, mode);
+    const KernelSet kernels = select_kernels(o.gen.kernels);
+    kernels_ = kernels.name;
+    fwd_ = make_forward(
+        *model_, pool_,
+        {n_ctx_, std::min(o.gen.n_batch, n_ctx_), kernels, mode == Mode::fast, gpu_layers});
+    if (fwd_->device()) device_ = fwd_->device()->describe();
+    reset();
+  }
 
-    const std::string prompt = tmpl.apply(messages, true, bos, eos);
+  // On stderr: what is in use, and how to get help.
+  void banner() const {
+    note("model " + o_.model + " (" + hp_.arch_name + ", " + std::to_string(hp_.n_layer) +
+         " layers, " + std::to_string(vocab_.n_tokens()) + " tokens)");
+    note("template " + tmpl_.choice.label);
+    note("mode " + o_.gen.mode + ", kernels " + kernels_ + ", threads " +
+         std::to_string(o_.n_threads) + ", context " + std::to_string(n_ctx_) +
+         (device_.empty() ? "" : ", device " + device_) +
+         (o_.gen.sampling.temperature > 0 ? ", temperature " + number(o_.gen.sampling.temperature) +
+                                                ", seed " + std::to_string(o_.gen.sampling.seed)
+                                          : ", greedy"));
+    note("type /help for the commands; Ctrl+C stops a reply; /exit or Ctrl+D ends the chat");
+  }
+
+  // The conversation starts again (the system message stays, and so does the sampler: the
+  // same messages give the same replies as in a fresh chat).
+  void reset() {
+    messages_.clear();
+    if (!o_.system.empty()) messages_.push_back({"system", o_.system});
+    step_ = 0;
+  }
+
+  // One user message and its reply, streamed to stdout.
+  void turn(const std::string& text) {
+    messages_.push_back({"user", text});
+    const std::string prompt = tmpl_.parsed.apply(messages_, true, bos_, eos_);
     // BOS by the one rule (runtime/prompt.h): none when the template wrote it.
-    const std::vector<int32_t> tokens = tokenize_chat_prompt(vocab, prompt);
+    const std::vector<int32_t> tokens = tokenize_chat_prompt(vocab_, prompt);
     check(!tokens.empty(), "the prompt is empty and the vocabulary has no BOS token");
-    check(int(tokens.size()) < n_ctx, "the conversation is " + std::to_string(tokens.size()) +
-                                          " tokens, more than the context of " +
-                                          std::to_string(n_ctx) + " tokens (raise it with -c)");
-    size_t keep = 0;
-    while (keep < cached.size() && keep + 1 < tokens.size() && cached[keep] == tokens[keep]) ++keep;
-    for (size_t p = keep; p < tokens.size(); p += size_t(fwd.n_batch())) {
-      const int n = int(std::min(size_t(fwd.n_batch()), tokens.size() - p));
-      fwd.eval(&tokens[p], n, int(p), kv, p + size_t(n) == tokens.size() ? logits.data() : nullptr);
+    if (int(tokens.size()) >= n_ctx_) {
+      messages_.pop_back();
+      note("the conversation would be " + std::to_string(tokens.size()) +
+           " tokens, more than the context of " + std::to_string(n_ctx_) +
+           " tokens: not sent; /reset starts again (or raise -c)");
+      return;
     }
-    cached = tokens;
+    if (!prefill(tokens)) {
+      messages_.pop_back();
+      note("stopped (Ctrl+C) before the reply began; the message was not kept");
+      return;
+    }
 
     StopRules rules;
-    rules.max_tokens = o.n_predict;
-    rules.n_ctx = n_ctx;
-    DecodeStep decode(vocab, sampling, rules, tokens, step);
+    rules.max_tokens = o_.n_predict;
+    rules.n_ctx = n_ctx_;
+    rules.ignore_eos = o_.ignore_eos;
+    DecodeStep decode(vocab_, o_.gen.sampling, rules, tokens, step_);
     std::string reply;
     auto put = [&](const std::string& s) {
       reply += s;
       std::fwrite(s.data(), 1, s.size(), stdout);
       std::fflush(stdout);
     };
+    bool interrupted = false;
     while (true) {
-      const StepResult r = decode.step(logits.data(), hp.n_vocab);
+      const StepResult r = decode.step(logits_.data(), hp_.n_vocab);
       put(r.text);
       put(r.tail);
       if (r.stop != StopReason::none) break;
-      fwd.eval(&r.token, 1, int(cached.size()), kv, logits.data());
-      cached.push_back(r.token);
+      if (interrupt::requested()) {  // between two tokens: r.token is in the reply, not fed
+        interrupted = true;
+        break;
+      }
+      fwd_->eval(&r.token, 1, int(cached_.size()), kv_, logits_.data());
+      cached_.push_back(r.token);
     }
-    step += decode.n_generated();
+    step_ += decode.n_generated();
     std::printf("\n");
     std::fflush(stdout);
-    if (o.verbose) {
+    if (interrupted) note("reply stopped (Ctrl+C); it stays in the conversation");
+    if (o_.verbose) {
       const std::vector<int32_t> generated(decode.tokens().begin() + decode.n_prompt(),
                                            decode.tokens().end());
-      const nlohmann::json j = {{"prompt_tokens", tokens},
-                                {"tokens", generated},
-                                {"stop_reason", to_string(decode.stop_reason())},
-                                {"logits_digest", decode.digest()}};
+      const nlohmann::json j = {
+          {"prompt_tokens", tokens},
+          {"tokens", generated},
+          {"stop_reason", interrupted ? "cancelled" : to_string(decode.stop_reason())},
+          {"logits_digest", decode.digest()}};
       std::fprintf(stderr, "%s\n", j.dump().c_str());
     }
-    messages.push_back({"assistant", reply});
+    messages_.push_back({"assistant", reply});
+  }
+
+ private:
+  // Evaluates what of `tokens` is not in the cache yet, leaving the last row in logits_.
+  // False when a Ctrl+C stopped it (the cache then holds the part evaluated).
+  bool prefill(const std::vector<int32_t>& tokens) {
+    size_t keep = 0;
+    while (keep < cached_.size() && keep + 1 < tokens.size() && cached_[keep] == tokens[keep])
+      ++keep;
+    cached_.resize(keep);
+    for (size_t p = keep; p < tokens.size(); p += size_t(fwd_->n_batch())) {
+      if (interrupt::requested()) return false;
+      const int n = int(std::min(size_t(fwd_->n_batch()), tokens.size() - p));
+      fwd_->eval(&tokens[p], n, int(p), kv_,
+                 p + size_t(n) == tokens.size() ? logits_.data() : nullptr);
+      cached_.insert(cached_.end(), tokens.begin() + long(p), tokens.begin() + long(p) + n);
+    }
+    return true;
+  }
+
+  const ChatOpts& o_;
+  std::unique_ptr<Model> model_;
+  Vocab vocab_;
+  LoadedChatTemplate tmpl_;
+  const HParams& hp_;
+  int n_ctx_;
+  std::string bos_, eos_, kernels_, device_;
+  ThreadPool pool_;
+  KvCache kv_;
+  std::unique_ptr<Forward> fwd_;
+  std::vector<float> logits_;    // (n_vocab): the row the next token comes from
+  std::vector<int32_t> cached_;  // the tokens whose keys and values are in kv_, in order
+  int step_ = 0;                 // sampler steps over the whole chat (the next turn's first)
+  std::vector<ChatMessage> messages_;
+};
+
+int chat(const ChatOpts& o) {
+  ChatSession session(o);
+  interrupt::install();
+  session.banner();
+  const bool tty = isatty(STDIN_FILENO);
+  LineReader reader(STDIN_FILENO);
+  std::string line;
+  while (true) {
+    interrupt::clear();  // a Ctrl+C that stopped a reply is spent
+    if (tty) std::fprintf(stderr, "> ");
+    std::fflush(stderr);
+    const LineReader::Status status = reader.next(line);
+    if (status == LineReader::Status::eof) break;
+    if (status == LineReader::Status::interrupted) {
+      std::fprintf(stderr, "\n");
+      return kExitInterrupted;
+    }
+    const ChatInput in = parse_chat_input(line);
+    switch (in.kind) {
+      case ChatInput::Kind::empty:
+        break;
+      case ChatInput::Kind::help:
+        std::fputs(chat_help_text(), stderr);
+        break;
+      case ChatInput::Kind::reset:
+        session.reset();
+        note("the conversation starts again");
+        break;
+      case ChatInput::Kind::exit:
+        return 0;
+      case ChatInput::Kind::unknown:
+        note("unknown command '" + in.text +
+             "': not sent (/help lists the commands; start a line with // to send a /)");
+        break;
+      case ChatInput::Kind::message:
+        session.turn(in.text);
+        break;
+    }
   }
   return 0;
 }
@@ -177,18 +293,19 @@ int chat(const ChatOpts& o) {
 Command add_chat(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "chat",
-      "Chat in the terminal: one user message per line, EOF or /exit ends (each turn renders "
-      "the whole conversation again with the chat template; the cache keeps the unchanged "
-      "prefix)");
+      "Chat in the terminal: one user message per line; /help lists the commands; Ctrl+C "
+      "stops a reply, EOF or /exit ends (each turn renders the whole conversation again with "
+      "the chat template; the cache keeps the unchanged prefix)");
   auto o = std::make_shared<ChatOpts>();
   o->n_threads = default_threads();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
   sub->add_flag("--no-mmap", o->no_mmap,
                 "Read the model file into memory instead of mapping it (for files replaced in "
                 "place: a mapped file truncated while in use is a SIGBUS)");
-  sub->add_option("--chat-template", o->template_name,
-                  "Named format: llama2, llama3, chatml, mistral, phi3, gemma, deepseek "
-                  "(default: tokenizer.chat_template from the file)");
+  sub->add_option("--chat-template", o->template_option,
+                  "A named format (llama2, llama3, chatml, mistral, phi3, gemma, deepseek) or a "
+                  "Jinja template file (default: tokenizer.chat_template from the file, else "
+                  "chatml)");
   sub->add_option("--system", o->system, "System message at the start of the conversation");
   sub->add_option("-n,--n-predict", o->n_predict, "Most tokens per reply")
       ->capture_default_str()
@@ -199,13 +316,14 @@ Command add_chat(CLI::App& app) {
   sub->add_option("-c,--ctx-size", o->n_ctx, "Context size (0: min(trained, 4096))")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
-  sub->add_option("--temp", o->temperature, "Temperature (0: greedy)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
-  sub->add_option("--seed", o->seed, "Sampling seed (used when --temp > 0)")->capture_default_str();
+  add_generation_flags(sub, o->gen);
+  sub->add_flag("--ignore-eos", o->ignore_eos,
+                "Do not stop a reply at EOS or end of turn (-n, the context and Ctrl+C still "
+                "do)");
   sub->add_flag("--verbose", o->verbose,
                 "After each reply, print one JSON line on stderr: prompt_tokens, tokens (the "
-                "generated ids), stop_reason and logits_digest, as tzero run --json names them");
+                "generated ids), stop_reason (cancelled: Ctrl+C) and logits_digest, as tzero "
+                "run --json names them");
   sub->add_flag("--render", o->render,
                 "Print the prompt the template renders for a conversation read as JSON from "
                 "stdin (an array of {role, content} or an object with messages), then exit");

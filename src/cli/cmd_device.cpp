@@ -11,6 +11,9 @@ namespace tzero::cli {
 
 Command add_device(CLI::App& app) {
   auto* sub = app.add_subcommand("device", "Show the CUDA device (--gpu-layers) and its bandwidth");
+  sub->footer(
+      "Exit status 0: this is a report, with or without a device (in --json, \"usable\" says "
+      "whether --gpu-layers can run). --bandwidth without a usable device is exit 2.");
   struct Opts {
     bool bandwidth = false, json = false;
     int mib = 1024;

@@ -28,7 +28,7 @@ Command add_fingerprint(CLI::App& app) {
                   "Context size the run uses (0: min(trained, 4096)); hashed only for LongRoPE "
                   "models, whose rope factors it chooses")
       ->capture_default_str();
-  sub->add_flag("--json", o->json, "Print {hash, manifest} as JSON");
+  sub->add_flag("--json", o->json, "Print {\"fingerprint\": HASH, \"manifest\": {...}} as JSON");
   return {
       sub, [o] {
         auto model = Model::load(o->model);

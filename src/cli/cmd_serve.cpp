@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "chat/chat_template.h"
+#include "chat/template_choice.h"
 #include "cli/commands.h"
 #include "server/http_server.h"
 #include "tzero/engine.h"
@@ -87,7 +88,8 @@ Command add_serve(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"model", "mean", "cls", "last"}));
   sub->add_option("--chat-template", o->server.chat_template,
-                  "Named chat format (llama2, llama3, chatml, ...) instead of the model's");
+                  "Chat template: a named format (llama2, llama3, chatml, ...) or a Jinja file, "
+                  "instead of the model's (a model without one uses chatml)");
   sub->add_option("--model-name", o->server.model_name,
                   "Model id reported by the API (default: the model's general.name)");
   sub->add_option("--max-body-kib", o->max_body_kib, "Largest request body in KiB (413 beyond)")
@@ -146,23 +148,27 @@ Command add_serve(CLI::App& app) {
         o->server.max_header_bytes = o->max_header_kib * 1024;
         if (o->server.http_threads == 0)
           o->server.http_threads = int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-        if (!o->server.chat_template.empty())
-          named_chat_template(o->server.chat_template);  // an unknown name fails here, exit 2
+        // An unknown name or unreadable file fails here, before the model loads (exit 2).
+        if (!o->server.chat_template.empty()) choose_chat_template("", o->server.chat_template);
         tzero::Engine engine(o->engine);
-        // The model's template is parsed now, so a template tzero cannot run (a hostile one
-        // nested past the limits included) is a load error, not a failure at the first chat.
-        if (o->server.chat_template.empty() && !engine.info().chat_template.empty()) {
-          try {
-            const ChatTemplate check_template(engine.info().chat_template);
-          } catch (const Error& e) {
-            throw Error(o->engine.model_path + ": tokenizer.chat_template: " + e.what() +
-                        " (name a format with --chat-template NAME)");
-          }
+        // The template is parsed now, so one tzero cannot run (a hostile one nested past the
+        // limits included) is a load error, not a failure at the first chat request. The rule
+        // (chat/template_choice.h): --chat-template, the model's, else chatml.
+        const ChatTemplateChoice choice =
+            choose_chat_template(engine.info().chat_template, o->server.chat_template);
+        try {
+          const ChatTemplate check_template(choice.source);
+        } catch (const Error& e) {
+          const std::string where = o->server.chat_template.empty()
+                                        ? o->engine.model_path + ": " + choice.label
+                                        : o->server.chat_template;
+          throw Error(where + ": " + e.what() + " (name a format with --chat-template NAME)");
         }
         server::HttpServer srv(engine, o->server);
         const int port = srv.start();
-        if (engine.info().chat_template.empty() && o->server.chat_template.empty())
-          std::fprintf(stderr, "tzero serve: the model has no chat template; chat uses chatml\n");
+        if (choice.fallback)
+          std::fprintf(stderr, "tzero serve: %s\n",
+                       chat_template_fallback_note(o->engine.model_path).c_str());
         std::fprintf(stderr, "tzero serve: model %s, fingerprint %s, context %d, %d slots\n",
                      srv.model_name().c_str(), engine.info().fingerprint.c_str(),
                      engine.info().n_ctx, o->engine.max_seqs);

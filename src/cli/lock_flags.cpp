@@ -20,8 +20,9 @@ void add_lock_flags(CLI::App* sub, LockFlags& f) {
                               "Compute threads (results do not depend on it)")
                   ->check(CLI::Range(1, 1024));
   f.chat_template = sub->add_option("--chat-template", f.engine.chat_template,
-                                    "Named chat format (llama2, llama3, chatml, ...) instead of "
-                                    "the model's");
+                                    "Chat template instead of the model's: a name (llama2, "
+                                    "llama3, chatml, ...) or a Jinja file (the lock keeps its "
+                                    "path)");
   sub->add_option("--base-url", f.server.base_url,
                   "An OpenAI-compatible server instead of a local engine (http://host:port)");
   sub->add_option("--api-key", f.server.api_key, "Bearer token for --base-url");

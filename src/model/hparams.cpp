@@ -92,6 +92,16 @@ void read_gemma(const GgufFile& f, const std::string& a, HParams& hp) {
 
 HParams read_hparams(const GgufFile& f) {
   HParams hp;
+  // A vocabulary-only file (llama.cpp's ggml-vocab-*.gguf, `tzero convert --hf-tokenizer`) has
+  // tokenizer metadata and no tensors: say so, whatever else its metadata lacks. Every command
+  // that loads a model for inference comes through here (Model's constructor).
+  if (f.tensors().empty()) {
+    if (f.has("tokenizer.ggml.tokens"))
+      f.fail(
+          "this file has no weights (a vocabulary-only GGUF: a tokenizer and no tensors); it can "
+          "be used with `tzero tokenize`, not to run a model");
+    f.fail("this file has no weights (no tensors)");
+  }
   hp.arch_name = f.get_string("general.architecture");
   if (hp.arch_name.empty()) f.fail("missing metadata 'general.architecture'");
   if (hp.arch_name == "llama" || hp.arch_name == "mistral") {

@@ -81,8 +81,7 @@ struct HttpServer::Impl {
   Impl(tzero::Engine& e, ServerOptions o) : engine(e), opt(std::move(o)) {
     model = opt.model_name.empty() ? engine.info().name : opt.model_name;
     fingerprint = "tz-" + engine.info().fingerprint;
-    chat_template = opt.chat_template;
-    if (chat_template.empty() && engine.info().chat_template.empty()) chat_template = "chatml";
+    chat_template = opt.chat_template;  // "": the engine's rule (chat/template_choice.h)
     for (const std::string& h : opt.allowed_hosts) allowed_hosts.insert(lower(h));
     allowed_hosts.insert(lower(opt.host));  // --host given as a name
   }

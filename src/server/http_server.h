@@ -31,7 +31,7 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                   // 0: a free port, chosen by the system
   std::string api_key;               // non-empty: requests need "Authorization: Bearer KEY"
-  std::string chat_template;         // a named format; "": the model's (chatml if it has none)
+  std::string chat_template;         // a named format or a file; "": the model's, else chatml
   std::string model_name;            // reported as `model`; "": the model's name
   size_t max_body_bytes = 1u << 20;  // larger request bodies get 413
   int http_threads = 2;              // threads running request handlers (not one per connection)

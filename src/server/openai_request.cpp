@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "chat/chat_template.h"
+#include "chat/template_choice.h"
 #include "server/extension_fields.h"
 #include "server/json_fields.h"
 #include "server/structured_output.h"
@@ -334,13 +335,13 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
   if (r.endpoint == Endpoint::chat) {
     std::string text;
     if (r.tools || r.tool_turns) {
-      std::string source = engine.info().chat_template;
+      std::string source;
       try {
-        if (!chat_template.empty()) source = tzero::named_chat_template(chat_template);
+        // The one rule (chat/template_choice.h): the named format or file, the model's, chatml.
+        source = tzero::choose_chat_template(engine.info().chat_template, chat_template).source;
       } catch (const tzero::Error& e) {
         throw bad("messages", e.what());
       }
-      if (source.empty()) throw bad("messages", "the model has no chat template");
       if (r.tools) {
         r.tools->format = tool_format_of(source);
         r.params.grammar = tool_grammar(*r.tools);

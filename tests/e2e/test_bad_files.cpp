@@ -236,21 +236,48 @@ TEST(BadFiles, NotAGgufFile) {
   EXPECT_TRUE(clean_error(run(text), text, "not a GGUF file (bad magic)"));
 }
 
-// A valid vocabulary-only GGUF (all the metadata, no tensors): `info` shows it, `run` says
-// which tensor is missing.
+// A valid vocabulary-only GGUF (all the metadata, no tensors): `info` shows it; every command
+// that loads a model says it has no weights (one check in the loading path, model/hparams.cpp).
+static const char* kVocabOnly =
+    "this file has no weights (a vocabulary-only GGUF: a tokenizer and no tensors); it can be "
+    "used with `tzero tokenize`, not to run a model";
+
+static void expect_vocab_only_refused(const std::string& f) {
+  EXPECT_TRUE(clean_error(run(f), f, kVocabOnly));
+  EXPECT_TRUE(clean_error(run_tzero({"chat", "-m", f}, "hi\n"), f, kVocabOnly));
+  EXPECT_TRUE(clean_error(run_tzero({"serve", "-m", f, "--port", "0"}), f, kVocabOnly));
+  EXPECT_TRUE(clean_error(run_tzero({"embed", "-m", f, "-p", "hi"}), f, kVocabOnly));
+  EXPECT_TRUE(clean_error(run_tzero({"fingerprint", "-m", f}), f, kVocabOnly));
+  // And tokenize works on it.
+  EXPECT_EQ(run_tzero({"tokenize", "-m", f, "-p", "hi"}).exit_code, 0);
+}
+
 TEST(BadFiles, VocabOnlyFileIsNotAModel) {
   const std::string f = rewrite_tiny("vocab_only.gguf", nullptr, /*keep_tensors=*/false);
   const CliResult i = info(f);
   EXPECT_EQ(i.exit_code, 0) << i.err;
   EXPECT_NE(i.out.find("tensors (0)"), std::string::npos) << i.out;
-  EXPECT_TRUE(clean_error(run(f), f, "missing tensor 'token_embd.weight'"));
+  expect_vocab_only_refused(f);
 }
 
-// llama.cpp's vocabulary-only test files (when ../shared/data has one) are refused the same way.
+// llama.cpp's vocabulary-only test files (SentencePiece and byte-level BPE, whose gpt2
+// architecture tzero does not run) are refused the same way.
 TEST(BadFiles, SharedVocabOnlyFileIsNotAModel) {
-  TZ_REQUIRE_SHARED(f, "vocab/ggml-vocab-llama-spm.gguf");
-  EXPECT_EQ(info(f).exit_code, 0);
-  EXPECT_TRUE(clean_error(run(f), f, "missing tensor 'token_embd.weight'"));
+  for (const char* name : {"vocab/ggml-vocab-llama-spm.gguf", "vocab/ggml-vocab-gpt-2.gguf"}) {
+    SCOPED_TRACE(name);
+    TZ_REQUIRE_SHARED(f, name);
+    EXPECT_EQ(info(f).exit_code, 0);
+    expect_vocab_only_refused(f);
+  }
+}
+
+// A tokenizer without general.architecture (what `convert --hf-tokenizer` writes) too.
+TEST(BadFiles, TokenizerWithoutArchitectureIsNotAModel) {
+  const std::string f = rewrite_tiny(
+      "no_arch_vocab.gguf",
+      [](tzero::GgufWriter&, const std::string& key) { return key == "general.architecture"; },
+      /*keep_tensors=*/false);
+  expect_vocab_only_refused(f);
 }
 
 // A valid model file of an architecture tzero does not implement.

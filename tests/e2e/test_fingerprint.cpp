@@ -60,3 +60,20 @@ TEST(Fingerprint, LongRopeContextChoosesTheFactorsAndIsHashed) {
   EXPECT_EQ(digest(tiny, "512")["fingerprint"], digest(tiny, "256")["fingerprint"]);
   EXPECT_EQ(digest(tiny, "512")["logits_digest"], digest(tiny, "256")["logits_digest"]);
 }
+
+// `fingerprint --help` names the keys `--json` prints ("fingerprint" and "manifest"), and the
+// hash is the one `run --json` reports.
+TEST(Fingerprint, HelpNamesTheJsonKeys) {
+  const std::string model = tzero::test::generated_model("tiny", "f32");
+  const auto help = tzero::test::run_tzero({"fingerprint", "--help"});
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("Print {\"fingerprint\": HASH, \"manifest\": {...}} as JSON"),
+            std::string::npos)
+      << help.out;
+  EXPECT_EQ(help.out.find("{hash"), std::string::npos) << help.out;
+  const auto r = tzero::test::run_tzero({"fingerprint", "-m", model, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_TRUE(j.contains("manifest"));
+  EXPECT_EQ(j["fingerprint"], fingerprint({"-m", model}));
+}

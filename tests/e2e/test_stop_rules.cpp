@@ -84,7 +84,8 @@ TEST(StopRules, RunChatEngineServerAndAuditAgreeOnEot) {
                   std::string(kPrompt) + "\n");
     ASSERT_EQ(c.exit_code, 0) << c.err;
     EXPECT_EQ(c.out, ref.text + "\n");
-    const json j = json::parse(c.err.substr(0, c.err.find('\n')));
+    const size_t at = c.err.find("\n{") + 1;  // the --verbose line, after the banner
+    const json j = json::parse(c.err.substr(at, c.err.find('\n', at) - at));
     EXPECT_EQ(j["prompt_tokens"].get<std::vector<int32_t>>(), ref.prompt_tokens);
     EXPECT_EQ(j["tokens"].get<std::vector<int32_t>>(), ref.tokens);
     EXPECT_EQ(j["stop_reason"], "eot");
