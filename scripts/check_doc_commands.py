@@ -235,7 +235,9 @@ def commands_of(line):
             words = [v for k, v in seg if k == "word"]
             while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0].text):
                 words, seg = words[1:], seg[1:]
-            if words and (words[0].text == "tzero" or words[0].text.endswith("/tzero")):
+            is_tzero = words and (words[0].text == "tzero" or words[0].text.endswith("/tzero"))
+            # "tzero chat: model ..." is a line of output (a banner, a message), not a command.
+            if is_tzero and not (len(words) > 1 and words[1].text.endswith(":")):
                 found.append(seg[1:])
             seg, depth = [], 0
             # After a redirection the next word is its file, not a command.

@@ -35,6 +35,7 @@ constexpr LlamaFlag kLlamaFlags[] = {
     {"-r,--reverse-prompt", "--stop", ""},
     {"-a,--alias", "--model-name", ""},
     {"--threads-http", "--http-threads", ""},
+    {"--chat-template-file", "--chat-template", ""},
     {"-to,--timeout", "--timeout",
      "tzero serve has --request-timeout S (for a request to arrive) and --write-timeout S (for "
      "each write); tzero probe and tzero lock have --timeout S"},
@@ -57,9 +58,7 @@ constexpr LlamaFlag kLlamaFlags[] = {
      "tzero chat is the conversation (tzero run --messages FILE.json answers one)"},
     {"-no-cnv,--no-conversation", "", "not needed: tzero run is never a conversation"},
     {"--jinja", "",
-     "not needed: tzero always renders the model's chat template (or --chat-template NAME)"},
-    {"--chat-template-file", "",
-     "not supported: --chat-template takes a name (llama2, llama3, chatml, ...)"},
+     "not needed: tzero always renders the model's chat template (or --chat-template NAME|FILE)"},
     {"-lv,--verbosity,--log-colors,--log-file", "", "not supported: tzero has no log settings"},
     {"--api-key-file", "",
      "put the key in the environment instead: TZERO_API_KEY=\"$(cat FILE)\" tzero serve ..."},
