@@ -22,7 +22,8 @@ Command add_audit(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
-  sub->add_option("-f,--file", o->prompts_file, "Prompts, one per line (default: three built-in)");
+  sub->add_option("-f,--file", o->prompts_file,
+                  "Prompts, one per line (-: standard input; default: three built-in)");
   sub->add_option("-n,--n-predict", o->n, "Tokens to generate per run")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));

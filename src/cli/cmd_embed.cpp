@@ -44,7 +44,8 @@ Command add_embed(CLI::App& app) {
   o->engine.max_queue = 1 << 20;
   sub->add_option("-m,--model", o->engine.model_path, "GGUF model file")->required();
   sub->add_option("-p,--prompt", o->prompt, "Text to embed");
-  sub->add_option("-f,--file", o->file, "Embed each non-empty line of this file");
+  sub->add_option("-f,--file", o->file,
+                  "Embed each non-empty line of this file (-: standard input)");
   sub->add_option("--pooling", o->pooling,
                   "model (the file's pooling_type, else mean), mean, cls or last")
       ->capture_default_str()
@@ -121,7 +122,7 @@ Command add_embed(CLI::App& app) {
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             int64_t n_tokens = 0;
             for (const Out& out : outs) n_tokens += out.n_tokens;
-            const double tps = secs > 0 ? double(n_tokens) / secs : 0;
+            const std::optional<double> tps = measured_rate(double(n_tokens), secs);
             const ModelInfo& info = engine.info();
             const char* pooled = to_string(pooling == Pooling::model ? info.pooling : pooling);
             if (o->json) {
@@ -143,7 +144,7 @@ Command add_embed(CLI::App& app) {
                   {"timings",
                    {{"seconds", secs},
                     {"tokens", n_tokens},
-                    {"tokens_per_s", tps},
+                    {"tokens_per_s", tps ? nlohmann::json(*tps) : nlohmann::json()},
                     {"threads", o->engine.n_threads}}}};
               std::printf("%s\n",
                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -158,10 +159,10 @@ Command add_embed(CLI::App& app) {
                 std::printf("%s\n", line.c_str());
               }
               std::fprintf(stderr,
-                           "embedded %zu input(s), %lld tokens in %.3f s (%.1f tokens/s) | "
+                           "embedded %zu input(s), %lld tokens in %.3f s (%s) | "
                            "pooling %s | %zu dimensions | threads %d\n",
-                           outs.size(), static_cast<long long>(n_tokens), secs, tps, pooled,
-                           outs[0].v.size(), o->engine.n_threads);
+                           outs.size(), static_cast<long long>(n_tokens), secs,
+                           rate_text(tps).c_str(), pooled, outs[0].v.size(), o->engine.n_threads);
             }
             return 0;
           }};

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "base/error.h"
@@ -25,7 +26,10 @@ Command add_gen_model(CLI::App& app) {
                   "Weight type, or a llama-quantize mix (q4_k_m, ...): " + weight_format_names())
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Random seed")->capture_default_str();
-  sub->add_option("-o,--output", o->out, "Output GGUF file");
+  sub->add_option(
+      "-o,--output", o->out,
+      "Output GGUF file (default: PRESET-DTYPE.gguf here, -seedN added for a seed other "
+      "than 1; never written over)");
   sub->add_flag("--list", o->list, "List the presets");
   return {sub, [o] {
             if (o->list) {
@@ -43,13 +47,19 @@ Command add_gen_model(CLI::App& app) {
               }
               return 0;
             }
-            if (o->out.empty()) throw Error("gen-model: give the output file with -o FILE");
             const ModelPreset* p = find_preset(o->preset);
             if (!p) throw Error("gen-model: unknown preset '" + o->preset + "' (see --list)");
             const auto t = parse_weight_format(o->dtype);
             if (!t)
               throw Error("gen-model: unsupported dtype '" + o->dtype + "' (" +
                           weight_format_names() + ")");
+            if (o->out.empty()) {
+              o->out = p->name + "-" + t->name +
+                       (o->seed == 1 ? "" : "-seed" + std::to_string(o->seed)) + ".gguf";
+              if (std::filesystem::exists(o->out))
+                throw Error("gen-model: " + o->out + " exists: give -o " + o->out +
+                            " to write over it, or another name");
+            }
             const auto t0 = std::chrono::steady_clock::now();
             // Progress on a terminal (the large presets take minutes), one line rewritten.
             const bool tty = isatty(2);

@@ -32,7 +32,7 @@ Command add_lock(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   sub->add_option("prompts", o->prompts,
                   "Prompt set: one OpenAI request body (JSON) a line, with \"prompt\" or "
-                  "\"messages\" (docs/LOCK.md)")
+                  "\"messages\" (docs/LOCK.md); -: standard input")
       ->required();
   sub->add_option("-o,--output", o->out, "Lock file to write")->required();
   add_lock_flags(sub, o->flags);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/error.h"
 #include "cli/chat_prompt.h"
@@ -23,10 +24,28 @@ CLI::Validator above(double lo, double hi) {
       [lo, hi, range](std::string& v) {
         char* end = nullptr;
         const double x = std::strtod(v.c_str(), &end);
-        return end != v.c_str() && *end == 0 && x > lo && x <= hi ? std::string()
-                                                                  : "must be in " + range;
+        return end != v.c_str() && *end == 0 && x > lo && x <= hi
+                   ? std::string()
+                   : "'" + v + "' is not in " + range;
       },
       range);
+}
+
+// --gaps without --json: every step's gap on one line, then the smallest and its step.
+void print_gaps(const std::vector<float>& gaps) {
+  std::string line;
+  size_t min_at = 0;
+  char buf[32];
+  for (size_t i = 0; i < gaps.size(); ++i) {
+    std::snprintf(buf, sizeof buf, i ? " %.4g" : "%.4g", double(gaps[i]));
+    line += buf;
+    if (gaps[i] < gaps[min_at]) min_at = i;
+  }
+  std::fprintf(stderr, "top-2 logit gaps: %s\n",
+               gaps.empty() ? "none (no step ran)" : line.c_str());
+  if (!gaps.empty())
+    std::fprintf(stderr, "smallest gap: %.4g at step %zu of %zu\n", double(gaps[min_at]),
+                 min_at + 1, gaps.size());
 }
 
 }  // namespace
@@ -44,7 +63,8 @@ Command add_run(CLI::App& app) {
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
   auto* prompt_opt =
       sub->add_option("-p,--prompt", o->prompt, "Prompt text (default: empty, BOS only)");
-  auto* file_opt = sub->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
+  auto* file_opt = sub->add_option("-f,--file", o->prompt_file,
+                                   "Read the prompt from a file (-: standard input)");
   sub->add_option("--messages", o->messages_file,
                   "Chat: read the conversation from this JSON file (an array of {role, content}, "
                   "or a chat request body with \"messages\"), render it with the chat template "
@@ -147,8 +167,8 @@ Command add_run(CLI::App& app) {
                 "Turn control-token texts in the prompt into those tokens");
   sub->add_flag("--json", o->json, "Print one JSON object instead of streaming text");
   sub->add_flag("--gaps", o->gaps,
-                "With --json: include top2_gaps, the logit gap between the two best tokens at "
-                "every step (how close the text came to changing)");
+                "The logit gap between the two best tokens at every step (how close the text came "
+                "to changing): top2_gaps with --json, else two lines on stderr");
   sub->add_option("--logits-out", o->gen.logits_out,
                   "Write every evaluated logits row (float32, little-endian) to this file");
   return {sub, [o] {
@@ -198,10 +218,15 @@ Command add_run(CLI::App& app) {
                 std::fflush(stdout);
               };
             const GenerateResult r = generate(*model, vocab, o->gen, on_text);
-            const double pp_tps =
-                r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
+            // -n 0 evaluates no prompt: no rate. Otherwise a rate over at least a millisecond.
+            const std::optional<double> pp_tps =
+                r.n_eval_rows > 0 ? measured_rate(double(r.prompt_tokens.size()), r.prompt_seconds)
+                                  : std::nullopt;
             const int n_decoded = r.n_eval_rows > 0 ? r.n_eval_rows - 1 : 0;
-            const double tg_tps = r.gen_seconds > 0 ? n_decoded / r.gen_seconds : 0;
+            const std::optional<double> tg_tps = measured_rate(n_decoded, r.gen_seconds);
+            auto json_rate = [](std::optional<double> x) {
+              return x ? nlohmann::json(*x) : nlohmann::json();
+            };
             if (o->json) {
               nlohmann::json j;
               j["prompt_tokens"] = r.prompt_tokens;
@@ -213,9 +238,9 @@ Command add_run(CLI::App& app) {
               if (o->gaps) j["top2_gaps"] = r.top2_gaps;
               j["n_ctx"] = r.n_ctx;
               j["timings"] = {{"prompt_seconds", r.prompt_seconds},
-                              {"prompt_tokens_per_s", pp_tps},
+                              {"prompt_tokens_per_s", json_rate(pp_tps)},
                               {"gen_seconds", r.gen_seconds},
-                              {"gen_tokens_per_s", tg_tps},
+                              {"gen_tokens_per_s", json_rate(tg_tps)},
                               {"threads", o->gen.n_threads}};
               const Fingerprint fp = compute_fingerprint(*model, o->gen.mode, r.kernels,
                                                          o->gen.op_overrides, "f32", r.n_ctx);
@@ -228,12 +253,13 @@ Command add_run(CLI::App& app) {
               std::printf("\n");
               std::fprintf(
                   stderr,
-                  "\nprompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f "
-                  "tokens/s | threads %d | kernels %s | mode %s | stop: %s\nlogits digest: %s\n",
-                  r.prompt_tokens.size(), pp_tps, r.tokens.size(), tg_tps, o->gen.n_threads,
-                  r.kernels.c_str(), to_string(o->gen.mode), to_string(r.stop_reason),
-                  r.logits_digest.c_str());
+                  "\nprompt: %zu tokens, %s | generation: %zu tokens, %s | threads %d | kernels "
+                  "%s | mode %s | stop: %s\nlogits digest: %s\n",
+                  r.prompt_tokens.size(), rate_text(pp_tps).c_str(), r.tokens.size(),
+                  rate_text(tg_tps).c_str(), o->gen.n_threads, r.kernels.c_str(),
+                  to_string(o->gen.mode), to_string(r.stop_reason), r.logits_digest.c_str());
               if (!r.device.empty()) std::fprintf(stderr, "device: %s\n", r.device.c_str());
+              if (o->gaps) print_gaps(r.top2_gaps);
             }
             return 0;
           }};

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "tzero/types.h"
@@ -34,8 +35,13 @@ Command add_embed(CLI::App& app);
 Command add_lock(CLI::App& app);
 Command add_verify(CLI::App& app);
 
-// Reads a whole file; throws tzero::Error naming it.
+// Reads a whole file ("-": standard input); throws tzero::Error naming it.
 std::string read_text_file(const std::string& path);
+// items / seconds, or nothing when too little was measured for a rate to mean anything (no
+// item, or under a millisecond: -n 0 evaluates nothing and would give millions per second).
+std::optional<double> measured_rate(double items, double seconds);
+// "12.3 tokens/s", or "n/a tokens/s" for no rate.
+std::string rate_text(std::optional<double> rate, const char* unit = "tokens/s");
 // Hardware threads, at least 1.
 int default_threads();
 // A --mode value (deterministic, fast, portable) as the enum; throws tzero::Error otherwise.

@@ -1,18 +1,44 @@
 // tzero: a reproducible LLM inference engine. Exit status: 0 success, 1 a check failed,
 // 2 bad input (unusable file, bad flag, prompt too long): one line on stderr says what.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <iostream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "cli/llama_flags.h"
+#include "cli/usage_errors.h"
 
 namespace tzero::cli {
 
 std::string read_text_file(const std::string& path) {
+  if (path == "-") {  // standard input, as probe's -f - reads it
+    std::ostringstream text;
+    text << std::cin.rdbuf();
+    check(!std::cin.bad(), "-: cannot read standard input");
+    return text.str();
+  }
   MappedFile f(path);
   return std::string(reinterpret_cast<const char*>(f.data()), f.size());
+}
+
+std::optional<double> measured_rate(double items, double seconds) {
+  if (items < 1 || !(seconds >= 1e-3)) return std::nullopt;
+  return items / seconds;
+}
+
+std::string rate_text(std::optional<double> rate, const char* unit) {
+  char buf[64];
+  if (rate)
+    std::snprintf(buf, sizeof buf, "%.1f %s", *rate, unit);
+  else
+    std::snprintf(buf, sizeof buf, "n/a %s", unit);
+  return buf;
 }
 
 int default_threads() {
@@ -29,7 +55,8 @@ Mode mode_arg(const std::string& s) {
 }  // namespace tzero::cli
 
 int main(int argc, char** argv) {
-  CLI::App app{"tzero: LLM inference whose temperature-0 output is bit-for-bit reproducible"};
+  CLI::App app{"tzero: LLM inference whose temperature-0 output is bit-for-bit reproducible",
+               "tzero"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tzero ") + TZ_VERSION);
   const tzero::cli::Command commands[] = {
@@ -40,8 +67,12 @@ int main(int argc, char** argv) {
       tzero::cli::add_serve(app),       tzero::cli::add_probe(app),     tzero::cli::add_device(app),
       tzero::cli::add_embed(app),       tzero::cli::add_lock(app),      tzero::cli::add_verify(app),
   };
+  tzero::cli::add_llama_flag_footers(app);
+  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   try {
-    app.parse(argc, argv);
+    tzero::cli::rewrite_llama_flags(app, args);
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -49,9 +80,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::fprintf(stderr, "tzero: error: %s\n", tzero::cli::describe_parse_error(app, e).c_str());
+    return 2;
+  } catch (const tzero::Error& e) {
+    std::fprintf(stderr, "tzero: error: %s\n", e.what());
     return 2;
   }
+  // TZERO_PARSE_ONLY=1 (tests: scripts/check_doc_commands.py): stop after a successful parse.
+  if (const char* p = std::getenv("TZERO_PARSE_ONLY"); p && std::string(p) == "1") return 0;
   try {
     for (const auto& c : commands)
       if (c.sub->parsed()) return c.run();

@@ -381,8 +381,9 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
   check(traits(dtype).supported,
         "gen-model: dtype " + format.name + " is not supported (" + weight_format_names() + ")");
   std::vector<std::string> notes;
-  // (fallback type, row length) -> the tensors that got it, for one note each.
+  // (fallback type, row length) -> the tensors that got it, all summed up in one note.
   std::map<std::pair<std::string, int64_t>, std::vector<std::string>> fallbacks;
+  int n_matrices = 0, n_fallbacks = 0;
   const std::string a = P.arch + ".";
   GgufWriter w;
   w.add_string("general.architecture", P.arch);
@@ -456,7 +457,9 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     if (matrix) {
       const TensorType want = mix_tensor_type(format, name, layer, P.n_layer, P.tied_output);
       t = fallback_type(want, ne[0]);
+      ++n_matrices;
       if (t != want) {
+        ++n_fallbacks;
         // Short names in the note: "blk.N." dropped, so one note covers every layer.
         const size_t dot = name.rfind("blk.", 0) == 0 ? name.find('.', 4) + 1 : 0;
         auto& list =
@@ -553,11 +556,18 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       add(p + "ffn_down_shexp.weight", {S, E}, 0.0f, amp(S), true);
     }
   }
-  for (const auto& [key, names] : fallbacks) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    notes.push_back(key.first + " for rows of " + std::to_string(key.second) + " (" + list +
-                    "), as llama-quantize does where a row does not fit the blocks");
+  if (n_fallbacks > 0) {
+    std::string groups;
+    for (const auto& [key, names] : fallbacks) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      groups += (groups.empty() ? "" : "; ") + key.first + " for rows of " +
+                std::to_string(key.second) + " (" + list + ")";
+    }
+    notes.push_back(std::to_string(n_fallbacks) + " of " + std::to_string(n_matrices) +
+                    " weight matrices have rows that do not fit the blocks of their type, and "
+                    "get another type as llama-quantize gives them: " +
+                    groups);
   }
   w.write(out_path, 32, progress);
   return notes;

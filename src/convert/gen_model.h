@@ -77,9 +77,9 @@ TensorType mix_tensor_type(const WeightFormat& f, const std::string& name, int l
 TensorType fallback_type(TensorType t, int64_t n_cols);
 
 // Writes the model. 2-D weight matrices get the format's type (mix_tensor_type), or its
-// fallback_type when a row does not fit its blocks (one note per fallback type and row length
-// in the returned notes). Norms, biases and the expert router are f32.
-// progress: as GgufWriter::write's (bytes of tensor data written, in all).
+// fallback_type when a row does not fit its blocks (summed up in one returned note: how many
+// matrices, which types, which row lengths and tensor names). Norms, biases and the expert router
+// are f32. progress: as GgufWriter::write's (bytes of tensor data written, in all).
 std::vector<std::string> generate_model(const ModelPreset& preset, const WeightFormat& format,
                                         uint64_t seed, const std::string& out_path,
                                         const GgufWriter::Progress& progress = nullptr);

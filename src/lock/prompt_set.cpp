@@ -1,6 +1,7 @@
 #include "lock/prompt_set.h"
 
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -55,8 +56,12 @@ LockRequest parse_lock_request(const std::string& json_text, const std::string& 
 }
 
 std::vector<LockRequest> read_prompt_set(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the prompt set");
+  std::ifstream file;
+  if (path != "-") {  // "-": standard input
+    file.open(path, std::ios::binary);
+    if (!file) throw Error(path + ": cannot open the prompt set");
+  }
+  std::istream& in = path == "-" ? std::cin : file;
   std::vector<LockRequest> out;
   std::set<std::string> ids;
   std::string text;

@@ -34,8 +34,8 @@ struct LockRequest {
 LockRequest parse_lock_request(const std::string& json_text, const std::string& where, int line,
                                const std::string& default_id);
 
-// Reads a whole prompt set. Throws tzero::Error naming the file and line; an empty set is an
-// error too.
+// Reads a whole prompt set ("-": standard input). Throws tzero::Error naming the file and line; an
+// empty set is an error too.
 std::vector<LockRequest> read_prompt_set(const std::string& path);
 
 const char* endpoint_name(server::Endpoint e);  // "completions" or "chat"
