@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "cli/chat_prompt.h"
 #include "cli/commands.h"
+#include "cli/generation_flags.h"
 #include "grammar/json_schema.h"
 #include "kernels/kernel_set.h"
 #include "runtime/fingerprint.h"
@@ -16,20 +17,6 @@
 namespace tzero::cli {
 
 namespace {
-
-// A number in (lo, hi], as the server's top_p and repetition_penalty.
-CLI::Validator above(double lo, double hi) {
-  const std::string range = "(" + std::to_string(int(lo)) + ", " + std::to_string(int(hi)) + "]";
-  return CLI::Validator(
-      [lo, hi, range](std::string& v) {
-        char* end = nullptr;
-        const double x = std::strtod(v.c_str(), &end);
-        return end != v.c_str() && *end == 0 && x > lo && x <= hi
-                   ? std::string()
-                   : "'" + v + "' is not in " + range;
-      },
-      range);
-}
 
 // --gaps without --json: every step's gap on one line, then the smallest and its step.
 void print_gaps(const std::vector<float>& gaps) {
@@ -83,61 +70,8 @@ Command add_run(CLI::App& app) {
   sub->add_option("-c,--ctx-size", o->gen.n_ctx, "Context size (0: min(trained, 4096))")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
-  sub->add_option("-b,--batch-size", o->gen.n_batch,
-                  "Prefill chunk: prompt tokens per forward pass (results do not depend on it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 16));
-  // The sampling chain, as tzero serve's request fields set it (tzero/sampling.h).
-  SamplingParams& sp = o->gen.sampling;
-  sub->add_option("--temp", sp.temperature, "Temperature (0: greedy, ties to the lowest id)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
-  sub->add_option("--seed", sp.seed, "Sampling seed (used when --temp > 0)")->capture_default_str();
-  sub->add_option("--top-k", sp.top_k, "Keep the K most likely tokens (0: off; server: top_k)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 30));
-  sub->add_option("--top-p", sp.top_p,
-                  "Keep the smallest set of tokens whose probability reaches P (1: off; server: "
-                  "top_p)")
-      ->capture_default_str()
-      ->check(above(0, 1));
-  sub->add_option("--min-p", sp.min_p,
-                  "Keep tokens at least P times as likely as the best (0: off; server: min_p)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--repeat-penalty", sp.repetition_penalty,
-                  "Repetition penalty over the last --repeat-last-n tokens (1: off; server: "
-                  "repetition_penalty or repeat_penalty)")
-      ->capture_default_str()
-      ->check(above(0, 100));
-  sub->add_option("--repeat-last-n", sp.penalty_last_n,
-                  "Tokens (prompt and output) the repetition penalty looks at (-1: all, 0: off; "
-                  "server: repeat_last_n)")
-      ->capture_default_str()
-      ->check(CLI::Range(-1, 1 << 30));
-  sub->add_option("--presence-penalty", sp.presence_penalty,
-                  "Subtracted once from the logit of every token already generated (server: "
-                  "presence_penalty)")
-      ->capture_default_str()
-      ->check(CLI::Range(-100.0, 100.0));
-  sub->add_option("--frequency-penalty", sp.frequency_penalty,
-                  "Subtracted from a token's logit once per time it was generated (server: "
-                  "frequency_penalty)")
-      ->capture_default_str()
-      ->check(CLI::Range(-100.0, 100.0));
-  sub->add_option("--kernels", o->gen.kernels,
-                  "Kernel set: scalar, avx2, avx512, amx, amx-emu (slow; x86-64), neon, "
-                  "neon-dotprod (aarch64) or auto (results do not depend on it)")
-      ->capture_default_str();
-  sub->add_option("--mode", o->mode,
-                  "deterministic (the contract), fast (no contract, to measure its cost) or "
-                  "portable (with --gpu-layers: the GPU in the CPU's canonical orders)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
-  sub->add_option("--gpu-layers", o->gen.gpu_layers,
-                  "Run the last N layers (or 'all') and the output head on the CUDA device; "
-                  "needs --mode portable (the CPU's orders, the CPU's bits)")
-      ->capture_default_str();
+  add_generation_flags(
+      sub, {o->gen.sampling, o->gen.kernels, o->mode, o->gen.gpu_layers, o->gen.n_batch});
   sub->add_option("--trace", o->gen.trace_path,
                   "Record per position and tensor an XXH3-128 hash of every intermediate");
   sub->add_option("--trace-dump", o->gen.trace_dump,

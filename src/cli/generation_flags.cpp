@@ -1,4 +1,4 @@
-// Generation flags shared by chat and run (cli/generation_flags.h).
+// Generation flags shared by run and chat (cli/generation_flags.h).
 #include "cli/generation_flags.h"
 
 #include <cstdlib>
@@ -14,17 +14,18 @@ CLI::Validator in_half_open(double lo, double hi) {
       [lo, hi, range](std::string& v) {
         char* end = nullptr;
         const double x = std::strtod(v.c_str(), &end);
-        return end != v.c_str() && *end == 0 && x > lo && x <= hi ? std::string()
-                                                                  : "must be in " + range;
+        return end != v.c_str() && *end == 0 && x > lo && x <= hi
+                   ? std::string()
+                   : "'" + v + "' is not in " + range;
       },
       range);
 }
 
 }  // namespace
 
-void add_generation_flags(CLI::App* sub, GenerationFlags& f) {
-  SamplingParams& sp = f.sampling;
-  sub->add_option("-b,--batch-size", f.n_batch,
+void add_generation_flags(CLI::App* sub, const GenerationFlagTargets& t) {
+  SamplingParams& sp = t.sampling;
+  sub->add_option("-b,--batch-size", t.n_batch,
                   "Prefill chunk: prompt tokens per forward pass (results do not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
@@ -32,43 +33,48 @@ void add_generation_flags(CLI::App* sub, GenerationFlags& f) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
   sub->add_option("--seed", sp.seed, "Sampling seed (used when --temp > 0)")->capture_default_str();
-  sub->add_option("--top-k", sp.top_k, "Keep the K most likely tokens (0: off)")
+  sub->add_option("--top-k", sp.top_k, "Keep the K most likely tokens (0: off; server: top_k)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));
   sub->add_option("--top-p", sp.top_p,
-                  "Keep the smallest set of tokens whose probability reaches P (1: off)")
+                  "Keep the smallest set of tokens whose probability reaches P (1: off; server: "
+                  "top_p)")
       ->capture_default_str()
       ->check(in_half_open(0, 1));
   sub->add_option("--min-p", sp.min_p,
-                  "Keep tokens at least P times as likely as the best (0: off)")
+                  "Keep tokens at least P times as likely as the best (0: off; server: min_p)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--repeat-penalty", sp.repetition_penalty,
-                  "Repetition penalty over the last --repeat-last-n tokens (1: off)")
+                  "Repetition penalty over the last --repeat-last-n tokens (1: off; server: "
+                  "repetition_penalty or repeat_penalty)")
       ->capture_default_str()
       ->check(in_half_open(0, 100));
   sub->add_option("--repeat-last-n", sp.penalty_last_n,
-                  "Tokens the repetition penalty looks at (-1: all, 0: off)")
+                  "Tokens (prompt and output) the repetition penalty looks at (-1: all, 0: off; "
+                  "server: repeat_last_n)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 1 << 30));
   sub->add_option("--presence-penalty", sp.presence_penalty,
-                  "Subtracted once from the logit of every token already generated")
+                  "Subtracted once from the logit of every token already generated (server: "
+                  "presence_penalty)")
       ->capture_default_str()
       ->check(CLI::Range(-100.0, 100.0));
   sub->add_option("--frequency-penalty", sp.frequency_penalty,
-                  "Subtracted from a token's logit once per time it was generated")
+                  "Subtracted from a token's logit once per time it was generated (server: "
+                  "frequency_penalty)")
       ->capture_default_str()
       ->check(CLI::Range(-100.0, 100.0));
-  sub->add_option("--kernels", f.kernels,
-                  "Kernel set: scalar, avx2, avx512, amx, amx-emu (slow) or auto (results do not "
-                  "depend on it)")
+  sub->add_option("--kernels", t.kernels,
+                  "Kernel set: scalar, avx2, avx512, amx, amx-emu (slow; x86-64), neon, "
+                  "neon-dotprod, neon-i8mm (aarch64) or auto (results do not depend on it)")
       ->capture_default_str();
-  sub->add_option("--mode", f.mode,
+  sub->add_option("--mode", t.mode,
                   "deterministic (the contract), fast (no contract, to measure its cost) or "
                   "portable (with --gpu-layers: the GPU in the CPU's canonical orders)")
       ->capture_default_str()
       ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
-  sub->add_option("--gpu-layers", f.gpu_layers,
+  sub->add_option("--gpu-layers", t.gpu_layers,
                   "Run the last N layers (or 'all') and the output head on the CUDA device; "
                   "needs --mode portable (the CPU's orders, the CPU's bits)")
       ->capture_default_str();
