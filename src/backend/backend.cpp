@@ -1,6 +1,7 @@
 // The parts of the device backend that do not depend on CUDA (backend/backend.h).
 #include "backend/backend.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/error.h"
@@ -13,9 +14,9 @@ int parse_gpu_layers(const std::string& text, int n_layer) {
   const bool digits = !text.empty() && text.size() <= 9 &&
                       text.find_first_not_of("0123456789") == std::string::npos;
   const int n = digits ? std::stoi(text) : -1;
-  check(n >= 0 && n <= n_layer, "--gpu-layers wants 'all' or a number of layers in [0, " +
-                                    std::to_string(n_layer) + "], not '" + text + "'");
-  return n;
+  check(n >= 0, "--gpu-layers wants 'all' or a number of layers in [0, " + std::to_string(n_layer) +
+                    "], not '" + text + "'");
+  return std::min(n, n_layer);  // llama.cpp's convention: -ngl 99 is every layer
 }
 
 void check_gpu_mode(int gpu_layers, Mode mode) {

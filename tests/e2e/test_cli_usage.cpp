@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "backend/backend.h"
 #include "support/test_support.h"
 
 using nlohmann::json;
@@ -214,11 +215,15 @@ TEST(LlamaFlags, ValuesAreNotRewritten) {
   // "-fa" and "-ngl" here are a prompt and a stop string, not flags.
   const json j = run_json({"-m", model, "-p", "-fa", "--stop", "-ngl", "-n", "2"});
   EXPECT_EQ(j["tokens"].size(), 2u);
-  // -ngl 99 is --gpu-layers 99: the model's layer count is the problem, not "-n gl".
-  const CliResult r = run_tzero({"run", "-m", model, "-ngl", "99"});
+  // -ngl 99 is --gpu-layers 99, every layer (as in llama.cpp), not "-n gl": without CUDA the
+  // error is the missing GPU.
+  const CliResult r = run_tzero({"run", "-m", model, "-ngl", "99", "--mode", "portable"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err,
-            "tzero: error: --gpu-layers wants 'all' or a number of layers in [0, 2], not '99'\n");
+  if (!tzero::cuda_built()) {
+    EXPECT_EQ(r.err,
+              "tzero: error: --gpu-layers: not built with CUDA: rebuild with -DTZERO_CUDA=ON "
+              "(make cuda)\n");
+  }
 }
 
 TEST(GenModelCli, WithoutOutputItNamesTheFileAndNeverWritesOverIt) {

@@ -64,7 +64,7 @@ TEST(CudaCli, BadGpuLayersAndModePairsAreInputErrors) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     return r.err;
   };
-  EXPECT_NE(err({"--gpu-layers", "3", "--mode", "portable"}).find("--gpu-layers wants"),
+  EXPECT_NE(err({"--gpu-layers", "-3", "--mode", "portable"}).find("--gpu-layers wants"),
             std::string::npos);
   EXPECT_NE(err({"--gpu-layers", "x"}).find("--gpu-layers wants"), std::string::npos);
   EXPECT_NE(err({"--mode", "portable"}).find("needs --gpu-layers"), std::string::npos);

@@ -12,7 +12,9 @@ TEST(Backend, ParseGpuLayers) {
   EXPECT_EQ(parse_gpu_layers("0", 22), 0);
   EXPECT_EQ(parse_gpu_layers("7", 22), 7);
   EXPECT_EQ(parse_gpu_layers("22", 22), 22);
-  for (const char* bad : {"23", "-1", "", "x", "3x", "ALL", " 3"})
+  EXPECT_EQ(parse_gpu_layers("23", 22), 22);  // more than the model has: all (llama.cpp's -ngl 99)
+  EXPECT_EQ(parse_gpu_layers("99", 22), 22);
+  for (const char* bad : {"-1", "", "x", "3x", "ALL", " 3"})
     EXPECT_THROW(parse_gpu_layers(bad, 22), Error) << bad;
 }
 
