@@ -25,7 +25,14 @@ Command add_gen_model(CLI::App& app) {
   sub->add_option("--dtype", o->dtype,
                   "Weight type, or a llama-quantize mix (q4_k_m, ...): " + weight_format_names())
       ->capture_default_str();
-  sub->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Random seed")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.empty() || v[0] == '-' ? "'" + v + "' is not a number from 0 to 2^64-1"
+                                            : std::string();
+          },
+          "UINT64"));
   sub->add_option(
       "-o,--output", o->out,
       "Output GGUF file (default: PRESET-DTYPE.gguf here, -seedN added for a seed other "

@@ -121,6 +121,8 @@ TEST(CliUsage, BadValuesSayWhatIsWrong) {
   expect_usage_error({"run", "-m", "x.gguf", "--mode", "sloppy"},
                      "run: --mode: 'sloppy' is not one of deterministic, fast, portable");
   expect_usage_error({"run", "-m", "x.gguf", "--top-p", "2"}, "run: --top-p: '2' is not in (0, 1]");
+  expect_usage_error({"gen-model", "--preset", "tiny", "--seed", "-1"},
+                     "gen-model: --seed: '-1' is not a number from 0 to 2^64-1");
   expect_usage_error({"run", "-m", "x.gguf", "--temp", "hot"},
                      "run: --temp: 'hot' is not a number from 0 to 100");
   expect_usage_error({"run", "-m", "x.gguf", "--seed", "abc"},
