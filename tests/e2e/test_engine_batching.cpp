@@ -233,7 +233,8 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
 TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithGrammars) {
   std::vector<RequestParams> reqs = random_requests(12, 512, 11);
   const char* grammars[] = {
-      "root ::= \"{\" ( [a-z]{1,6} \":\" [0-9]{1,4} ( \",\" [a-z]{1,6} \":\" [0-9]{1,4} )* )? \"}\"",
+      "root ::= \"{\" ( [a-z]{1,6} \":\" [0-9]{1,4} ( \",\" [a-z]{1,6} \":\" [0-9]{1,4} )* )? "
+      "\"}\"",
       "root ::= ( \"yes\" | \"no\" | \"maybe\" ) \".\"",
       "root ::= [^\\x00-\\x1f]{2,40}",
   };
