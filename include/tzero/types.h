@@ -24,10 +24,12 @@ enum class StopReason {
   context,           // the context is full: the next token has no position
   cancelled,         // the request was cancelled (engine only)
   grammar_dead_end,  // the request's grammar admits no token of the vocabulary here
+  grammar_budget,    // the request's grammar needed more matching work than its budget
+                     // (grammar/token_mask.h, GrammarBudget): an error, not an answer
 };
 
 // OpenAI's finish_reason: what a StopReason is reported as by the engine and the server.
-enum class FinishReason { none, stop, length, cancelled, grammar_dead_end };
+enum class FinishReason { none, stop, length, cancelled, grammar_dead_end, grammar_budget };
 FinishReason finish_reason_of(StopReason r);
 
 // How an embedding request pools the final hidden states of its positions (pool-v1,
@@ -45,13 +47,15 @@ enum class RequestErrorKind {
   context_length_exceeded,  // the prompt or prompt + max_tokens does not fit
   chat_template,            // no chat template, or the template refused the conversation
   invalid_grammar,          // a grammar that does not compile (or beyond the size limits)
+  grammar_budget,           // a grammar whose start alone needs more than its matching budget
 };
 
 // The edge spellings. Mode: "deterministic", "fast", "portable". StopReason (as `tzero run
 // --json` prints stop_reason): "", "eos", "eot", "stop_token", "stop_string", "length"
-// (max_tokens), "context", "cancelled", "grammar_dead_end". FinishReason: "", "stop", "length",
-// "cancelled", "grammar_dead_end". RequestErrorKind: its name ("invalid_value",
-// "context_length_exceeded", ...). Pooling: "none", "model", "mean", "cls", "last".
+// (max_tokens), "context", "cancelled", "grammar_dead_end", "grammar_budget". FinishReason: "",
+// "stop", "length", "cancelled", "grammar_dead_end", "grammar_budget". RequestErrorKind: its name
+// ("invalid_value", "context_length_exceeded", ...). Pooling: "none", "model", "mean", "cls",
+// "last".
 const char* to_string(Mode m);
 const char* to_string(StopReason r);
 const char* to_string(FinishReason r);

@@ -38,11 +38,10 @@ size_t json_depth_exceeded_at(std::string_view text, int max_depth) {
 void check_json_depth(std::string_view text, int max_depth) {
   const size_t at = json_depth_exceeded_at(text, max_depth);
   if (at == std::string_view::npos) return;
-  throw nlohmann::json::parse_error::create(
-      101, at + 1,
-      "JSON nested deeper than " + std::to_string(max_depth) +
-          " levels (arrays and objects inside each other)",
-      static_cast<const nlohmann::json*>(nullptr));
+  throw nlohmann::json::parse_error::create(101, at + 1,
+                                            "JSON nested deeper than " + std::to_string(max_depth) +
+                                                " levels (arrays and objects inside each other)",
+                                            static_cast<const nlohmann::json*>(nullptr));
 }
 
 }  // namespace tzero

@@ -13,9 +13,8 @@
 #pragma once
 
 #include <cstddef>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace tzero {
 

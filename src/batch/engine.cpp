@@ -11,6 +11,9 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#ifdef __GLIBC__
+#include <malloc.h>  // malloc_trim
+#endif
 
 #include "backend/backend.h"
 #include "backend/backends.h"
@@ -479,8 +482,12 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
     }
     std::vector<int32_t> ends = r.stop_tokens;
     if (!r.ignore_eos) ends.push_back(m.vocab.eos()), ends.push_back(m.vocab.eot());
-    constraint = std::make_unique<tzero::TokenConstraint>(std::move(grammar), m.token_trie(),
-                                                          std::move(ends));
+    try {
+      constraint = std::make_unique<tzero::TokenConstraint>(std::move(grammar), m.token_trie(),
+                                                            std::move(ends));
+    } catch (const tzero::GrammarBudgetExceeded& e) {
+      throw RequestError(RequestErrorKind::grammar_budget, "grammar", e.what());
+    }
   }
   std::lock_guard<std::mutex> lock(m.mu);
   // Requests that will find a free slot at the next step do not wait: the bound is on the
@@ -519,6 +526,7 @@ void Engine::start() {
   if (m.background.joinable()) return;
   m.stopping = false;
   m.background = std::thread([&m] {
+    bool trimmed = true;  // nothing to give back before the first request
     while (true) {
       {
         std::unique_lock<std::mutex> lock(m.mu);
@@ -528,6 +536,18 @@ void Engine::start() {
       }
       std::lock_guard<std::mutex> step_lock(m.step_mu);
       m.step();
+      // Once the engine falls idle, the memory its requests freed (KV-sized scratch, grammar
+      // states, masks, logprobs) goes back to the system: glibc keeps freed pages otherwise, and
+      // a burst of large requests would leave the process that large for good.
+      bool now_idle = false;
+      {
+        std::lock_guard<std::mutex> lock(m.mu);
+        now_idle = m.idle && m.inbox.empty();
+      }
+#ifdef __GLIBC__
+      if (now_idle && !trimmed) malloc_trim(0);
+#endif
+      trimmed = now_idle;
     }
   });
 }

@@ -16,49 +16,66 @@ size_t GrammarMatcher::KeyHash::operator()(const std::vector<uint32_t>& k) const
   return size_t(h);
 }
 
-GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar) : g_(std::move(grammar)) {
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar, uint64_t work_limit,
+                               size_t max_bytes, const char* what)
+    : g_(std::move(grammar)), work_limit_(work_limit), max_bytes_(max_bytes), limit_what_(what) {
   std::vector<Stack> stacks;
   for (uint32_t alt : g_->alternatives[g_->root]) expand(Stack{alt}, stacks);
   start_ = intern(std::move(stacks), 0, 0, 0);
 }
 
-void GrammarMatcher::expand(Stack st, std::vector<Stack>& out) const {
-  while (true) {
-    if (out.size() >= kMaxStacks || st.size() > kMaxDepth) return;
-    if (st.empty()) {
-      out.push_back(std::move(st));
-      return;
+void GrammarMatcher::charge(uint64_t units) {
+  work_ += units;
+  if (work_ > work_limit_) throw GrammarBudgetExceeded(limit_what_);
+}
+
+void GrammarMatcher::expand(Stack first, std::vector<Stack>& out) {
+  // Depth first, as a recursion over the alternatives would go: the pending stacks are taken
+  // from the back, and a rule's alternatives are pushed last one first.
+  todo_.clear();
+  todo_.push_back(std::move(first));
+  while (!todo_.empty()) {
+    if (out.size() >= kMaxStacks) return;
+    Stack st = std::move(todo_.back());
+    todo_.pop_back();
+    charge(st.size() + 1);
+    while (st.size() <= kMaxDepth) {  // deeper: dropped
+      if (st.empty()) {
+        out.push_back(std::move(st));
+        break;
+      }
+      const uint32_t pos = st.back();
+      const Grammar::Element& e = g_->elements[pos];
+      if (e.kind == Grammar::Element::end) {
+        st.pop_back();
+        continue;
+      }
+      if (e.kind == Grammar::Element::chars) {
+        out.push_back(std::move(st));
+        break;
+      }
+      // A rule: continue after it once it is matched. When nothing follows in this alternative
+      // the continuation is popped first, so right recursion (repetitions) keeps stacks flat.
+      if (g_->elements[pos + 1].kind == Grammar::Element::end)
+        st.pop_back();
+      else
+        st.back() = pos + 1;
+      const std::vector<uint32_t>& alts = g_->alternatives[e.arg];
+      for (size_t a = alts.size(); a-- > 0;) {
+        Stack child = a == 0 ? std::move(st) : st;
+        child.push_back(alts[a]);
+        todo_.push_back(std::move(child));
+      }
+      break;
     }
-    const uint32_t pos = st.back();
-    const Grammar::Element& e = g_->elements[pos];
-    if (e.kind == Grammar::Element::end) {
-      st.pop_back();
-      continue;
-    }
-    if (e.kind == Grammar::Element::chars) {
-      out.push_back(std::move(st));
-      return;
-    }
-    // A rule: continue after it once it is matched. When nothing follows in this alternative
-    // the continuation is popped first, so right recursion (repetitions) keeps stacks flat.
-    if (g_->elements[pos + 1].kind == Grammar::Element::end)
-      st.pop_back();
-    else
-      st.back() = pos + 1;
-    const std::vector<uint32_t>& alts = g_->alternatives[e.arg];
-    for (size_t a = 0; a < alts.size(); ++a) {
-      Stack child = a + 1 == alts.size() ? std::move(st) : st;
-      child.push_back(alts[a]);
-      expand(std::move(child), out);
-    }
-    return;
   }
 }
 
 std::vector<GrammarMatcher::Stack> GrammarMatcher::advance(const std::vector<Stack>& stacks,
-                                                           uint32_t c) const {
+                                                           uint32_t c) {
   std::vector<Stack> out;
   for (const Stack& st : stacks) {
+    charge(1);
     if (st.empty()) continue;
     if (!g_->charsets[g_->elements[st.back()].arg].contains(c)) continue;
     Stack moved = st;
@@ -79,6 +96,7 @@ uint32_t GrammarMatcher::next_slow(uint32_t state, uint8_t byte) {
   const uint32_t t = compute_next(state, byte);  // may add states (and move states_)
   State& s = states_[state];
   if (!s.next) {
+    bytes_ += 256 * sizeof(uint32_t);
     s.next = std::make_unique<uint32_t[]>(256);
     std::fill(s.next.get(), s.next.get() + 256, kUnknown);
   }
@@ -119,6 +137,7 @@ uint32_t GrammarMatcher::compute_next(uint32_t state, uint8_t b) {
     if (lo < 0xD800 && hi >= 0xD800 && hi <= 0xDFFF) top = 0xD7FF;
     // Half a character: alive while some class admits a character it could complete to.
     if (!admits_range(s.stacks, lo, top)) return kDead;
+    charge(s.stacks.size());
     std::vector<Stack> same = s.stacks;
     return intern(std::move(same), value, remaining, length);
   }
@@ -137,9 +156,15 @@ uint32_t GrammarMatcher::intern(std::vector<Stack> stacks, uint32_t partial, int
     key.push_back(uint32_t(st.size()));
     key.insert(key.end(), st.begin(), st.end());
   }
-  auto [it, fresh] = ids_.emplace(std::move(key), uint32_t(states_.size()));
-  if (!fresh) return it->second;
+  charge(key.size());
+  if (const auto found = ids_.find(key); found != ids_.end()) return found->second;
   check(states_.size() < kUnknown - 1, "internal: too many grammar states");
+  // The key and the stacks hold the same entries; each vector and map node adds its own.
+  const size_t added =
+      2 * key.size() * sizeof(uint32_t) + stacks.size() * sizeof(Stack) + sizeof(State) + 64;
+  if (bytes_ + added > max_bytes_) throw GrammarBudgetExceeded(limit_what_);
+  bytes_ += added;
+  const auto it = ids_.emplace(std::move(key), uint32_t(states_.size())).first;
   State s;
   s.partial = partial;
   s.remaining = remaining;
@@ -162,6 +187,7 @@ uint32_t GrammarMatcher::compact(uint32_t keep) {
   const int remaining = states_[keep].remaining, length = states_[keep].length;
   states_.clear();
   ids_.clear();
+  bytes_ = 0;
   std::vector<Stack> first;
   for (uint32_t alt : g_->alternatives[g_->root]) expand(Stack{alt}, first);
   start_ = intern(std::move(first), 0, 0, 0);

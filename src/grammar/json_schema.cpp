@@ -205,8 +205,9 @@ std::string Converter::join(const std::vector<std::string>& alts) {
 }
 
 std::string Converter::visit(const ordered_json& s, const std::string& where, int depth) {
-  if (depth > kMaxDepth)
-    throw SchemaError(where, "subschemas nested deeper than " + std::to_string(kMaxDepth));
+  if (depth >= kMaxDepth)  // depth 0 is the root, level 1
+    throw SchemaError(where, "subschemas nested deeper than " + std::to_string(kMaxDepth) +
+                                 " levels (the root is level 1)");
   if (s.is_boolean()) {
     if (!s.get<bool>()) throw SchemaError(where, "the schema false admits no value");
     return use("value");

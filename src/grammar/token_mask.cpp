@@ -64,13 +64,33 @@ TokenTrie::TokenTrie(const Vocab& vocab) {
   }
 }
 
+std::string grammar_budget_message(const GrammarBudget& b) {
+  return "the grammar is too costly to match: one token needed more than " +
+         std::to_string(b.max_step_work) + " units of matching work or " +
+         std::to_string(2 * b.max_state_bytes >> 20) +
+         " MiB of parse states (it keeps too many ambiguous parses of the same text alive; "
+         "see docs/GRAMMAR.md, \"Cost\")";
+}
+
 TokenConstraint::TokenConstraint(std::shared_ptr<const Grammar> grammar,
                                  std::shared_ptr<const TokenTrie> trie,
-                                 std::vector<int32_t> end_tokens)
-    : matcher_(std::move(grammar)),
+                                 std::vector<int32_t> end_tokens, GrammarBudget budget)
+    : budget_(budget),
+      budget_message_(grammar_budget_message(budget)),
+      matcher_(std::move(grammar), budget.max_step_work, 2 * budget.max_state_bytes,
+               budget_message_.c_str()),
       trie_(std::move(trie)),
       end_tokens_(std::move(end_tokens)),
-      state_(matcher_.start()) {}
+      state_(matcher_.start()) {
+  limit_next_token();
+}
+
+void TokenConstraint::limit_next_token() {
+  const uint64_t w = matcher_.work();
+  matcher_.set_work_limit(
+      w > UINT64_MAX - budget_.max_step_work ? UINT64_MAX : w + budget_.max_step_work,
+      2 * budget_.max_state_bytes, budget_message_.c_str());
+}
 
 const std::vector<uint64_t>& TokenConstraint::compute(uint32_t state) {
   auto it = masks_.find(state);
@@ -118,10 +138,11 @@ void TokenConstraint::accept(int32_t token) {
     state_ = matcher_.next(state_, uint8_t(c));
     check(state_ != GrammarMatcher::kDead, "internal: a token the grammar refused was accepted");
   }
-  if (matcher_.n_states() > kMaxStates) {
+  if (matcher_.n_states() > kMaxStates || matcher_.memory_bytes() > budget_.max_state_bytes) {
     state_ = matcher_.compact(state_);
     masks_.clear(), cached_bytes_ = 0;
   }
+  limit_next_token();
 }
 
 void TokenConstraint::apply(float* row, int n) {

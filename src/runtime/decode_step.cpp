@@ -28,9 +28,16 @@ StepResult DecodeStep::replay(const float* row, int n_vocab) {
   StepResult out;
   const int32_t tok = tokens_[size_t(replay_next_)];
   if (row) digest_.update(row, size_t(n_vocab) * sizeof(float));
-  if (constraint_) constraint_->accept(tok);
   out.token = tok;
   ++replay_next_;
+  if (constraint_) {
+    try {
+      constraint_->accept(tok);
+    } catch (const GrammarBudgetExceeded&) {
+      stop_ = out.stop = StopReason::grammar_budget;
+      return out;
+    }
+  }
   apply_stop_rules(tok, replay_next_ - n_prompt_, out);
   out.text.clear();  // the client has it already (a stop's tail it has not: kept)
   return out;
@@ -40,20 +47,34 @@ StepResult DecodeStep::step(const float* row, int n_vocab) {
   assert(!done() && !replaying());
   StepResult out;
   const float* choose_from = row;
-  if (constraint_) {
-    if (!constraint_->any_allowed()) {
-      stop_ = out.stop = StopReason::grammar_dead_end;
-      out.tail = matcher_.push(stream_.finish()) + matcher_.finish();
-      return out;
+  try {
+    if (constraint_) {
+      if (!constraint_->any_allowed()) {
+        stop_ = out.stop = StopReason::grammar_dead_end;
+        out.tail = matcher_.push(stream_.finish()) + matcher_.finish();
+        return out;
+      }
+      masked_.assign(row, row + n_vocab);
+      constraint_->apply(masked_.data(), n_vocab);
+      choose_from = masked_.data();
     }
-    masked_.assign(row, row + n_vocab);
-    constraint_->apply(masked_.data(), n_vocab);
-    choose_from = masked_.data();
+  } catch (const GrammarBudgetExceeded&) {
+    // An error, not an answer: no token, no tail (the request is reported as failed).
+    stop_ = out.stop = StopReason::grammar_budget;
+    return out;
   }
   digest_.update(row, size_t(n_vocab) * sizeof(float));
   const int32_t tok = sampler_.sample(choose_from, n_vocab, first_step_ + n_generated(), tokens_,
                                       size_t(n_prompt_));
-  if (constraint_) constraint_->accept(tok);
+  if (constraint_) {
+    try {
+      constraint_->accept(tok);
+    } catch (const GrammarBudgetExceeded&) {
+      // The token was chosen under the grammar, but what follows it cannot be matched.
+      stop_ = out.stop = StopReason::grammar_budget;
+      return out;
+    }
+  }
   out.token = tok;
   if (sampling_.logprobs || sampling_.top_logprobs > 0) {
     const Logprobs lp(row, n_vocab);

@@ -5,7 +5,10 @@
 // step(row) does, in order:
 //   0. with a grammar (constrain()): when it admits no token here, the step stops at once with
 //      StopReason::grammar_dead_end (no token, the row not digested); otherwise the tokens it
-//      refuses get -inf in a copy of the row that steps 2 samples from (grammar/token_mask.h);
+//      refuses get -inf in a copy of the row that steps 2 samples from (grammar/token_mask.h).
+//      When matching the grammar here (the mask, or accepting the sampled token) needs more than
+//      its GrammarBudget, the step stops with StopReason::grammar_budget and no token: an
+//      error for the request, at the same step on every machine (work is counted, not timed);
 //   1. digest: the row's float32 bytes go into the request's XXH3-128 (the logits digest of
 //      `tzero run`: every row a token was sampled from, in order);
 //   2. sample: Sampler (sampler-v2) with the request's SamplingParams, the step index

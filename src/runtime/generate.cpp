@@ -120,8 +120,12 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
     }
     std::vector<int32_t> ends = opt.stop_tokens;
     if (!opt.ignore_eos) ends.push_back(vocab.eos()), ends.push_back(vocab.eot());
-    decode.constrain(std::make_unique<TokenConstraint>(
-        std::move(grammar), std::make_shared<const TokenTrie>(vocab), std::move(ends)));
+    try {
+      decode.constrain(std::make_unique<TokenConstraint>(
+          std::move(grammar), std::make_shared<const TokenTrie>(vocab), std::move(ends)));
+    } catch (const GrammarBudgetExceeded& e) {
+      throw Error(std::string("--grammar: ") + e.what());
+    }
   }
   std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from
 
@@ -159,6 +163,9 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
     fwd.eval(&step.token, 1, pos, kv, logits.data());
   }
   if (decode.done()) res.stop_reason = decode.stop_reason();
+  if (res.stop_reason == StopReason::grammar_budget)
+    throw Error("--grammar: at generated token " + std::to_string(decode.n_generated() + 1) + ", " +
+                grammar_budget_message());
   res.tokens.assign(decode.tokens().begin() + n_prompt, decode.tokens().end());
   res.gen_seconds = seconds_since(t0);
   res.logits_digest = decode.digest();

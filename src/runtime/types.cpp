@@ -19,6 +19,8 @@ FinishReason finish_reason_of(StopReason r) {
       return FinishReason::cancelled;
     case StopReason::grammar_dead_end:
       return FinishReason::grammar_dead_end;
+    case StopReason::grammar_budget:
+      return FinishReason::grammar_budget;
   }
   return FinishReason::none;
 }
@@ -55,6 +57,8 @@ const char* to_string(StopReason r) {
       return "cancelled";
     case StopReason::grammar_dead_end:
       return "grammar_dead_end";
+    case StopReason::grammar_budget:
+      return "grammar_budget";
   }
   return "?";
 }
@@ -71,6 +75,8 @@ const char* to_string(FinishReason r) {
       return "cancelled";
     case FinishReason::grammar_dead_end:
       return "grammar_dead_end";
+    case FinishReason::grammar_budget:
+      return "grammar_budget";
   }
   return "?";
 }
@@ -87,6 +93,8 @@ const char* to_string(RequestErrorKind k) {
       return "context_length_exceeded";
     case RequestErrorKind::chat_template:
       return "chat_template";
+    case RequestErrorKind::grammar_budget:
+      return "grammar_budget";
     case RequestErrorKind::invalid_grammar:
       return "invalid_grammar";
   }

@@ -50,10 +50,14 @@ struct ApiError : std::runtime_error {
 };
 
 // The engine's refusal as OpenAI reports it: 400, the field it names, and the code
-// context_length_exceeded (the prompt, or prompt + max_tokens, does not fit) or invalid_value.
+// context_length_exceeded (the prompt, or prompt + max_tokens, does not fit),
+// grammar_budget_exceeded (the grammar's start alone is over its matching budget) or
+// invalid_value.
 inline ApiError api_error_of(const tzero::RequestError& e) {
-  const bool too_long = e.kind == tzero::RequestErrorKind::context_length_exceeded;
-  return ApiError(400, e.what(), e.param, too_long ? "context_length_exceeded" : "invalid_value");
+  const char* code = "invalid_value";
+  if (e.kind == tzero::RequestErrorKind::context_length_exceeded) code = "context_length_exceeded";
+  if (e.kind == tzero::RequestErrorKind::grammar_budget) code = "grammar_budget_exceeded";
+  return ApiError(400, e.what(), e.param, code);
 }
 
 // JSON text that never throws on invalid UTF-8 (token pieces may be single bytes): bad bytes

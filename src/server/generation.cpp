@@ -1,6 +1,7 @@
 // Requests in flight and their responses (server/generation.h).
 #include "server/generation.h"
 
+#include "grammar/token_mask.h"
 #include "server/api_error.h"
 
 namespace tzero::server {
@@ -102,6 +103,8 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
   c.logits_digest = ev.e.logits_digest;
   c.stop_reason = to_string(ev.e.stop_reason);
   if (ev.e.finish_reason == tzero::FinishReason::cancelled) cancelled_ = true;
+  if (ev.e.finish_reason == tzero::FinishReason::grammar_budget && !failure_)
+    failure_ = grammar_budget_error(ev.choice, ev.e.n_generated);
   if (tools_) {
     ToolCallParser parser(tools_->format, id_prefix_ + std::to_string(ev.choice) + "_");
     std::string content = parser.push(c.text);
@@ -215,6 +218,10 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
       cancelled_ = true;
       continue;
     }
+    if (e.finish_reason == tzero::FinishReason::grammar_budget) {
+      if (!failure_) failure_ = grammar_budget_error(ev.choice, e.n_generated);
+      continue;
+    }
     out += prompt_chunk(ev.choice);  // a one-token prompt has no scores to wait for
     std::string reason = to_string(e.finish_reason);
     if (!parsers_.empty()) {
@@ -236,6 +243,7 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
 }
 
 std::string StreamWriter::close() {
+  if (failure_) return sse_error(failure_->to_json());
   if (cancelled_)
     return sse_error(
         ApiError(503, "The server is shutting down; the request was cancelled.", "", "shutdown")
@@ -243,6 +251,14 @@ std::string StreamWriter::close() {
   std::string out;
   if (include_usage_) out += sse_usage_chunk(meta_, Usage{n_prompt_, n_generated_});
   return out + sse_done();
+}
+
+ApiError grammar_budget_error(int choice, int n_generated) {
+  return ApiError(400,
+                  "Choice " + std::to_string(choice) + " stopped at generated token " +
+                      std::to_string(n_generated + 1) + ": " + tzero::grammar_budget_message() +
+                      ". The same request fails at the same token on every server.",
+                  "", "grammar_budget_exceeded");
 }
 
 }  // namespace tzero::server

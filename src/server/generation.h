@@ -10,9 +10,11 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "server/api_error.h"
 #include "server/metrics.h"
 #include "server/openai_response.h"
 #include "tzero/engine.h"
@@ -72,6 +74,9 @@ class ChoiceAccumulator {
   const std::vector<ChoiceOut>& choices() const { return choices_; }
   Usage usage() const;
   bool any_cancelled() const { return cancelled_; }
+  // A choice whose grammar went over its matching budget (FinishReason::grammar_budget): the
+  // request's answer is this error instead.
+  const std::optional<ApiError>& failure() const { return failure_; }
 
  private:
   const tzero::Engine& engine_;
@@ -79,6 +84,7 @@ class ChoiceAccumulator {
   std::vector<ChoiceOut> choices_;
   int n_prompt_ = 0, n_generated_ = 0;
   bool cancelled_ = false;
+  std::optional<ApiError> failure_;
   std::shared_ptr<const ToolRequest> tools_;
   std::string id_prefix_;
 };
@@ -92,7 +98,8 @@ class StreamWriter {
   // Chunks for these events.
   std::string add(const std::vector<Job::Event>& events);
   // The closing bytes once every choice finished: the usage chunk when asked and [DONE], or an
-  // error event when a choice was cancelled (the server shutting down).
+  // error event (and no [DONE]) when a choice was cancelled (the server shutting down) or
+  // failed (its grammar over budget).
   std::string close();
   Usage usage() const { return Usage{n_prompt_, n_generated_}; }  // so far
 
@@ -113,6 +120,10 @@ class StreamWriter {
   std::vector<std::vector<int32_t>> ids_;  // per choice: token ids not yet sent in a chunk
   int n_prompt_ = 0, n_generated_ = 0;
   bool cancelled_ = false;
+  std::optional<ApiError> failure_;
 };
+
+// The error a choice that ended with FinishReason::grammar_budget makes of its request.
+ApiError grammar_budget_error(int choice, int n_generated);
 
 }  // namespace tzero::server

@@ -274,6 +274,8 @@ struct HttpServer::Impl {
         send_error(res, ApiError(503, "The server is shutting down; the request was cancelled.", "",
                                  "shutdown"));
         res.headers.emplace_back("Retry-After", std::to_string(srv.opt.retry_after_s));
+      } else if (acc->failure()) {
+        send_error(res, *acc->failure());
       } else {
         res.content_type = kJson;
         res.body = dump_json(embed ? embeddings_response(*embed, meta.model, vectors)

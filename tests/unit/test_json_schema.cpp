@@ -340,6 +340,19 @@ TEST(JsonSchema, LimitsAreCheckedEarly) {
   EXPECT_NE(refusal(deep).find("deeper"), std::string::npos);
 }
 
+TEST(JsonSchema, SixtyFourLevelsAreTheLimit) {
+  // Levels counted as the docs count them: the root is level 1.
+  auto nested = [](int levels) {
+    std::string s;
+    for (int i = 1; i < levels; ++i) s += R"({"type": "array", "items": )";
+    s += R"({"type": "integer"})";
+    for (int i = 1; i < levels; ++i) s += "}";
+    return s;
+  };
+  EXPECT_EQ(refusal(nested(64)), "");
+  EXPECT_NE(refusal(nested(65)).find("deeper than 64"), std::string::npos) << refusal(nested(65));
+}
+
 TEST(JsonSchema, RuleNamesComeFromThePath) {
   const std::string g = json_schema_to_gbnf(
       R"({"properties": {"user name": {"properties": {"age": {"type": "integer", "minimum": 0}}}}})");
