@@ -368,21 +368,28 @@ class Parser {
   // --- checks and output --------------------------------------------------------------------
   void check_left_recursion() const {
     const size_t n = rules_.size();
+    // Which rules can match nothing: a work list over the alternatives (linear in the grammar's
+    // size; a fixpoint of whole passes would take one pass per link of a 20,000-rule chain).
     std::vector<bool> nullable(n, false);
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t r = 0; r < n; ++r) {
-        if (nullable[r]) continue;
-        for (const Seq& a : rules_[r]) {
-          const bool all = std::all_of(a.begin(), a.end(), [&](const Elem& e) {
-            return e.kind == Elem::rule && nullable[e.arg];
-          });
-          if (all) {
-            nullable[r] = changed = true;
-            break;
-          }
-        }
+    std::vector<std::vector<size_t>> alt_count(n);                     // rule refs not yet nullable
+    std::vector<std::vector<std::pair<uint32_t, size_t>>> used_in(n);  // (rule, alt) per ref
+    std::vector<uint32_t> newly;
+    for (size_t r = 0; r < n; ++r) {
+      alt_count[r].assign(rules_[r].size(), 0);
+      for (size_t a = 0; a < rules_[r].size(); ++a) {
+        const Seq& seq = rules_[r][a];
+        if (std::any_of(seq.begin(), seq.end(), [](const Elem& e) { return e.kind != Elem::rule; }))
+          continue;  // a character: never nullable (its count stays 0, but it is never checked)
+        alt_count[r][a] = seq.size();
+        for (const Elem& e : seq) used_in[e.arg].push_back({uint32_t(r), a});
+        if (seq.empty() && !nullable[r]) nullable[r] = true, newly.push_back(uint32_t(r));
       }
+    }
+    while (!newly.empty()) {
+      const uint32_t s = newly.back();
+      newly.pop_back();
+      for (const auto& [r, a] : used_in[s])
+        if (--alt_count[r][a] == 0 && !nullable[r]) nullable[r] = true, newly.push_back(r);
     }
     // r -> s when s can come first in r (everything before it can match nothing).
     std::vector<std::vector<uint32_t>> first(n);

@@ -31,7 +31,7 @@ TEST(BoundedJson, BracketsInsideStringsDoNotCount) {
   EXPECT_EQ(j["a"].get<std::string>().size(), 1003u);
   EXPECT_THROW(parse_json_bounded("{\"a\": [[1]]}", 2), nlohmann::json::parse_error);
   // An escaped backslash ends the escape: the quote after it closes the string.
-  EXPECT_EQ(json_depth_exceeded_at("[\"\\\\\", [[1]]]", 2), 7u);
+  EXPECT_EQ(json_depth_exceeded_at("[\"\\\\\", [[1]]]", 2), 8u);
 }
 
 TEST(BoundedJson, AMillionLevelsAreRefusedAtOnce) {
