@@ -33,9 +33,12 @@ std::string excerpt(std::string_view text, size_t max_chars) {
   size_t i = 0;
   while (i < text.size()) {
     const size_t n = utf8_length(text, i);
-    if (i + (n ? n : 1) > max_chars) break;
     const auto b = static_cast<unsigned char>(text[i]);
-    if (n == 0 || b < 0x20 || b == 0x7f) {
+    const bool escaped = n == 0 || b < 0x20 || b == 0x7f;
+    // The bound is on what the message gets: an escaped byte counts as its 4 bytes, so that
+    // binary text is cut as short as words are.
+    if (out.size() + (escaped ? 4 : n) > max_chars) break;
+    if (escaped) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", b);
       out += buf;

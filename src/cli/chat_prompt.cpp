@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "base/bounded_json.h"
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "cli/commands.h"
 #include "server/openai_request.h"
 
@@ -18,7 +20,9 @@ ChatTemplate parse_chosen(const GgufFile& file, const ChatTemplateChoice& choice
     return ChatTemplate(choice.source);
   } catch (const Error& e) {
     const std::string where = option.empty() ? file.path() + ": " + choice.label : option;
-    throw Error(where + ": " + e.what() + " (name a format with --chat-template NAME)");
+    // The parser's message quotes the template (text from the file): cut it.
+    throw Error(where + ": " + excerpt(e.what(), 2 * kMaxQuotedChars) +
+                " (name a format with --chat-template NAME)");
   }
 }
 
@@ -39,9 +43,9 @@ std::string render_chat_file(const GgufFile& file, const Vocab& vocab, const std
                              const std::string& template_option) {
   nlohmann::json in;
   try {
-    in = nlohmann::json::parse(read_text_file(path));
+    in = parse_json_bounded(read_text_file(path));
   } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": not JSON: " + e.what());
+    throw Error(path + ": not JSON: " + excerpt(e.what()));
   }
   if (in.is_object() && in.contains("messages")) in = in["messages"];
   check(in.is_array(), path + ": want a JSON array of messages or an object with \"messages\"");

@@ -32,7 +32,9 @@
 
 #include "backend/backend.h"
 #include "backend/backends.h"
+#include "base/bounded_json.h"
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "base/thread_pool.h"
 #include "chat/chat_template.h"
 #include "cli/chat_commands.h"
@@ -72,9 +74,9 @@ int render(const ChatOpts& o) {
   const std::string input(std::istreambuf_iterator<char>(std::cin), {});
   nlohmann::ordered_json in;
   try {
-    in = nlohmann::ordered_json::parse(input);
+    in = parse_json_bounded<nlohmann::ordered_json>(input);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("--render: stdin is not JSON: ") + e.what());
+    throw Error(std::string("--render: stdin is not JSON: ") + excerpt(e.what()));
   }
   nlohmann::ordered_json vars = nlohmann::ordered_json::object();
   if (in.is_array())

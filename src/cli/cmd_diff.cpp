@@ -3,7 +3,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/bounded_json.h"
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "cli/commands.h"
 #include "trace/diff.h"
 
@@ -69,10 +71,10 @@ Command add_diff(CLI::App& app) {
         // What the traces are of comes first: a different model, fingerprint or prompt
         // explains any difference below.
         for (const std::string& key : d.metadata_differs) {
-          const auto ma = nlohmann::json::parse(a.metadata, nullptr, false);
-          const auto mb = nlohmann::json::parse(b.metadata, nullptr, false);
-          auto val = [&](const nlohmann::json& m) {
-            return m.contains(key) ? terminal_safe(m[key].dump()) : std::string("(none)");
+          const auto ma = parse_json_bounded_or_discarded(a.metadata);
+          const auto mb = parse_json_bounded_or_discarded(b.metadata);
+          auto val = [&](const nlohmann::json& m) {  // a value from the file, cut to 200 bytes
+            return m.contains(key) ? terminal_safe(excerpt(m[key].dump())) : std::string("(none)");
           };
           std::printf("note: the traces are of a different %s: A %s, B %s\n", key.c_str(),
                       val(ma).c_str(), val(mb).c_str());

@@ -1,7 +1,9 @@
-// tzero info: print a GGUF file's metadata and tensors.
+// tzero info: print a GGUF file's metadata and tensors (keys and names cut to 200 bytes, control
+// bytes escaped: they come from the file).
 #include <cstdio>
 #include <memory>
 
+#include "base/excerpt.h"
 #include "cli/commands.h"
 #include "format/gguf.h"
 
@@ -20,7 +22,7 @@ Command add_info(CLI::App& app) {
                         f.data_offset());
             std::printf("\nmetadata (%zu):\n", f.metadata().size());
             for (const auto& [key, v] : f.metadata())
-              std::printf("  %-45s %-7s %s\n", key.c_str(), gguf_value_type_name(v.type),
+              std::printf("  %-45s %-7s %s\n", excerpt(key).c_str(), gguf_value_type_name(v.type),
                           v.to_display(*all ? 64 : 8).c_str());
             std::printf("\ntensors (%zu):\n", f.tensors().size());
             size_t total = 0;
@@ -28,7 +30,7 @@ Command add_info(CLI::App& app) {
               std::string shape;
               for (size_t i = 0; i < t.ne.size(); ++i)
                 shape += (i ? " x " : "") + std::to_string(t.ne[i]);
-              std::printf("  %-40s %-6s %-22s %12zu bytes\n", t.name.c_str(),
+              std::printf("  %-40s %-6s %-22s %12zu bytes\n", excerpt(t.name).c_str(),
                           tensor_type_name(uint32_t(t.type)).c_str(), shape.c_str(), t.n_bytes);
               total += t.n_bytes;
             }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
 #include "cli/llama_flags.h"
@@ -54,6 +55,20 @@ Mode mode_arg(const std::string& s) {
 
 }  // namespace tzero::cli
 
+namespace {
+
+// The last safety net of the one-line error contract: every message quotes outside text through
+// excerpt() (200 bytes), so a longer message is a bug somewhere; it is still cut here, with
+// control bytes escaped, rather than printed whole.
+constexpr size_t kMaxErrorMessage = 2048;
+
+std::string error_message(const char* what) {
+  const std::string_view s(what);
+  return s.size() > kMaxErrorMessage ? tzero::excerpt(s, kMaxErrorMessage) : std::string(s);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"tzero: LLM inference whose temperature-0 output is bit-for-bit reproducible",
                "tzero"};
@@ -83,7 +98,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tzero: error: %s\n", tzero::cli::describe_parse_error(app, e).c_str());
     return 2;
   } catch (const tzero::Error& e) {
-    std::fprintf(stderr, "tzero: error: %s\n", e.what());
+    std::fprintf(stderr, "tzero: error: %s\n", error_message(e.what()).c_str());
     return 2;
   }
   // TZERO_PARSE_ONLY=1 (tests: scripts/check_doc_commands.py): stop after a successful parse.
@@ -94,7 +109,7 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const tzero::Error& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "tzero: error: %s\n", e.what());
+    std::fprintf(stderr, "tzero: error: %s\n", error_message(e.what()).c_str());
     return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "tzero: error: out of memory\n");
@@ -102,7 +117,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // Not an input error we anticipated: still one line and exit 2, never an abort.
     std::fflush(stdout);
-    std::fprintf(stderr, "tzero: error: %s\n", e.what());
+    std::fprintf(stderr, "tzero: error: %s\n", error_message(e.what()).c_str());
     return 2;
   }
 }

@@ -7,9 +7,15 @@
 //
 // Every count, length, offset, size, dimension and type is checked against the file before it
 // is used. A damaged or hostile file throws tzero::Error("<path>: <what is wrong>"); nothing is
-// read out of bounds and no allocation is sized by an unchecked count.
+// read out of bounds and no allocation is sized by an unchecked count: what the parse keeps is
+// a small multiple of the header bytes it has actually read, whatever the counts claim.
+// A metadata key or tensor name is at most kGgufMaxNameBytes (refused before it is copied); a
+// string value is a view into the file, so at most the file's size. Error messages quote keys,
+// names and values through excerpt() (base/excerpt.h: 200 bytes, control bytes escaped) and the
+// whole message is at most kGgufMaxMessageBytes plus the file's path.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -21,6 +27,12 @@
 #include "format/tensor_type.h"
 
 namespace tzero {
+
+// The longest metadata key or tensor name the reader accepts (real files use well under 100).
+inline constexpr uint64_t kGgufMaxNameBytes = 64 * 1024;
+// The most bytes of GgufFile::fail()'s message after the path (a safety net: every quoted part
+// is already cut to 200 bytes).
+inline constexpr size_t kGgufMaxMessageBytes = 1024;
 
 enum class GgufValueType : uint32_t {
   U8 = 0,
@@ -103,6 +115,8 @@ class GgufFile {
   std::vector<float> get_f32_array(const std::string& key) const;
   std::vector<int64_t> get_int_array(const std::string& key) const;
 
+  // Throws tzero::Error("<path>: <what>"), `what` cut to kGgufMaxMessageBytes with control
+  // bytes escaped (one line). Callers quote text from the file through excerpt().
   [[noreturn]] void fail(const std::string& what) const;
 
  private:

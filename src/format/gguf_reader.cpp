@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "format/gguf.h"
 
 namespace tzero {
@@ -11,6 +13,14 @@ namespace {
 
 constexpr uint64_t kMaxDims = 4;
 constexpr int kMaxArrayDepth = 4;
+// The most elements reserved ahead of parsing them: past this, vectors grow with the elements
+// actually read, so memory follows the bytes present rather than the counts claimed.
+constexpr uint64_t kMaxReserve = 4096;
+
+// Text from the file in a message: quoted, cut to 200 bytes, control bytes escaped.
+std::string quoted(std::string_view s) {
+  return "'" + excerpt(s) + "'";
+}
 
 }  // namespace
 
@@ -64,18 +74,32 @@ class Cursor {
     pos_ += sizeof(T);
     return v;
   }
+  // A string value: a view of its bytes, which must lie in the file (so it is at most the
+  // file's size; nothing is copied).
   std::string_view read_string(const char* what) {
-    uint64_t len = read<uint64_t>(what);
+    const uint64_t len = read<uint64_t>(what);
+    return take_chars(len, what);
+  }
+  // A metadata key or tensor name: as read_string, and refused when longer than
+  // kGgufMaxNameBytes, before the caller copies it.
+  std::string_view read_name(const char* what) {
+    const size_t at = pos_;
+    const uint64_t len = read<uint64_t>(what);
     need(len, what);
-    std::string_view s(reinterpret_cast<const char*>(data_ + pos_), size_t(len));
-    pos_ += size_t(len);
-    return s;
+    if (len > kGgufMaxNameBytes)
+      file_.fail(std::string(what) + " at byte " + std::to_string(at) + " is " +
+                 std::to_string(len) + " bytes long (the limit is " +
+                 std::to_string(kGgufMaxNameBytes) + ")");
+    return take_chars(len, what);
   }
   const uint8_t* take(uint64_t n, const char* what) {
     need(n, what);
     const uint8_t* p = data_ + pos_;
     pos_ += size_t(n);
     return p;
+  }
+  std::string_view take_chars(uint64_t n, const char* what) {
+    return {reinterpret_cast<const char*>(take(n, what)), size_t(n)};
   }
 
  private:
@@ -134,30 +158,30 @@ GgufValue read_scalar(Cursor& c, GgufValueType t) {
 GgufValue read_value(const GgufFile& file, Cursor& c, GgufValueType t, const std::string& key,
                      int depth) {
   if (t != GgufValueType::ARRAY) return read_scalar(c, t);
-  if (depth >= kMaxArrayDepth) file.fail("metadata '" + key + "': arrays nested too deep");
+  if (depth >= kMaxArrayDepth) file.fail("metadata " + quoted(key) + ": arrays nested too deep");
   GgufValue v;
   v.type = GgufValueType::ARRAY;
   uint32_t et = c.read<uint32_t>("array element type");
   if (!known_value_type(et))
-    file.fail("metadata '" + key + "': unknown array element type " + std::to_string(et));
+    file.fail("metadata " + quoted(key) + ": unknown array element type " + std::to_string(et));
   v.elem_type = GgufValueType(et);
   v.count = c.read<uint64_t>("array length");
   size_t es = gguf_value_size(v.elem_type);
   if (es > 0) {
     if (v.count > c.remaining() / es)
-      file.fail("metadata '" + key + "': array of " + std::to_string(v.count) +
+      file.fail("metadata " + quoted(key) + ": array of " + std::to_string(v.count) +
                 " elements does not fit in the file");
     v.elems = c.take(v.count * es, "array data");
   } else if (v.elem_type == GgufValueType::STRING) {
     // Each string takes at least its 8-byte length: bound the count before reserving.
     if (v.count > c.remaining() / 8)
-      file.fail("metadata '" + key + "': array of " + std::to_string(v.count) +
+      file.fail("metadata " + quoted(key) + ": array of " + std::to_string(v.count) +
                 " strings does not fit in the file");
-    v.strings.reserve(size_t(v.count));
+    v.strings.reserve(size_t(std::min(v.count, kMaxReserve)));
     for (uint64_t k = 0; k < v.count; ++k) v.strings.push_back(c.read_string("array string"));
   } else {  // nested arrays: validated and skipped
     if (v.count > c.remaining() / 12)
-      file.fail("metadata '" + key + "': nested array count does not fit in the file");
+      file.fail("metadata " + quoted(key) + ": nested array count does not fit in the file");
     for (uint64_t k = 0; k < v.count; ++k) read_value(file, c, v.elem_type, key, depth + 1);
   }
   return v;
@@ -207,20 +231,9 @@ GgufFile::GgufFile(const uint8_t* data, size_t size, const std::string& name)
 }
 
 void GgufFile::fail(const std::string& what) const {
-  // Messages quote keys and tensor names from the file: escape control bytes so that a hostile
-  // name cannot break the one-line error (or drive the terminal).
-  std::string msg = name_ + ": ";
-  for (char ch : what) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", u);
-      msg += buf;
-    } else {
-      msg += ch;
-    }
-  }
-  throw Error(msg);
+  // Callers quote keys, names and values through excerpt(); this is the safety net that keeps
+  // any message one short line: control bytes escaped, at most kGgufMaxMessageBytes.
+  throw Error(name_ + ": " + excerpt(what, kGgufMaxMessageBytes));
 }
 
 void GgufFile::parse() {
@@ -240,14 +253,14 @@ void GgufFile::parse() {
   if (n_tensors > c.remaining() / 32)
     fail("tensor count " + std::to_string(n_tensors) + " does not fit in the file");
 
-  kv_.reserve(size_t(n_kv));
+  kv_.reserve(size_t(std::min(n_kv, kMaxReserve)));
   for (uint64_t k = 0; k < n_kv; ++k) {
-    std::string key(c.read_string("metadata key"));
+    std::string key(c.read_name("metadata key"));
     uint32_t t = c.read<uint32_t>("metadata value type");
     if (!known_value_type(t))
-      fail("metadata '" + key + "': unknown value type " + std::to_string(t));
+      fail("metadata " + quoted(key) + ": unknown value type " + std::to_string(t));
     GgufValue v = read_value(*this, c, GgufValueType(t), key, 0);
-    if (kv_index_.count(key)) fail("duplicate metadata key '" + key + "'");
+    if (kv_index_.count(key)) fail("duplicate metadata key " + quoted(key));
     kv_index_[key] = kv_.size();
     kv_.emplace_back(std::move(key), std::move(v));
   }
@@ -264,14 +277,15 @@ void GgufFile::parse() {
     alignment_ = uint32_t(al);
   }
 
-  tensors_.reserve(size_t(n_tensors));
+  tensors_.reserve(size_t(std::min(n_tensors, kMaxReserve)));
   for (uint64_t k = 0; k < n_tensors; ++k) {
     GgufTensorInfo ti;
-    ti.name = std::string(c.read_string("tensor name"));
-    const std::string where = "tensor '" + ti.name + "'";
+    ti.name = std::string(c.read_name("tensor name"));
+    const std::string where = "tensor " + quoted(ti.name);
     uint32_t n_dims = c.read<uint32_t>("tensor dimension count");
     if (n_dims == 0 || n_dims > kMaxDims)
       fail(where + ": " + std::to_string(n_dims) + " dimensions (must be 1 to 4)");
+    ti.ne.reserve(n_dims);
     uint64_t n_elem = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
       uint64_t ne = c.read<uint64_t>("tensor dimension");
@@ -293,7 +307,7 @@ void GgufFile::parse() {
     if (ti.offset % alignment_ != 0)
       fail(where + ": offset " + std::to_string(ti.offset) + " is not aligned to " +
            std::to_string(alignment_));
-    if (tensor_index_.count(ti.name)) fail("duplicate tensor name '" + ti.name + "'");
+    if (tensor_index_.count(ti.name)) fail("duplicate tensor name " + quoted(ti.name));
     tensor_index_[ti.name] = tensors_.size();
     tensors_.push_back(std::move(ti));
   }
@@ -305,7 +319,7 @@ void GgufFile::parse() {
   for (auto& ti : tensors_) {
     const size_t avail = size_ - data_offset_;
     if (ti.offset > avail || ti.n_bytes > avail - ti.offset)
-      fail("tensor '" + ti.name + "': data [" + std::to_string(ti.offset) + ", +" +
+      fail("tensor " + quoted(ti.name) + ": data [" + std::to_string(ti.offset) + ", +" +
            std::to_string(ti.n_bytes) + ") lies outside the file (data section has " +
            std::to_string(avail) + " bytes)");
     ti.data = data_ + data_offset_ + ti.offset;
@@ -325,14 +339,14 @@ const GgufTensorInfo* GgufFile::find_tensor(const std::string& name) const {
 std::string GgufFile::get_string(const std::string& key, const std::string& fallback) const {
   const GgufValue* v = find(key);
   if (!v) return fallback;
-  if (v->type != GgufValueType::STRING) fail("metadata '" + key + "' must be a string");
+  if (v->type != GgufValueType::STRING) fail("metadata " + quoted(key) + " must be a string");
   return std::string(v->str);
 }
 
 int64_t GgufFile::get_int(const std::string& key, int64_t fallback) const {
   const GgufValue* v = find(key);
   if (!v) return fallback;
-  if (!v->is_integer()) fail("metadata '" + key + "' must be an integer");
+  if (!v->is_integer()) fail("metadata " + quoted(key) + " must be an integer");
   switch (v->type) {
     case GgufValueType::U8:
     case GgufValueType::U16:
@@ -340,7 +354,7 @@ int64_t GgufFile::get_int(const std::string& key, int64_t fallback) const {
       return int64_t(v->u);
     case GgufValueType::U64:
       if (v->u > uint64_t(std::numeric_limits<int64_t>::max()))
-        fail("metadata '" + key + "' is out of range");
+        fail("metadata " + quoted(key) + " is out of range");
       return int64_t(v->u);
     default:
       return v->i;
@@ -348,7 +362,7 @@ int64_t GgufFile::get_int(const std::string& key, int64_t fallback) const {
 }
 
 int64_t GgufFile::require_int(const std::string& key) const {
-  if (!find(key)) fail("missing metadata '" + key + "'");
+  if (!find(key)) fail("missing metadata " + quoted(key));
   return get_int(key, 0);
 }
 
@@ -357,13 +371,13 @@ double GgufFile::get_float(const std::string& key, double fallback) const {
   if (!v) return fallback;
   if (v->is_float()) return v->f;
   if (v->is_integer()) return double(get_int(key, 0));
-  fail("metadata '" + key + "' must be a number");
+  fail("metadata " + quoted(key) + " must be a number");
 }
 
 bool GgufFile::get_bool(const std::string& key, bool fallback) const {
   const GgufValue* v = find(key);
   if (!v) return fallback;
-  if (v->type != GgufValueType::BOOL) fail("metadata '" + key + "' must be a bool");
+  if (v->type != GgufValueType::BOOL) fail("metadata " + quoted(key) + " must be a bool");
   return v->i != 0;
 }
 
@@ -372,7 +386,7 @@ const std::vector<std::string_view>& GgufFile::get_string_array(const std::strin
   const GgufValue* v = find(key);
   if (!v) return empty;
   if (v->type != GgufValueType::ARRAY || v->elem_type != GgufValueType::STRING)
-    fail("metadata '" + key + "' must be an array of strings");
+    fail("metadata " + quoted(key) + " must be an array of strings");
   return v->strings;
 }
 
@@ -380,7 +394,7 @@ std::vector<float> GgufFile::get_f32_array(const std::string& key) const {
   const GgufValue* v = find(key);
   if (!v) return {};
   if (v->type != GgufValueType::ARRAY || v->elem_type != GgufValueType::F32)
-    fail("metadata '" + key + "' must be an array of f32");
+    fail("metadata " + quoted(key) + " must be an array of f32");
   std::vector<float> out(size_t(v->count));
   if (v->count) std::memcpy(out.data(), v->elems, out.size() * 4);
   return out;
@@ -389,10 +403,10 @@ std::vector<float> GgufFile::get_f32_array(const std::string& key) const {
 std::vector<int64_t> GgufFile::get_int_array(const std::string& key) const {
   const GgufValue* v = find(key);
   if (!v) return {};
-  if (v->type != GgufValueType::ARRAY) fail("metadata '" + key + "' must be an array");
+  if (v->type != GgufValueType::ARRAY) fail("metadata " + quoted(key) + " must be an array");
   GgufValue probe;
   probe.type = v->elem_type;
-  if (!probe.is_integer()) fail("metadata '" + key + "' must be an array of integers");
+  if (!probe.is_integer()) fail("metadata " + quoted(key) + " must be an array of integers");
   const size_t es = gguf_value_size(v->elem_type);
   std::vector<int64_t> out(size_t(v->count));
   for (size_t k = 0; k < out.size(); ++k) {

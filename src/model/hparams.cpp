@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/excerpt.h"
 
 namespace tzero {
 
@@ -16,14 +17,14 @@ void read_experts(const GgufFile& f, const std::string& a, bool moe_arch, HParam
   const int64_t n_used = f.get_int(a + "expert_used_count", 0);
   if (n_expert == 0 && n_used == 0) {
     if (moe_arch)
-      f.fail("architecture '" + hp.arch_name + "' needs metadata '" + a + "expert_count'");
+      f.fail("architecture '" + excerpt(hp.arch_name) + "' needs metadata '" + a + "expert_count'");
     return;
   }
   if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3)
-    f.fail("metadata '" + a + "expert_count' on architecture '" + hp.arch_name +
-           "', which has no experts (" + hp.arch_name + "moe has)");
+    f.fail("metadata '" + a + "expert_count' on architecture '" + excerpt(hp.arch_name) +
+           "', which has no experts (" + excerpt(hp.arch_name) + "moe has)");
   if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3 || hp.arch == Arch::Phi3)
-    f.fail("metadata '" + a + "expert_count' on architecture '" + hp.arch_name +
+    f.fail("metadata '" + a + "expert_count' on architecture '" + excerpt(hp.arch_name) +
            "', which has no experts");
   if (n_expert < 1 || n_expert > kMaxExperts)
     f.fail("metadata '" + a + "expert_count' = " + std::to_string(n_expert) +
@@ -121,7 +122,8 @@ HParams read_hparams(const GgufFile& f) {
   } else if (hp.arch_name == "phi3") {
     hp.arch = Arch::Phi3;
   } else {
-    f.fail("architecture '" + hp.arch_name + "' is not supported (supported: llama, mistral, " +
+    f.fail("architecture '" + excerpt(hp.arch_name) +
+           "' is not supported (supported: llama, mistral, " +
            "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3)");
   }
   const std::string a = hp.arch_name + ".";
@@ -168,8 +170,8 @@ HParams read_hparams(const GgufFile& f) {
              " is out of range (1..1024)");
     hp.rope_freq_scale = 1.0 / factor;
   } else if (scaling != "none" && scaling != "longrope") {  // longrope: the factor tensors
-    f.fail("rope scaling '" + scaling + "' is not supported yet (supported: none, linear, " +
-           "longrope)");
+    f.fail("rope scaling '" + excerpt(scaling) +
+           "' is not supported yet (supported: none, linear, " + "longrope)");
   }
   hp.rope_attn_factor = f.get_float(a + "rope.scaling.attn_factor", 1.0);
   if (!(hp.rope_attn_factor > 0 && hp.rope_attn_factor <= 16))

@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/bounded_json.h"
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "format/gguf_writer.h"
 #include "tokenizer/hf_import_spm.h"
 #include "tokenizer/hf_pipeline.h"
@@ -32,9 +34,9 @@ std::string read_all(const fs::path& p) {
 
 json read_json(const fs::path& p) {
   try {
-    return json::parse(read_all(p));
+    return parse_json_bounded(read_all(p));
   } catch (const json::exception& e) {
-    throw Error(p.string() + ": not valid JSON: " + e.what());
+    throw Error(p.string() + ": not valid JSON: " + excerpt(e.what()));
   }
 }
 
@@ -148,7 +150,7 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
   const json cfg = fs::exists(cfg_path) ? read_json(cfg_path) : json::object();
   const json model = tj.is_object() ? tj.value("model", json::object()) : json::object();
   if (tj.is_object() && model.value("type", "BPE") != "BPE")
-    throw Error(tj_path.string() + ": model type '" + model.value("type", "") +
+    throw Error(tj_path.string() + ": model type '" + excerpt(model.value("type", "")) +
                 "' is not BPE; only byte-level and SentencePiece-style BPE tokenizers can be "
                 "imported");
   const bool spm = tj.is_object() && is_spm_style(tj);
@@ -162,7 +164,7 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
     if (!v.is_object()) throw Error(where + ": the vocabulary is not a JSON object");
     for (const auto& [text, id] : v.items()) {
       if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-        throw Error(where + ": token '" + text + "' has no valid id");
+        throw Error(where + ": token '" + excerpt(text) + "' has no valid id");
       if (!by_id.emplace(id.get<int64_t>(), text).second)
         throw Error(where + ": id " + std::to_string(id.get<int64_t>()) + " is used twice");
     }
@@ -185,7 +187,7 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
       if (line.empty()) continue;
       std::pair<std::string, std::string> pair;
       if (!split_merge(line, pair))
-        throw Error(merges_path.string() + ": a merge is not \"a b\": '" + line + "'");
+        throw Error(merges_path.string() + ": a merge is not \"a b\": '" + excerpt(line) + "'");
       merges.push_back(line);
       merge_pairs.push_back(std::move(pair));
     }
@@ -262,7 +264,7 @@ HfImportSummary import_impl(const std::string& dir_name, const std::string& out_
     if (text.empty()) continue;
     const auto it = id_of.find(text);
     if (it == id_of.end())
-      throw Error(cfg_path.string() + ": " + cfg_key + " '" + text + "' is not a token");
+      throw Error(cfg_path.string() + ": " + cfg_key + " '" + excerpt(text) + "' is not a token");
     w.add_u32(gguf_key, uint32_t(it->second));
   }
   for (const char* key : {"add_bos_token", "add_eos_token"})
@@ -285,9 +287,9 @@ HfImportSummary import_hf_tokenizer(const std::string& dir, const std::string& o
   try {
     return import_impl(dir, out_path, options);
   } catch (const json::exception& e) {  // a field of the wrong type, a missing field
-    throw Error(dir + ": unexpected tokenizer files: " + e.what());
+    throw Error(dir + ": unexpected tokenizer files: " + excerpt(e.what()));
   } catch (const std::logic_error& e) {  // a non-numeric id (std::stoll)
-    throw Error(dir + ": unexpected tokenizer files: " + e.what());
+    throw Error(dir + ": unexpected tokenizer files: " + excerpt(e.what()));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "tokenizer/hf_pipeline.h"
 
 namespace tzero {
@@ -72,7 +73,7 @@ bool spm_add_space_prefix(const json& tj, const std::string& where) {
     const json& st = steps[i];
     const std::string type = st.is_object() ? st.value("type", "") : "";
     const std::string what =
-        where + ": pre_tokenizer step " + std::to_string(i + 1) + " '" + type + "'";
+        where + ": pre_tokenizer step " + std::to_string(i + 1) + " '" + excerpt(type) + "'";
     if (type == "Metaspace" && !replaces && !metaspace) {
       if (st.value("replacement", "") != kMark)
         throw Error(what + " with a replacement other than \"\xE2\x96\x81\" is not supported");
@@ -83,7 +84,7 @@ bool spm_add_space_prefix(const json& tj, const std::string& where) {
       std::string scheme = st.value("prepend_scheme", "");
       if (scheme.empty()) scheme = st.value("add_prefix_space", true) ? "always" : "never";
       if (scheme != "always" && scheme != "first" && scheme != "never")
-        throw Error(what + " with prepend_scheme '" + scheme + "' is not supported");
+        throw Error(what + " with prepend_scheme '" + excerpt(scheme) + "' is not supported");
       prepends = scheme != "never";
       metaspace = replaces = true;
       continue;

@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/bounded_json.h"
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "tokenizer/regex.h"
 
 namespace tzero {
@@ -108,7 +110,7 @@ void check_compiles(const std::string& pattern, const std::string& what) {
   try {
     Regex r(pattern, false);
   } catch (const Error& e) {
-    throw Error(what + ": " + e.what());
+    throw Error(what + ": " + e.what());  // the regex is quoted through excerpt() there
   }
 }
 
@@ -124,7 +126,7 @@ void add_normalizer(const json& node, const std::string& where, std::vector<Norm
   }
   ++index;
   const std::string what = where + ": normalizer step " + std::to_string(index) + " '" +
-                           (type.empty() ? std::string("(no type)") : type) + "'";
+                           (type.empty() ? std::string("(no type)") : excerpt(type)) + "'";
   NormStep s;
   if (type == "NFC") {
     s.kind = NormStep::Kind::NFC;
@@ -169,13 +171,14 @@ void add_pre_step(const json& node, const std::string& where, std::vector<PreSte
   }
   ++index;
   const std::string what = where + ": pre_tokenizer step " + std::to_string(index) + " '" +
-                           (type.empty() ? std::string("(no type)") : type) + "'";
+                           (type.empty() ? std::string("(no type)") : excerpt(type)) + "'";
   auto behavior_of = [&](SplitBehavior fallback) {
     if (!node.contains("behavior")) return fallback;
     const json& b = node["behavior"];
     SplitBehavior out_b;
     if (!b.is_string() || !parse_split_behavior(b.get<std::string>(), out_b))
-      throw Error(what + " with behavior '" + (b.is_string() ? b.get<std::string>() : b.dump()) +
+      throw Error(what + " with behavior '" +
+                  excerpt(b.is_string() ? b.get<std::string>() : b.dump()) +
                   "' is not supported (supported: Removed, Isolated, MergedWithPrevious, "
                   "MergedWithNext, Contiguous)");
     return out_b;
@@ -283,9 +286,9 @@ std::string pipeline_metadata(const json& normalizer, const json& pre_tokenizer,
 PreTokenizerSpec parse_pipeline_metadata(std::string_view text, const std::string& where) {
   json j;
   try {
-    j = json::parse(text);
+    j = parse_json_bounded(text);
   } catch (const json::exception& e) {
-    throw Error(where + ": not valid JSON: " + e.what());
+    throw Error(where + ": not valid JSON: " + excerpt(e.what()));
   }
   if (!j.is_object() || j.value("version", json()) != json(1))
     throw Error(where + ": not a version 1 pipeline object");
@@ -293,7 +296,7 @@ PreTokenizerSpec parse_pipeline_metadata(std::string_view text, const std::strin
     return parse_hf_pipeline(j.value("normalizer", json()), j.value("pre_tokenizer", json()),
                              j.value("ignore_merges", false), where);
   } catch (const json::exception& e) {
-    throw Error(where + ": unexpected pipeline: " + e.what());
+    throw Error(where + ": unexpected pipeline: " + excerpt(e.what()));
   }
 }
 

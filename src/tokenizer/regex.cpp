@@ -6,6 +6,7 @@
 #include <new>
 
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "tokenizer/pre_tokenizer.h"
 
 namespace tzero {
@@ -40,7 +41,7 @@ Regex::Regex(std::string_view pattern, bool subject_is_valid)
   code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(widened.data()), widened.size(), opts, &err,
                         &off, nullptr);
   if (!code_)
-    throw Error("regular expression /" + original_ + "/: cannot compile at offset " +
+    throw Error("regular expression /" + excerpt(original_) + "/: cannot compile at offset " +
                 std::to_string(off) + ": " + pcre2_message(err));
   pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE);  // optional: the interpreter serves without it
 }
@@ -61,7 +62,8 @@ void Regex::find_all(std::string_view text, std::vector<std::pair<size_t, size_t
       rc = pcre2_match(code_, subject, len, search, match_opts | PCRE2_NO_JIT, md, nullptr);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0)
-      throw Error("regular expression /" + original_ + "/: matching failed: " + pcre2_message(rc));
+      throw Error("regular expression /" + excerpt(original_) +
+                  "/: matching failed: " + pcre2_message(rc));
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     const size_t ms = ov[0], me = ov[1];
     if (me == ms) {  // an empty match cuts nothing; go on after the next character

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/hf_pipeline.h"
@@ -34,7 +35,7 @@ Vocab Vocab::from_gguf(const GgufFile& f) {
   else if (model == "gpt2")
     v.kind_ = Kind::Bpe;
   else
-    f.fail("tokenizer '" + model + "' is not supported yet (supported: llama, gpt2)");
+    f.fail("tokenizer '" + excerpt(model) + "' is not supported yet (supported: llama, gpt2)");
   v.texts_ = f.get_string_array("tokenizer.ggml.tokens");
   const size_t n = v.texts_.size();
   if (n == 0) f.fail("tokenizer has no tokens ('tokenizer.ggml.tokens')");
@@ -88,11 +89,12 @@ Vocab Vocab::from_gguf(const GgufFile& f) {
     }
     if (!spec) {
       spec = find_pre_tokenizer("gpt-2");
-      v.warn(f, (pre.empty() ? std::string("no pre-tokenizer given (tokenizer.ggml.pre)")
-                             : "unknown pre-tokenizer '" + pre + "' (tokenizer.ggml.pre)") +
-                    "; using the default (GPT-2's expression): token ids may differ from the "
-                    "original tokenizer's. Known: " +
-                    known_pre_tokenizer_names(true));
+      v.warn(f,
+             (pre.empty() ? std::string("no pre-tokenizer given (tokenizer.ggml.pre)")
+                          : "unknown pre-tokenizer '" + excerpt(pre) + "' (tokenizer.ggml.pre)") +
+                 "; using the default (GPT-2's expression): token ids may differ from the "
+                 "original tokenizer's. Known: " +
+                 known_pre_tokenizer_names(true));
     }
     v.pre_ = spec->name;
     const auto& merges = f.get_string_array("tokenizer.ggml.merges");

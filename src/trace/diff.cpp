@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "base/bounded_json.h"
+
 namespace tzero {
 
 uint64_t ulp_distance(float a, float b) {
@@ -39,8 +41,8 @@ namespace {
 // The metadata fields whose values differ (a field missing on one side differs too; metadata
 // that is not a JSON object has no fields).
 std::vector<std::string> metadata_differences(const std::string& a, const std::string& b) {
-  const auto ja = nlohmann::json::parse(a, nullptr, false);
-  const auto jb = nlohmann::json::parse(b, nullptr, false);
+  const auto ja = parse_json_bounded_or_discarded(a);
+  const auto jb = parse_json_bounded_or_discarded(b);
   std::vector<std::string> out;
   if (!ja.is_object() || !jb.is_object()) return out;
   for (const char* key : {"model", "fingerprint", "prompt"}) {

@@ -56,5 +56,15 @@ TEST(Excerpt, EscapesControlBytesAndBrokenUtf8AndCutsAtCharacters) {
   EXPECT_EQ(excerpt("abc\xc3\xa9", 4), "abc... (5 bytes)");
 }
 
+// Binary text (every byte escaped to 4) is cut by the bytes it is written as: a megabyte of
+// control bytes gives 50 escapes, not 200 (800 bytes).
+TEST(Excerpt, BoundsTheEscapedLength) {
+  const std::string e = excerpt(std::string(1 << 20, '\x01'));
+  EXPECT_EQ(e.size(), kMaxQuotedChars + std::string("... (1048576 bytes)").size()) << e;
+  EXPECT_EQ(e.rfind("\\x01... (1048576 bytes)"), kMaxQuotedChars - 4);
+  EXPECT_EQ(excerpt("ab\ncd", 5), "ab... (5 bytes)");  // "ab\x0a" would be 6 bytes
+  EXPECT_EQ(excerpt("ab\ncd", 6), "ab\\x0a... (5 bytes)");
+}
+
 }  // namespace
 }  // namespace tzero

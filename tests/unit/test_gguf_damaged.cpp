@@ -533,6 +533,81 @@ TEST(GgufDamaged, ControlBytesInNamesStayOnOneLine) {
   EXPECT_TRUE(fails_with(t.b, "tensor 'bad\\x0aname': unknown tensor type 43981"));
 }
 
+// A key or tensor name whose length covers the rest of the file (the byte after it is read as
+// the value type, or the dimension count, and refused) is quoted cut to 200 bytes: the message
+// stays one short line instead of the whole file, escaped (issue: 1.58 MB on stories260K).
+TEST(GgufDamaged, NameCoveringTheRestOfTheFileIsQuotedCut) {
+  const Bytes full = base();
+  for (const auto& kv : at().kv) {
+    SCOPED_TRACE(kv.key);
+    Bytes b = full;
+    const uint64_t len = b.size() - (kv.start + 8) - 4;  // leaves 4 bytes: the "value type"
+    put<uint64_t>(b, kv.start, len);
+    put<uint32_t>(b, b.size() - 4, 0xFFFFFFFFu);
+    const std::string msg = parse_error(b);
+    EXPECT_TRUE(fails_with(b, "... (" + std::to_string(len) + " bytes)': unknown value type"));
+    EXPECT_LT(msg.size(), 500u) << msg;
+  }
+  for (const auto& t : at().tensors) {
+    SCOPED_TRACE(t.name);
+    Bytes b = full;
+    const uint64_t len = b.size() - (t.name_at + 8) - 4;  // leaves the "dimension count"
+    put<uint64_t>(b, t.name_at, len);
+    put<uint32_t>(b, b.size() - 4, 0);
+    const std::string msg = parse_error(b);
+    EXPECT_TRUE(fails_with(b, "... (" + std::to_string(len) + " bytes)': 0 dimensions"));
+    EXPECT_LT(msg.size(), 500u) << msg;
+  }
+}
+
+// A key or tensor name is at most 64 KiB: a 4 MB key that the file does hold is refused before
+// it is copied, the message naming where it starts, its length and the limit.
+TEST(GgufDamaged, NamesOver64KiBAreRefused) {
+  ASSERT_EQ(kGgufMaxNameBytes, 65536u);
+  auto with_key = [](uint64_t len) {
+    Builder g;
+    g.header(0, 1).str(std::string(len, 'k')).u32(uint32_t(GgufValueType::U8)).b.push_back(1);
+    return g.pad().b;
+  };
+  const std::string four_mb = parse_error(with_key(4u << 20));
+  EXPECT_EQ(four_mb,
+            kName + ": metadata key at byte 24 is 4194304 bytes long (the limit is 65536)");
+  EXPECT_TRUE(fails_with(with_key(65537), "metadata key at byte 24 is 65537 bytes long"));
+  EXPECT_EQ(parse_error(with_key(65536)), "<no error>");
+  auto with_tensor = [](uint64_t len) {
+    Builder g;
+    g.header(1, 0).str(std::string(len, 't')).u32(1).u64(4).u32(0).u64(0).pad();
+    g.b.resize(g.b.size() + 16, 0);
+    return g.b;
+  };
+  EXPECT_TRUE(fails_with(with_tensor(65537),
+                         "tensor name at byte 24 is 65537 bytes long (the limit "
+                         "is 65536)"));
+  EXPECT_EQ(parse_error(with_tensor(65536)), "<no error>");
+  // A 60 KiB key is allowed, but quoted cut wherever a message names it.
+  Builder g;
+  g.header(0, 1).str(std::string(60000, 'q')).u32(77).pad();
+  const std::string msg = parse_error(g.b);
+  EXPECT_TRUE(fails_with(
+      g.b, "metadata '" + std::string(200, 'q') + "... (60000 bytes)': unknown value type 77"));
+  EXPECT_LT(msg.size(), 300u);
+}
+
+// fail() itself cuts whatever it is given (a caller that forgot excerpt()) to 1 KiB, one line.
+TEST(GgufDamaged, FailCutsItsMessage) {
+  const Bytes b = base();
+  GgufFile f(b.data(), b.size(), kName);
+  try {
+    f.fail("value " + std::string(1 << 20, 'v') + "\n");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_LE(msg.size(), kName.size() + 2 + kGgufMaxMessageBytes + 40) << msg.size();
+    EXPECT_NE(msg.find("... (1048583 bytes)"), std::string::npos) << msg.substr(msg.size() - 60);
+    EXPECT_EQ(msg.find('\n'), std::string::npos);
+  }
+}
+
 // Every single-byte change anywhere in the header, to a few telling values, either parses or
 // throws tzero::Error; nothing else (no crash, no std::bad_alloc, no std::length_error).
 TEST(GgufDamaged, EveryHeaderByteMutationIsSafe) {

@@ -1,6 +1,7 @@
 #include "model/arch/architecture.h"
 
 #include "base/error.h"
+#include "base/excerpt.h"
 
 namespace tzero {
 
@@ -30,7 +31,7 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::Gemma3:
       return make_gemma(model);
   }
-  throw Error("no architecture for '" + model.hparams().arch_name + "'");
+  throw Error("no architecture for '" + excerpt(model.hparams().arch_name) + "'");
 }
 
 }  // namespace tzero
