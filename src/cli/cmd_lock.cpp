@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "cli/commands.h"
 #include "cli/lock_flags.h"
 #include "lock/lock_file.h"
@@ -59,8 +60,9 @@ Command add_lock(CLI::App& app) {
             requests, order,
             [&](size_t i, const lock::LockResult& r) {
               results[i] = r;
+              const std::string id = excerpt(requests[i].id), why = excerpt(r.finish_reason);
               std::fprintf(stderr, "[%zu/%zu] %s: %zu characters, %s\n", ++done, requests.size(),
-                           requests[i].id.c_str(), r.text.size(), r.finish_reason.c_str());
+                           id.c_str(), r.text.size(), why.c_str());  // a server's text: escaped
             },
             g_lock_stop);
         if (g_lock_stop) {
@@ -85,9 +87,9 @@ Command add_lock(CLI::App& app) {
         for (size_t i = 0; i < requests.size(); ++i)
           lf.entries.push_back({requests[i], *results[i]});
         lock::write_lock_file(o->out, lf);
+        const std::string fp = lf.fingerprint.empty() ? "none" : excerpt(lf.fingerprint);
         std::printf("locked %zu request(s) in %s (%s, fingerprint %s)\n", requests.size(),
-                    o->out.c_str(), lf.kind.c_str(),
-                    lf.fingerprint.empty() ? "none" : lf.fingerprint.c_str());
+                    o->out.c_str(), lf.kind.c_str(), fp.c_str());
         return 0;
       }};
 }

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "cli/commands.h"
 #include "cli/lock_flags.h"
 #include "lock/lock_file.h"
@@ -88,7 +89,7 @@ Command add_verify(CLI::App& app) {
             };
             opt.explaining = [](const lock::RequestVerdict& v) {
               std::fprintf(stderr, "explaining %s: traced reruns of both configurations\n",
-                           v.id.c_str());
+                           excerpt(v.id).c_str());
             };
             if (!o->html.empty())
               opt.on_update = [o](const lock::VerifyReport& r) {
@@ -101,11 +102,12 @@ Command add_verify(CLI::App& app) {
                                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                                       .c_str());
             } else {
+              // Keys from the lock file, values as JSON (control characters escaped by dump).
               for (const auto& d : r.manifest)
-                std::printf("manifest differs: %s: lock %s, now %s\n", d.key.c_str(),
+                std::printf("manifest differs: %s: lock %s, now %s\n", excerpt(d.key).c_str(),
                             d.locked.dump().c_str(), d.now.dump().c_str());
               for (const auto& d : r.environment)
-                std::printf("environment differs: %s: lock %s, now %s\n", d.key.c_str(),
+                std::printf("environment differs: %s: lock %s, now %s\n", excerpt(d.key).c_str(),
                             d.locked.dump().c_str(), d.now.dump().c_str());
               for (const auto& v : r.verdicts) std::printf("%s\n", lock::verdict_line(v).c_str());
               std::printf("%zu of %zu verified: %zu identical, %zu drifted%s%s\n", r.done,

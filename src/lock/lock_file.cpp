@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/bounded_json.h"
 #include "base/error.h"
 
 namespace tzero::lock {
@@ -135,7 +136,7 @@ std::string lock_text(const LockFile& lock) {
     line["id"] = e.request.id;
     line["line"] = e.request.line;
     line["endpoint"] = endpoint_name(e.request.endpoint);
-    line["request"] = ojson::parse(e.request.body);
+    line["request"] = parse_json_bounded<ojson>(e.request.body);
     line["result"] = ojson::parse(result_json(e.result).dump());
     o << line.dump() << (i + 1 < lock.entries.size() ? ",\n" : "\n");
   }
@@ -164,7 +165,7 @@ void write_lock_file(const std::string& path, const LockFile& lock) {
 LockFile parse_lock_text(const std::string& text, const std::string& path) {
   json j;
   try {
-    j = json::parse(text);
+    j = parse_json_bounded(text);  // nested deeper than kMaxJsonDepth: a parse_error too
   } catch (const json::parse_error& e) {
     const bool at_end = e.byte >= text.size();
     throw Error(path + ":" + std::to_string(line_at(text, e.byte == 0 ? 0 : e.byte - 1)) + ": " +

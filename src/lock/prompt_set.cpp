@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/bounded_json.h"
 #include "base/error.h"
 
 namespace tzero::lock {
@@ -18,7 +19,7 @@ LockRequest parse_lock_request(const std::string& json_text, const std::string& 
                                const std::string& default_id) {
   nlohmann::ordered_json body;
   try {
-    body = nlohmann::ordered_json::parse(json_text);
+    body = parse_json_bounded<nlohmann::ordered_json>(json_text);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(where + ": not valid JSON: " + e.what());
   }

@@ -2,7 +2,9 @@
 // through the probe's client (429 retried, deadlines held, errors in one line).
 #include <nlohmann/json.hpp>
 
+#include "base/bounded_json.h"
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "lock/environment.h"
 #include "lock/runner.h"
 #include "probe/client.h"
@@ -17,7 +19,7 @@ LockResult result_of_completion(const std::string& text, const std::string& fini
   r.finish_reason = finish_reason;
   if (logprobs) r.logprobs = *logprobs;
   if (tzero_extension.empty()) return r;
-  const nlohmann::json ext = nlohmann::json::parse(tzero_extension, nullptr, false);
+  const nlohmann::json ext = parse_json_bounded_or_discarded(tzero_extension);
   if (!ext.is_object()) return r;
   if (auto it = ext.find("logits_digest"); it != ext.end() && it->is_string())
     r.logits_digest = it->get<std::string>();
@@ -65,7 +67,7 @@ class ServerRunner : public Runner {
     for (const size_t i : order) {
       if (stop) return;
       const LockRequest& q = requests[i];
-      nlohmann::ordered_json body = nlohmann::ordered_json::parse(q.body);
+      nlohmann::ordered_json body = parse_json_bounded<nlohmann::ordered_json>(q.body);
       if (!body.contains("model") && !config_.model_name.empty())
         body["model"] = config_.model_name;
       probe::CompletionRequest r;
@@ -76,7 +78,7 @@ class ServerRunner : public Runner {
       try {
         c = client_.complete(r, &stop);
       } catch (const Error& e) {
-        throw Error(q.where + " (" + q.id + "): " + e.what());
+        throw Error(q.where + " (" + excerpt(q.id) + "): " + e.what());
       }
       if (stop) return;  // the answer may be partial
       if (fingerprint_.empty()) fingerprint_ = c.system_fingerprint;

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "base/excerpt.h"
+
 namespace tzero::lock {
 
 using json = nlohmann::json;
@@ -58,13 +60,14 @@ RequestVerdict compare_results(const LockEntry& entry, const LockResult& now) {
 }
 
 std::string verdict_line(const RequestVerdict& v) {
-  if (!v.ran) return v.id + ": not verified";
+  const std::string id = excerpt(v.id);  // the lock file's text: one line, escaped
+  if (!v.ran) return id + ": not verified";
   if (v.identical) {
-    std::string s = v.id + ": identical (";
+    std::string s = id + ": identical (";
     for (size_t i = 0; i < v.compared.size(); ++i) s += (i ? ", " : "") + v.compared[i];
     return s + ")";
   }
-  std::string s = v.id + ": DRIFTED:";
+  std::string s = id + ": DRIFTED:";
   for (const std::string& d : v.differs) s += " " + d;
   if (v.first_token >= 0) s += "; first differing token #" + std::to_string(v.first_token);
   const Explanation& e = v.explanation;

@@ -1,7 +1,9 @@
 // tzero verify's HTML report: the summary (complete or interrupted), the manifest and
 // environment entries that differ, and one row per request (identical, drifted with what
 // differs and the first op that changed, or not verified). Every text from the lock or a server
-// is escaped (base/html.h).
+// is escaped (base/html.h), and its control characters other than newline and tab are written
+// as \xHH: the page never holds a raw escape sequence.
+#include <cstdio>
 #include <sstream>
 
 #include "base/html.h"
@@ -11,7 +13,18 @@ namespace tzero::lock {
 
 namespace {
 std::string esc(const std::string& s) {
-  return html_escape(s);
+  std::string o;
+  for (const char c : html_escape(s)) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b < 0x20 && c != '\n' && c != '\t') || b == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", b);
+      o += hex;
+    } else {
+      o += c;
+    }
+  }
+  return o;
 }
 
 std::string diff_table(const char* title, const std::vector<EntryDiff>& ds) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -19,6 +20,9 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+
+#include "base/bounded_json.h"
+#include "base/excerpt.h"
 
 namespace tzero::probe {
 
@@ -99,9 +103,27 @@ bool read_logprobs(const ojson& choice, std::vector<SampledToken>& out) {
   return true;
 }
 
+// The message of an error body already parsed: error.message, error (a string), detail or
+// message, as the server wrote it; nullopt when it has none of these.
+template <class Json>
+std::optional<std::string> message_of(const Json& j) {
+  if (!j.is_object()) return std::nullopt;
+  auto pick = [](const Json& v) -> std::string {
+    return v.is_string() ? v.template get<std::string>() : v.is_null() ? "" : v.dump();
+  };
+  if (auto e = j.find("error"); e != j.end()) {
+    if (e->is_object())
+      if (auto m = e->find("message"); m != e->end()) return pick(*m);
+    return pick(*e);
+  }
+  if (auto d = j.find("detail"); d != j.end()) return pick(*d);
+  if (auto m = j.find("message"); m != j.end()) return pick(*m);
+  return std::nullopt;
+}
+
 void throw_if_error(const ojson& j) {
   if (!find(j, "error")) return;
-  ProbeError e("the server answered an error: " + error_message(j.dump()));
+  ProbeError e("the server answered an error: " + server_text(message_of(j).value_or("")));
   e.answer_error = true;
   throw e;
 }
@@ -134,12 +156,27 @@ std::string request_body(const CompletionRequest& r) {
   return j.dump();
 }
 
-Completion parse_completion(const std::string& body, bool chat) {
-  const ojson j = parse_exact(body, "the response");
+std::string server_text(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  // Flattened up to the cut only: the text may be a 64 MiB body.
+  size_t cut = std::min(text.size(), kMaxQuotedChars);
+  while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;  // not inside a UTF-8 character
+  std::string head(text.substr(0, cut));
+  for (char& c : head)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  std::string out = excerpt(head);
+  if (cut < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+Completion parse_completion(const std::string& body, bool chat, const ParseLimits& limits) {
+  const ojson j = parse_exact(body, "the response", limits);
   throw_if_error(j);
   const ojson* choices = find(j, "choices");
   if (!choices || !choices->is_array() || choices->empty())
-    throw ProbeError("the response has no choices: " + body.substr(0, 200));
+    throw ProbeError("the response has no choices: " + server_text(body));
   const ojson& c0 = (*choices)[0];
   Completion c;
   if (!chat)
@@ -153,8 +190,9 @@ Completion parse_completion(const std::string& body, bool chat) {
   return c;
 }
 
-bool apply_chunk(const std::string& json_text, bool chat, Completion& c) {
-  const ojson j = parse_exact(json_text, "a streamed event");
+bool apply_chunk(const std::string& json_text, bool chat, Completion& c,
+                 const ParseLimits& limits) {
+  const ojson j = parse_exact(json_text, "a streamed event", limits);
   throw_if_error(j);
   if (c.system_fingerprint.empty()) c.system_fingerprint = str(find(j, "system_fingerprint"));
   const ojson* choices = find(j, "choices");
@@ -218,9 +256,9 @@ void SseAccumulator::dispatch() {
   }
   ++events_;
   try {
-    if (apply_chunk(d, chat_, c_)) any_logprobs_ = true;
+    if (apply_chunk(d, chat_, c_, limits_)) any_logprobs_ = true;
   } catch (ProbeError& e) {  // a malformed event or an error object: the server's answer
-    e.answer_error = true;
+    if (!e.limit) e.answer_error = true;
     throw;
   }
 }
@@ -249,26 +287,10 @@ Completion SseAccumulator::finish() {
 }
 
 std::string error_message(const std::string& body) {
-  try {
-    const auto j = nlohmann::json::parse(body);
-    auto pick = [](const nlohmann::json& v) -> std::string {
-      return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
-    };
-    if (j.is_object()) {
-      if (j.contains("error")) {
-        const auto& e = j["error"];
-        if (e.is_object() && e.contains("message")) return pick(e["message"]);
-        return pick(e);
-      }
-      if (j.contains("detail")) return pick(j["detail"]);
-      if (j.contains("message")) return pick(j["message"]);
-    }
-  } catch (const nlohmann::json::exception&) {
-  }
-  std::string s = body.substr(0, 300);
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  std::replace(s.begin(), s.end(), '\r', ' ');
-  while (!s.empty() && s.back() == ' ') s.pop_back();
+  // Bounded: a body nested too deeply is quoted as text, never built.
+  const auto j = parse_json_bounded_or_discarded(body);
+  if (const auto m = message_of(j)) return server_text(*m);
+  const std::string s = server_text(body);
   return s.empty() ? "(empty body)" : s;
 }
 
@@ -314,6 +336,9 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
     t << timeout_s_;
     return ProbeError(endpoint(r.chat) + ": no answer within " + t.str() + " s (--timeout)");
   };
+  // Parsing is part of the request: it stops at the deadline too.
+  ParseLimits limits;
+  limits.deadline = deadline;
   for (int attempt = 0;; ++attempt) {
     httplib::Client cli(origin_);
     cli.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(secs));
@@ -329,7 +354,7 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
     int status = 0;
     bool sse = false;
     std::string retry_after, raw;
-    SseAccumulator acc(r.chat);
+    SseAccumulator acc(r.chat, limits);
     std::optional<ProbeError> failed;  // why the receiver stopped reading
     size_t received = 0;
     req.response_handler = [&](const httplib::Response& res) {
@@ -337,6 +362,9 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
       retry_after = res.get_header_value("Retry-After");
       sse = r.stream && status == 200 &&
             res.get_header_value("Content-Type").find("text/event-stream") != std::string::npos;
+      // The body in one allocation (growing by doubling would briefly hold twice the body).
+      const uint64_t length = res.get_header_value<uint64_t>("Content-Length");
+      if (!sse && length > 0) raw.reserve(size_t(std::min<uint64_t>(length, kMaxResponseBytes)));
       return true;
     };
     req.content_receiver = [&](const char* d, size_t n, uint64_t, uint64_t) {
@@ -351,8 +379,13 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
         try {
           acc.feed(d, n);
         } catch (const ProbeError& e) {
-          failed = ProbeError(endpoint(r.chat) + ": " + e.what());
-          failed->answer_error = e.answer_error;
+          if (Clock::now() >= deadline) {
+            failed = timed_out();
+          } else {
+            failed = ProbeError(endpoint(r.chat) + ": " + e.what());
+            failed->answer_error = e.answer_error;
+            failed->limit = e.limit;
+          }
           return false;
         }
       } else {
@@ -390,7 +423,8 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
       throw timed_out();
     } else if (!ok) {
       if (err == httplib::Error::Connection || err == httplib::Error::ConnectionTimeout) {
-        std::string why = connect_failure(host_, port_, std::min(timeout_s_, 5.0));
+        const double left_s = std::chrono::duration<double>(deadline - Clock::now()).count();
+        std::string why = connect_failure(host_, port_, std::clamp(left_s, 0.001, 5.0));
         if (why.empty())
           why = err == httplib::Error::ConnectionTimeout ? "timed out" : "connection failed";
         throw ProbeError("cannot reach " + origin_ + path_ + ": " + why);
@@ -425,11 +459,14 @@ Completion Client::complete(const CompletionRequest& r, const std::atomic<bool>*
     try {
       // Cut off by the caller (a filler no longer needed): what arrived, unchecked.
       const bool aborted = sse && abort && abort->load() && !acc.done();
-      c = aborted ? acc.partial() : sse ? acc.finish() : parse_completion(raw, r.chat);
-    } catch (ProbeError& e) {  // malformed, empty or cut off: the server answered, unusably
-      e.answer_error = true;
+      c = aborted ? acc.partial() : sse ? acc.finish() : parse_completion(raw, r.chat, limits);
+    } catch (ProbeError& e) {
+      if (Clock::now() >= deadline) throw timed_out();
+      if (e.limit) throw ProbeError(endpoint(r.chat) + ": " + e.what());  // ends the probe
+      e.answer_error = true;  // malformed, empty or cut off: the server answered, unusably
       throw;
     }
+    if (Clock::now() >= deadline && !(abort && abort->load())) throw timed_out();
     c.latency_ms = ms;
     c.retries = attempt;
     return c;

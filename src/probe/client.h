@@ -18,15 +18,21 @@
 //    any answer that cannot be used). 429 is retried with backoff,
 //    honoring Retry-After (at most kMaxRetryAfterS), up to max_retries times.
 //  - A hostile or broken server cannot hold the probe: one request, its retries included, ends
-//    by its deadline (timeout_s) however the bytes arrive (a drip, an endless stream, keep-alive
-//    comments); a response over kMaxResponseBytes or a line over kMaxLineBytes is an error, and
-//    so is a stream that ends with neither `data: [DONE]` nor a finish_reason (cut off).
+//    by its deadline (timeout_s), from sending to the parsed answer, however the bytes arrive (a
+//    drip, an endless stream, keep-alive comments) and however long the answer takes to parse;
+//    a response over kMaxResponseBytes, a line over kMaxLineBytes and JSON nested deeper than
+//    kMaxJsonDepth or taking more than kMaxDocumentBytes as a document (exact_json.h) are refused,
+//    and a stream that ends with neither `data: [DONE]` nor a finish_reason (cut off) is an error.
+//  - Text from the server in a message (its error message, a piece of a malformed body) is
+//    server_text(): one line of at most kMaxQuotedChars bytes, control bytes as \xHH, so that it
+//    cannot drive the terminal it is printed on.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -44,10 +50,18 @@ struct ProbeError : Error {
   int http_status = 0;  // the server's status when it answered with an error, else 0
   // The server answered, but with an error or with an answer that cannot be used: an HTTP error
   // status, an error object or event, a malformed body, a cut-off stream. The probe records such
-  // a request and goes on. False for a server that cannot be reached, a timeout and the size
-  // caps: those end the probe.
+  // a request and goes on. False for a server that cannot be reached, a timeout and the
+  // limits: those end the probe.
   bool answer_error = false;
+  // The answer passed one of the client's JSON limits (nesting, document memory: exact_json.h):
+  // never an answer_error.
+  bool limit = false;
 };
+
+// Text from the server quoted in a message: one line (line breaks and tabs as spaces, trailing
+// white space dropped), then excerpt() (base/excerpt.h): at most kMaxQuotedChars bytes, cut with
+// "... (N bytes)", control bytes and invalid UTF-8 as \xHH.
+std::string server_text(std::string_view text);
 
 struct TopLogprob {
   std::string token;
@@ -91,18 +105,19 @@ struct CompletionRequest {
 // The request body as JSON text (exposed for tests).
 std::string request_body(const CompletionRequest& r);
 
-// Parses one complete (non-streamed) response body. Throws ProbeError on malformed JSON or a
-// body with no choices.
-Completion parse_completion(const std::string& body, bool chat);
+// Parses one complete (non-streamed) response body. Throws ProbeError on malformed JSON, JSON
+// past the limits (exact_json.h) or a body with no choices.
+Completion parse_completion(const std::string& body, bool chat, const ParseLimits& limits = {});
 
 // Incremental server-sent events parser: feed bytes as they arrive; each complete `data:` event
 // is appended to the completion. Lines other than data (comments, event:, id:) are ignored; a
 // multi-line event joins its data lines with '\n'; `data: [DONE]` ends the stream. feed()
-// throws ProbeError for a line longer than kMaxLineBytes; finish() for a stream with no event,
-// or one that ended with neither [DONE] nor a finish_reason.
+// throws ProbeError for a line longer than kMaxLineBytes or an event past the JSON limits
+// (each event is parsed within `limits`); finish() for a stream with no event, or one that
+// ended with neither [DONE] nor a finish_reason.
 class SseAccumulator {
  public:
-  explicit SseAccumulator(bool chat) : chat_(chat) {}
+  explicit SseAccumulator(bool chat, ParseLimits limits = {}) : chat_(chat), limits_(limits) {}
   void feed(const char* data, size_t n);
   // Flushes an event not yet ended by a blank line; throws when no event arrived at all.
   Completion finish();
@@ -114,6 +129,7 @@ class SseAccumulator {
   void line(const std::string& l);
   void dispatch();
   bool chat_;
+  ParseLimits limits_;
   bool done_ = false;
   int events_ = 0;
   bool any_logprobs_ = false;
@@ -124,10 +140,11 @@ class SseAccumulator {
 
 // Folds one streamed chunk (a chat.completion.chunk or a text_completion chunk) into c. Returns
 // whether the chunk carried logprobs. Throws ProbeError for an error object inside the stream.
-bool apply_chunk(const std::string& json_text, bool chat, Completion& c);
+bool apply_chunk(const std::string& json_text, bool chat, Completion& c,
+                 const ParseLimits& limits = {});
 
 // The message of an error response body: error.message, error (a string), detail, message, or
-// the body itself (shortened).
+// the body itself; as server_text() (one line, cut, control bytes escaped).
 std::string error_message(const std::string& body);
 
 // Seconds to wait before retrying after 429 (attempt counts from 0): Retry-After when it is a

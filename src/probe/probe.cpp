@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/bounded_json.h"
 #include "tokenizer/unicode.h"
 
 namespace tzero::probe {
@@ -45,7 +46,7 @@ std::vector<std::string> parse_prompts(const std::string& text, const std::strin
   if (first != std::string::npos && text[first] == '[') {
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(text);
+      j = parse_json_bounded(text);
     } catch (const nlohmann::json::exception& e) {
       throw ProbeError(name + ": not a JSON array of strings (" + e.what() + ")");
     }

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/excerpt.h"
+
 namespace tzero::probe {
 
 namespace {
@@ -201,7 +203,7 @@ std::string probe_table(const ProbeReport& r) {
   if (r.fingerprints.empty()) s << "none reported";
   bool first = true;
   for (const auto& [v, n] : r.fingerprints) {
-    s << (first ? "" : ", ") << v << " (" << n << " runs)";
+    s << (first ? "" : ", ") << excerpt(v) << " (" << n << " runs)";  // the server's text
     first = false;
   }
   if (r.fingerprints.size() > 1)

@@ -81,7 +81,7 @@ std::string probe_html(const ProbeReport& r) {
   h << "<p>system_fingerprint: ";
   if (r.fingerprints.empty()) h << "none reported";
   for (const auto& [v, n] : r.fingerprints)
-    h << "<code>" << html_escape(v) << "</code> (" << n << " runs) ";
+    h << "<code>" << visible(v) << "</code> (" << n << " runs) ";
   if (r.fingerprints.size() > 1) h << "<span class='bad'>several fingerprints</span>";
   h << "</p>";
   h << "<h2>Prompts</h2><table><tr><th>#</th><th>prompt</th><th>sampling</th><th>unique "

@@ -16,6 +16,10 @@ std::string sampling_label(const SeriesResult& s);       // "t=0", "t=0.80 seed=
 // "#2 The capital of France... (t=0)"
 std::string series_label(const PromptResult& p, const SeriesResult& s, size_t index);
 const char* mode_color(const std::string& mode);
+// Text from a server or a model for the page: HTML-escaped, and a byte that is not part of
+// valid UTF-8 or a control character other than newline and tab shown as a highlighted \xNN
+// (the page never holds a raw escape sequence, and two different texts never look the same).
+std::string visible(const std::string& s);
 
 // Charts. divergence_chart returns "" when no run diverged (nothing to place, no legend).
 std::string unique_bars(const ProbeReport& r);

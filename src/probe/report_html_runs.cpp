@@ -57,9 +57,8 @@ size_t utf8_length(const std::string& s, size_t i) {
   return n;
 }
 
-// Text for the page, escaped: a byte that is not part of valid UTF-8 (a character split across
-// tokens, or a model's stray byte) and a control character other than newline and tab are shown
-// as a highlighted \xNN, so that two different texts never look the same.
+}  // namespace
+
 std::string visible(const std::string& s) {
   std::string o;
   for (size_t i = 0; i < s.size();) {
@@ -77,6 +76,8 @@ std::string visible(const std::string& s) {
   }
   return o;
 }
+
+namespace {
 
 // The text, escaped, with [from, to) highlighted (a thin marker where the stretch is empty).
 std::string marked(const std::string& t, size_t from, size_t to) {
@@ -143,7 +144,7 @@ std::string divergence_cell(const ProbeReport& r, const Completion& ref, const C
 
 std::string request_error_text(const RequestError& e) {
   return (e.status ? "HTTP " + std::to_string(e.status) : std::string("no HTTP error status")) +
-         "</td><td><code>" + html_escape(e.message) + "</code>";
+         "</td><td><code>" + visible(e.message) + "</code>";
 }
 
 }  // namespace
@@ -164,7 +165,7 @@ std::string reference_answers(const ProbeReport& r) {
       const RunRecord& ref = s.runs[s.reference];
       h << "<td>" << html_escape(ref.mode) << " " << ref.index + 1 << "</td><td>"
         << (ref.out.has_logprobs ? std::to_string(ref.out.tokens.size()) : std::string("-"))
-        << "</td><td>" << html_escape(ref.out.finish_reason) << "</td><td><code class='text'>"
+        << "</td><td>" << visible(ref.out.finish_reason) << "</td><td><code class='text'>"
         << visible(ref.out.text) << "</code></td></tr>";
     }
   h << "</table>";

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -21,6 +22,12 @@ const char* kSseHeaders =
 const char* kChunk =
     "data: {\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" tok\","
     "\"finish_reason\":null}]}\n\n";
+
+std::string json_headers(size_t length, const char* status = "200 OK",
+                         const char* type = "application/json") {
+  return std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + type +
+         "\r\nContent-Length: " + std::to_string(length) + "\r\nConnection: close\r\n\r\n";
+}
 }  // namespace
 
 HostileServer::HostileServer(Hostility h) : h_(h) {
@@ -71,6 +78,18 @@ void HostileServer::serve(int fd) {
     return off == s.size();
   };
   auto pause = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  // `unit` sent `times` times, in pieces of about 64 KiB.
+  auto send_repeated = [&](const std::string& unit, size_t times) {
+    std::string piece;
+    while (piece.size() < (size_t(1) << 16)) piece += unit;
+    const size_t per_piece = piece.size() / unit.size();
+    for (size_t left = times; left > 0;) {
+      const size_t n = std::min(left, per_piece);
+      if (!alive() || !send_all(piece.substr(0, n * unit.size()))) return false;
+      left -= n;
+    }
+    return true;
+  };
   // The request: headers, then Content-Length bytes of body.
   std::string req;
   char buf[4096];
@@ -136,6 +155,29 @@ void HostileServer::serve(int fd) {
             "\"finish_reason\":\"length\"}]}";
         send_all("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
                  std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+      }
+      break;
+    case Hostility::DeepNesting:
+      if (send_all(json_headers(kHostileBodyBytes))) send_repeated("[", kHostileBodyBytes);
+      break;
+    case Hostility::DeepNestingStream:
+      if (send_all(std::string(kSseHeaders) + "data: "))
+        if (send_repeated("[", size_t(1) << 20)) send_all("\n\n");
+      break;
+    case Hostility::WideBody: {  // `[""` + n times `,""` + `]`
+      const size_t n = (kHostileBodyBytes - 4) / 3;
+      if (send_all(json_headers(4 + 3 * n) + "[\"\""))
+        if (send_repeated(",\"\"", n)) send_all("]");
+      break;
+    }
+    case Hostility::EscapeInError:
+      if (req.find("\"stream\":true") != std::string::npos) {
+        send_all(std::string(kSseHeaders) +
+                 "data: {\"error\":{\"message\":\"\\u001b[2J\\u001b]0;pwned\\u0007" +
+                 std::string(5000, 'x') + "\"}}\n\n");
+      } else {
+        const std::string body = kEscapes + std::string(5000, 'x');
+        send_all(json_headers(body.size(), "500 Internal Server Error", "text/plain") + body);
       }
       break;
   }

@@ -13,15 +13,27 @@
 namespace tzero::test {
 
 enum class Hostility {
-  EndlessStream,     // a valid SSE stream whose token chunks never end
-  KeepAliveForever,  // SSE headers, then only ": keep-alive" comments
-  HeaderDrip,        // the status line and headers one byte every 50 ms, never finished
-  HugeLine,          // SSE headers, then one "data: xxxx..." line that never ends
-  EndlessBody,       // a JSON response whose body never ends (Content-Length: 10 GB)
-  RetryAfterHuge,    // 429 with Retry-After: 1e308, every time
-  CutStream,         // streamed: two token chunks, then the connection closes (no
-                     // finish_reason, no [DONE]); not streamed: a proper answer
+  EndlessStream,      // a valid SSE stream whose token chunks never end
+  KeepAliveForever,   // SSE headers, then only ": keep-alive" comments
+  HeaderDrip,         // the status line and headers one byte every 50 ms, never finished
+  HugeLine,           // SSE headers, then one "data: xxxx..." line that never ends
+  EndlessBody,        // a JSON response whose body never ends (Content-Length: 10 GB)
+  RetryAfterHuge,     // 429 with Retry-After: 1e308, every time
+  CutStream,          // streamed: two token chunks, then the connection closes (no
+                      // finish_reason, no [DONE]); not streamed: a proper answer
+  DeepNesting,        // a 200 application/json body of kHostileBodyBytes `[` (Content-Length
+                      // given, just under the client's 64 MiB cap)
+  DeepNestingStream,  // SSE headers, then one data line of 1 MiB of `[` and a blank line
+  WideBody,           // a 200 application/json body of kHostileBodyBytes: `["","",...]`
+  EscapeInError,      // not streamed: a 500 whose text/plain body is kEscapes and 5,000 'x';
+                      // streamed: a 200 stream whose one event is an error object with that
+                      // message (JSON-escaped: \u001b)
 };
+
+// ~62 MB: what a server just under the probe's 64 MiB response cap can send.
+constexpr size_t kHostileBodyBytes = 62'000'000;
+// Clear the screen, set the terminal's title: what EscapeInError hides in its error message.
+constexpr const char* kEscapes = "\x1b[2J\x1b]0;pwned\x07";
 
 class HostileServer {
  public:

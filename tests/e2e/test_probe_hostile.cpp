@@ -1,6 +1,8 @@
 // The probe against hostile servers (e2e/hostile_server.h): each attack ends by the request's
-// deadline or a size cap with a ProbeError (exit 2 from `tzero probe`), never a hang, an
-// unbounded buffer or a success. Bounded: every case waits at most a few seconds.
+// deadline, a size cap or a JSON limit (nesting, document memory) with a ProbeError (exit 2 from
+// `tzero probe`), never a hang, an unbounded buffer or a success, and the server's text in the
+// error is escaped. Bounded: every case waits at most a few seconds (the command line's peak
+// memory: test_clients_hostile.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -85,6 +87,50 @@ TEST(ProbeHostile, HugeRetryAfterIsCappedByTheDeadline) {
 TEST(ProbeHostile, CutStreamIsAnError) {
   const Outcome o = attack(Hostility::CutStream, true, 5.0);
   EXPECT_NE(o.error.find("cut off"), std::string::npos) << o.error;
+}
+
+// The attack: ~62 MB of `[` just under the 64 MiB cap. Refused by the nesting limit,
+// before a document is built, well within the deadline (it used to take 10.8 s and 2.27 GB).
+TEST(ProbeHostile, DeepNestingIsRefusedByTheNestingLimit) {
+  const Outcome o = attack(Hostility::DeepNesting, false, 5.0);
+  EXPECT_NE(o.error.find("nested deeper than 256 levels"), std::string::npos) << o.error;
+  EXPECT_LT(o.seconds, 7.0);
+}
+
+TEST(ProbeHostile, DeepNestingInAStreamIsRefusedByTheNestingLimit) {
+  const Outcome o = attack(Hostility::DeepNestingStream, true, 5.0);
+  EXPECT_NE(o.error.find("a streamed event is refused: it is JSON nested deeper than 256 levels"),
+            std::string::npos)
+      << o.error;
+  EXPECT_LT(o.seconds, 7.0);
+}
+
+// ~20 million empty strings would build a 1.3 GB document: refused at the 256 MiB estimate.
+TEST(ProbeHostile, WideBodyIsRefusedByTheDocumentLimit) {
+  const Outcome o = attack(Hostility::WideBody, false, 10.0);
+  const bool refused =
+      o.error.find("its document would take more than 256 MiB of memory") != std::string::npos;
+  // On a machine too slow to parse 62 MB within 10 s the deadline ends it instead: also bounded.
+  EXPECT_TRUE(refused || o.error.find("no answer within 10 s") != std::string::npos) << o.error;
+  EXPECT_LT(o.seconds, 12.0);
+}
+
+// The server's message is quoted cut to 200 bytes with its escape sequences as \xHH: printed,
+// it cannot clear the screen or retitle the terminal.
+TEST(ProbeHostile, EscapesInAnErrorAreQuotedEscaped) {
+  for (const bool stream : {false, true}) {
+    const Outcome o = attack(Hostility::EscapeInError, stream, 5.0);
+    SCOPED_TRACE(stream ? "streamed" : "not streamed");
+    EXPECT_NE(o.error.find(stream ? "the server answered an error: " : "HTTP 500: "),
+              std::string::npos)
+        << o.error;
+    EXPECT_NE(o.error.find("\\x1b[2J\\x1b]0;pwned\\x07xxx"), std::string::npos) << o.error;
+    EXPECT_NE(o.error.find("... (5014 bytes)"), std::string::npos) << o.error;
+    for (const char c : o.error)
+      EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+          << int(c) << " in " << o.error;
+    EXPECT_LT(o.error.size(), 400u);
+  }
 }
 
 TEST(ProbeHostile, CliExitsTwoOnACutStream) {

@@ -1,7 +1,9 @@
-// The probe's OpenAI client without a network: exact number parsing, both logprob layouts,
-// server-sent events, error bodies, Retry-After, request bodies, prompt files.
+// The probe's OpenAI client without a network: exact number parsing and its limits (nesting,
+// document memory, deadline, duplicate keys), both logprob layouts, server-sent events, error
+// bodies (quoted escaped), Retry-After, request bodies, prompt files.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -24,6 +26,76 @@ TEST(ProbeClient, ExactNumbersKeepTheirText) {
   const ojson o = parse_exact(R"({"z": 1, "a": 2})", "t");
   EXPECT_EQ(o.begin().key(), "z");
   EXPECT_THROW(parse_exact("{nope", "the response"), ProbeError);
+}
+
+// The message of the ProbeError parse_exact throws, "" when it does not throw.
+std::string refusal(const std::string& text, const ParseLimits& limits = {},
+                    bool* limit = nullptr) {
+  try {
+    parse_exact(text, "the response", limits);
+  } catch (const ProbeError& e) {
+    if (limit) *limit = e.limit;
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProbeClient, JsonNestingIsLimited) {
+  const std::string ok = std::string(256, '[') + std::string(256, ']');
+  EXPECT_EQ(refusal(ok), "");
+  bool limit = false;
+  const std::string deep = std::string(257, '[') + std::string(257, ']');
+  EXPECT_EQ(refusal(deep, {}, &limit),
+            "the response is refused: it is JSON nested deeper than 256 levels (arrays and "
+            "objects inside each other; at byte 257)");
+  EXPECT_TRUE(limit);
+  // Brackets inside strings do not count; 10 MB of `{` is refused at its 257th byte.
+  EXPECT_EQ(refusal("[\"" + std::string(1000, '[') + "\"]"), "");
+  EXPECT_NE(refusal(std::string(10'000'000, '{')).find("at byte 257)"), std::string::npos);
+}
+
+TEST(ProbeClient, JsonDocumentMemoryAndTimeAreLimited) {
+  std::string zeros = "[0";
+  for (int i = 0; i < 100'000; ++i) zeros += ",0";
+  zeros += "]";
+  EXPECT_EQ(refusal(zeros), "");
+  ParseLimits small;
+  small.max_document_bytes = size_t(1) << 20;  // 100,001 values of 24 bytes: over 1 MiB
+  bool limit = false;
+  EXPECT_EQ(refusal(zeros, small, &limit),
+            "the response is refused: its document would take more than 1 MiB of memory");
+  EXPECT_TRUE(limit);
+  ParseLimits late;
+  late.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  EXPECT_EQ(refusal(zeros, late),
+            "the response is refused: its parse passed the request's deadline");
+  // Malformed text is not a limit, and its quote is one escaped line.
+  limit = true;
+  const std::string bad = refusal("{\"a\": \x1b[2J\n" + std::string(1000, 'x'), {}, &limit);
+  EXPECT_FALSE(limit);
+  EXPECT_NE(bad.find("the response is not JSON ("), std::string::npos) << bad;
+  EXPECT_NE(bad.find("): {\"a\": \\x1b[2J xxx"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("... (1011 bytes)"), std::string::npos) << bad;
+  EXPECT_EQ(bad.find('\x1b'), std::string::npos) << bad;
+}
+
+TEST(ProbeClient, DuplicateKeysKeepTheFirstPlaceAndTheLastValue) {
+  const ojson j = parse_exact(R"({"a": 1, "b": 2, "a": 3})", "t");
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j.begin().key(), "a");
+  EXPECT_EQ(j["a"], 3);
+  EXPECT_EQ(j["b"], 2);
+  // A wide object (merged by sorting, not pairwise), with a key three times.
+  std::string wide = "{";
+  for (int i = 0; i < 20; ++i) wide += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ",";
+  wide += "\"k3\": 103, \"k7\": 107, \"k3\": 203}";
+  const ojson w = parse_exact(wide, "t");
+  ASSERT_EQ(w.size(), 20u);
+  int i = 0;
+  for (auto it = w.begin(); it != w.end(); ++it, ++i) EXPECT_EQ(it.key(), "k" + std::to_string(i));
+  EXPECT_EQ(w["k3"], 203);
+  EXPECT_EQ(w["k7"], 107);
+  EXPECT_EQ(w["k19"], 19);
 }
 
 TEST(ProbeClient, LegacyCompletionLogprobs) {
@@ -130,6 +202,13 @@ TEST(ProbeClient, ErrorMessages) {
   EXPECT_EQ(error_message(R"({"detail":"Not Found"})"), "Not Found");
   EXPECT_EQ(error_message("Service Unavailable\n"), "Service Unavailable");
   EXPECT_EQ(error_message(""), "(empty body)");
+  // The server's text: one line, 200 bytes at most, escape sequences as \xHH.
+  EXPECT_EQ(error_message("\x1b[2J\x1b]0;pwned\x07 gone\r\nnext line\n\n"),
+            "\\x1b[2J\\x1b]0;pwned\\x07 gone  next line");
+  EXPECT_EQ(error_message(R"({"error":{"message":"\u001b[31mred"}})"), "\\x1b[31mred");
+  EXPECT_EQ(error_message(std::string(300, 'x')), std::string(200, 'x') + "... (300 bytes)");
+  // A body nested too deeply is quoted as text, never parsed.
+  EXPECT_EQ(error_message(std::string(100'000, '[')), std::string(200, '[') + "... (100000 bytes)");
 }
 
 TEST(ProbeClient, RetryDelays) {
