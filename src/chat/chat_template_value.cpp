@@ -19,6 +19,11 @@ namespace {
               " levels (lists and dicts inside each other)");
 }
 
+[[noreturn]] void too_long() {
+  throw Error("chat template: a value whose text passes " + std::to_string(kMaxValueText >> 20) +
+              " MiB");
+}
+
 // The depth a list or dict gets from holding `item` (checked against kMaxValueDepth).
 int depth_holding(const Value& item) {
   if (item.ns)
@@ -108,8 +113,13 @@ bool truthy(const Value& v) {
   return false;
 }
 
-bool equal(const Value& a, const Value& b) {
-  // Recursion: at most a's depth (kMaxValueDepth) levels.
+namespace {
+
+// Recursion: at most a's depth (kMaxValueDepth) levels; `steps` counts the items compared.
+bool equal_at(const Value& a, const Value& b, size_t& steps) {
+  if (++steps > kMaxCompareSteps)
+    throw Error("chat template: comparing values of more than " + std::to_string(kMaxCompareSteps) +
+                " items");
   if (a.is_number() && b.is_number()) {
     if (a.type != Value::Float && b.type != Value::Float)
       return (a.type == Value::Bool ? int64_t(a.b) : a.i) ==
@@ -124,20 +134,29 @@ bool equal(const Value& a, const Value& b) {
     case Value::Str:
       return a.s == b.s;
     case Value::List:
+      if (a.list == b.list) return true;  // one list (Python's == starts with identity too)
       if (a.list->size() != b.list->size()) return false;
       for (size_t k = 0; k < a.list->size(); ++k)
-        if (!equal((*a.list)[k], (*b.list)[k])) return false;
+        if (!equal_at((*a.list)[k], (*b.list)[k], steps)) return false;
       return true;
     case Value::Dict:
+      if (a.dict == b.dict) return true;
       if (a.dict->size() != b.dict->size()) return false;
       for (const auto& kv : *a.dict) {
         const Value* o = b.get(kv.first);
-        if (!o || !equal(kv.second, *o)) return false;
+        if (!o || !equal_at(kv.second, *o, steps)) return false;
       }
       return true;
     default:
       return false;
   }
+}
+
+}  // namespace
+
+bool equal(const Value& a, const Value& b) {
+  size_t steps = 0;
+  return equal_at(a, b, steps);
 }
 
 std::string python_float(double d) {
@@ -204,6 +223,7 @@ void repr_to(std::string& out, const Value& v) {
       repr_str(out, v.s);
       return;
     case Value::List:
+      if (out.size() > kMaxValueText) too_long();
       out += '[';
       for (size_t k = 0; k < v.list->size(); ++k) {
         if (k) out += ", ";
@@ -212,6 +232,7 @@ void repr_to(std::string& out, const Value& v) {
       out += ']';
       return;
     case Value::Dict: {
+      if (out.size() > kMaxValueText) too_long();
       out += v.ns ? "<Namespace {" : "{";
       bool first = true;
       for (const auto& kv : *v.dict) {
@@ -326,6 +347,7 @@ void json_value(std::string& out, const Value& v, int indent, int level) {
       return;
     case Value::List:
     case Value::Dict: {
+      if (out.size() > kMaxValueText) too_long();
       const bool is_list = v.type == Value::List;
       const size_t n = is_list ? v.list->size() : v.dict->size();
       out += is_list ? '[' : '{';

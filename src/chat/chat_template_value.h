@@ -21,6 +21,11 @@ namespace tzero::jinja {
 // a dict or another namespace: what it holds then never deepens anything else, and no value
 // contains itself.
 constexpr int kMaxValueDepth = 512;
+// A value may hold one list many times over (`[x, x]` of `[x, x]` of ...: 2^n items to print
+// from n lists), so the walkers also stop by size: repr(), str() and tojson past this much text,
+// == past kMaxCompareSteps items compared (each a tzero::Error).
+constexpr size_t kMaxValueText = size_t(256) << 20;
+constexpr size_t kMaxCompareSteps = size_t(1) << 24;
 
 struct Value;
 using ValueList = std::vector<Value>;

@@ -2,7 +2,8 @@
 // was a stack overflow (SIGSEGV) in the parser, the evaluator or the AST's destruction; each is
 // now a one-line tzero::Error naming the limit. Templates at the limit still parse and render.
 // Values nested past kMaxValueDepth (chat/chat_template_value.h), built by a template or handed
-// in as JSON, and namespaces put inside values (which could contain themselves) are errors too;
+// in as JSON, values whose text or comparison would be exponential (lists shared many times
+// over), and namespaces put inside values (which could contain themselves) are errors too;
 // at the limits everything renders on a 384 KiB stack.
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -138,6 +139,17 @@ TEST(ChatTemplateLimits, DeepValuesAreAnError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(deep), std::string::npos) << e.what();
   }
+  // 40 lists that each hold the one before twice: 2^40 items to print or compare.
+  const std::string doubled =
+      "{% set ns = namespace(x=['" + std::string(1000, 'a') + "'], y=[0], z=[0]) %}{% for i in " +
+      "range(40) %}{% set ns.x = [ns.x, ns.x] %}{% set ns.y = [ns.y, ns.y] %}{% set ns.z = " +
+      "[ns.z, ns.z] %}{% endfor %}";
+  EXPECT_NE(error_of(doubled + "{{ ns.x }}").find("a value whose text passes 256 MiB"),
+            std::string::npos);
+  EXPECT_NE(error_of(doubled + "{{ ns.y == ns.z }}").find("comparing values of more than"),
+            std::string::npos);
+  const ChatTemplate same(doubled + "{{ ns.y == ns.y }}");  // one list: equal at once
+  EXPECT_EQ(same.render(nlohmann::ordered_json::object()), "True");
   // A namespace inside a value could hold that value (a cycle) or deepen it later.
   for (const char* src :
        {"{% set ns = namespace() %}{% set ns.self = ns %}{{ ns }}",
