@@ -179,7 +179,7 @@ void parse_messages(const json& body, OpenAiRequest& r) {
     }
     const bool may_be_empty = role == "assistant" && m.contains("tool_calls");
     if ((!m.contains("content") && !may_be_empty) ||
-        (m["content"].is_null() && role != "assistant"))
+        (m.contains("content") && m["content"].is_null() && role != "assistant"))
       throw bad(p + ".content", "Each message needs 'content'.", "missing_required_parameter");
     if (!m.contains("content")) {
       r.messages.push_back({role, ""});
