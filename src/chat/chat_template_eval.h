@@ -110,40 +110,52 @@ class Evaluator {
     }
   }
 
+  // Recursion: exec -> exec_for -> exec per nested block, at most kMaxParseDepth deep, so the
+  // frames on that path stay small (the loop's items, filter and `loop` object are built in
+  // helpers that return before the body runs).
   void exec_for(const Node& n) {
-    const Value seq = eval(*n.expr);
-    ValueList items = iterate(seq, *n.expr);
-    if (n.cond) {
-      ValueList kept;
-      for (const Value& item : items) {
-        scopes_.emplace_back();
-        bind(n, item);
-        if (truthy(eval(*n.cond))) kept.push_back(item);
-        scopes_.pop_back();
-      }
-      items = std::move(kept);
-    }
+    const ValueList items = loop_items(n);
     if (items.empty()) {
       if (n.bodies.size() > 1) exec(n.bodies[1]);
       return;
     }
-    const int64_t len = int64_t(items.size());
-    for (int64_t k = 0; k < len; ++k) {
+    for (size_t k = 0; k < items.size(); ++k) {
       scopes_.emplace_back();
-      bind(n, items[size_t(k)]);
-      Value loop = Value::make_dict({{"index", Value::integer(k + 1)},
-                                     {"index0", Value::integer(k)},
-                                     {"revindex", Value::integer(len - k)},
-                                     {"revindex0", Value::integer(len - k - 1)},
-                                     {"first", Value::boolean(k == 0)},
-                                     {"last", Value::boolean(k == len - 1)},
-                                     {"length", Value::integer(len)}});
-      loop.put("previtem", k > 0 ? items[size_t(k - 1)] : Value::undefined("loop.previtem"));
-      loop.put("nextitem", k + 1 < len ? items[size_t(k + 1)] : Value::undefined("loop.nextitem"));
-      scopes_.back()["loop"] = loop;
+      bind(n, items[k]);
+      scopes_.back()["loop"] = loop_object(items, k);
       exec(n.bodies[0]);
       scopes_.pop_back();
     }
+  }
+
+  // The items a for loop runs over, its `if` applied.
+  [[gnu::noinline]] ValueList loop_items(const Node& n) {
+    const Value seq = eval(*n.expr);
+    ValueList items = iterate(seq, *n.expr);
+    if (!n.cond) return items;
+    ValueList kept;
+    for (const Value& item : items) {
+      scopes_.emplace_back();
+      bind(n, item);
+      if (truthy(eval(*n.cond))) kept.push_back(item);
+      scopes_.pop_back();
+    }
+    return kept;
+  }
+
+  // `loop` in iteration k of a loop over items.
+  [[gnu::noinline]] static Value loop_object(const ValueList& items, size_t k) {
+    const int64_t len = int64_t(items.size()), i = int64_t(k);
+    Value loop = Value::make_dict({{"index", Value::integer(i + 1)},
+                                   {"index0", Value::integer(i)},
+                                   {"revindex", Value::integer(len - i)},
+                                   {"revindex0", Value::integer(len - i - 1)},
+                                   {"first", Value::boolean(i == 0)},
+                                   {"last", Value::boolean(i == len - 1)},
+                                   {"length", Value::integer(len)}});
+    loop.put("previtem", i > 0 ? items[k - 1] : Value::undefined("loop.previtem"));
+    loop.put("nextitem", i + 1 < len ? items[k + 1] : Value::undefined("loop.nextitem"));
+    return loop;
   }
 
   void bind(const Node& n, const Value& item) {
@@ -311,12 +323,19 @@ class Evaluator {
     return Value::string(text);
   }
 
+  // Recursion: eval -> binary -> eval per level of a chain (`1 + 1 + ...`, at most kMaxNesting),
+  // so the operator itself is applied in a frame of its own.
   Value binary(const Expr& e) {
     const std::string& op = e.text;
     Value a = eval(*e.args[0]);
     if (op == "and") return truthy(a) ? eval(*e.args[1]) : a;
     if (op == "or") return truthy(a) ? a : eval(*e.args[1]);
-    Value b = eval(*e.args[1]);
+    const Value b = eval(*e.args[1]);
+    return apply_binary(e, a, b);
+  }
+
+  [[gnu::noinline]] Value apply_binary(const Expr& e, const Value& a, const Value& b) {
+    const std::string& op = e.text;
     if (op == "==") return Value::boolean(equal(a, b));
     if (op == "!=") return Value::boolean(!equal(a, b));
     if (op == "~") return Value::string(to_str(a) + to_str(b));

@@ -1,13 +1,55 @@
 // Values of the chat-template interpreter (chat/chat_template_value.h).
 #include "chat/chat_template_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
+#include "base/error.h"
+
 namespace tzero::jinja {
+
+namespace {
+
+[[noreturn]] void too_deep() {
+  throw Error("chat template: a value nested deeper than " + std::to_string(kMaxValueDepth) +
+              " levels (lists and dicts inside each other)");
+}
+
+[[noreturn]] void too_long() {
+  throw Error("chat template: a value whose text passes " + std::to_string(kMaxValueText >> 20) +
+              " MiB");
+}
+
+// The depth a list or dict gets from holding `item` (checked against kMaxValueDepth).
+int depth_holding(const Value& item) {
+  if (item.ns)
+    throw Error(
+        "chat template: a namespace() cannot be put inside a list, a dict or another namespace");
+  if (item.depth >= kMaxValueDepth) too_deep();
+  return item.depth + 1;
+}
+
+}  // namespace
+
+Value Value::make_list(ValueList items) {
+  Value v = with(List);
+  v.depth = 1;
+  for (const Value& item : items) v.depth = std::max(v.depth, depth_holding(item));
+  v.list = std::make_shared<ValueList>(std::move(items));
+  return v;
+}
+
+Value Value::make_dict(ValueDict items) {
+  Value v = with(Dict);
+  v.depth = 1;
+  for (const auto& kv : items) v.depth = std::max(v.depth, depth_holding(kv.second));
+  v.dict = std::make_shared<ValueDict>(std::move(items));
+  return v;
+}
 
 const Value* Value::get(const std::string& key) const {
   if (type != Dict) return nullptr;
@@ -17,6 +59,9 @@ const Value* Value::get(const std::string& key) const {
 }
 
 void Value::put(const std::string& key, Value v) {
+  // A namespace's other copies keep their depth: it is never inside anything (above), so no
+  // other value's depth depends on it, and each item is checked here.
+  depth = std::max(depth, depth_holding(v));
   for (auto& kv : *dict)
     if (kv.first == key) {
       kv.second = std::move(v);
@@ -68,7 +113,13 @@ bool truthy(const Value& v) {
   return false;
 }
 
-bool equal(const Value& a, const Value& b) {
+namespace {
+
+// Recursion: at most a's depth (kMaxValueDepth) levels; `steps` counts the items compared.
+bool equal_at(const Value& a, const Value& b, size_t& steps) {
+  if (++steps > kMaxCompareSteps)
+    throw Error("chat template: comparing values of more than " + std::to_string(kMaxCompareSteps) +
+                " items");
   if (a.is_number() && b.is_number()) {
     if (a.type != Value::Float && b.type != Value::Float)
       return (a.type == Value::Bool ? int64_t(a.b) : a.i) ==
@@ -83,20 +134,29 @@ bool equal(const Value& a, const Value& b) {
     case Value::Str:
       return a.s == b.s;
     case Value::List:
+      if (a.list == b.list) return true;  // one list (Python's == starts with identity too)
       if (a.list->size() != b.list->size()) return false;
       for (size_t k = 0; k < a.list->size(); ++k)
-        if (!equal((*a.list)[k], (*b.list)[k])) return false;
+        if (!equal_at((*a.list)[k], (*b.list)[k], steps)) return false;
       return true;
     case Value::Dict:
+      if (a.dict == b.dict) return true;
       if (a.dict->size() != b.dict->size()) return false;
       for (const auto& kv : *a.dict) {
         const Value* o = b.get(kv.first);
-        if (!o || !equal(kv.second, *o)) return false;
+        if (!o || !equal_at(kv.second, *o, steps)) return false;
       }
       return true;
     default:
       return false;
   }
+}
+
+}  // namespace
+
+bool equal(const Value& a, const Value& b) {
+  size_t steps = 0;
+  return equal_at(a, b, steps);
 }
 
 std::string python_float(double d) {
@@ -131,45 +191,71 @@ std::string python_float(double d) {
   return sign + out;
 }
 
-std::string repr(const Value& v) {
+namespace {
+
+// Appends Python's repr() of a string.
+void repr_str(std::string& out, const std::string& s) {
+  const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  const char q = dq ? '"' : '\'';
+  out += q;
+  for (char c : s) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == q)
+      out += {'\\', q};
+    else
+      out += c;
+  }
+  out += q;
+}
+
+// Appends Python's repr() of v. Recursion: at most v.depth (kMaxValueDepth) levels, each a
+// small frame (the text goes straight into out).
+void repr_to(std::string& out, const Value& v) {
   switch (v.type) {
-    case Value::Str: {
-      const bool dq = v.s.find('\'') != std::string::npos && v.s.find('"') == std::string::npos;
-      const char q = dq ? '"' : '\'';
-      std::string out(1, q);
-      for (char c : v.s) {
-        if (c == '\\')
-          out += "\\\\";
-        else if (c == '\n')
-          out += "\\n";
-        else if (c == '\r')
-          out += "\\r";
-        else if (c == '\t')
-          out += "\\t";
-        else if (c == q)
-          out += std::string("\\") + q;
-        else
-          out += c;
+    case Value::Str:
+      repr_str(out, v.s);
+      return;
+    case Value::List:
+      if (out.size() > kMaxValueText) too_long();
+      out += '[';
+      for (size_t k = 0; k < v.list->size(); ++k) {
+        if (k) out += ", ";
+        repr_to(out, (*v.list)[k]);
       }
-      return out + q;
-    }
-    case Value::List: {
-      std::string out = "[";
-      for (size_t k = 0; k < v.list->size(); ++k) out += (k ? ", " : "") + repr((*v.list)[k]);
-      return out + "]";
-    }
+      out += ']';
+      return;
     case Value::Dict: {
-      std::string out = v.ns ? "<Namespace {" : "{";
+      if (out.size() > kMaxValueText) too_long();
+      out += v.ns ? "<Namespace {" : "{";
       bool first = true;
       for (const auto& kv : *v.dict) {
-        out += (first ? "" : ", ") + repr(Value::string(kv.first)) + ": " + repr(kv.second);
+        if (!first) out += ", ";
+        repr_str(out, kv.first);
+        out += ": ";
+        repr_to(out, kv.second);
         first = false;
       }
-      return out + (v.ns ? "}>" : "}");
+      out += v.ns ? "}>" : "}";
+      return;
     }
     default:
-      return to_str(v);
+      out += to_str(v);
   }
+}
+
+}  // namespace
+
+std::string repr(const Value& v) {
+  std::string out;
+  repr_to(out, v);
+  return out;
 }
 
 std::string to_str(const Value& v) {
@@ -261,6 +347,7 @@ void json_value(std::string& out, const Value& v, int indent, int level) {
       return;
     case Value::List:
     case Value::Dict: {
+      if (out.size() > kMaxValueText) too_long();
       const bool is_list = v.type == Value::List;
       const size_t n = is_list ? v.list->size() : v.dict->size();
       out += is_list ? '[' : '{';
@@ -294,7 +381,11 @@ std::string to_json(const Value& v, int indent) {
   return out;
 }
 
-Value from_json(const nlohmann::ordered_json& j) {
+namespace {
+
+Value from_json_at(const nlohmann::ordered_json& j, int level) {
+  // `level` is the depth j's list or dict would have at the top: checked before recursing.
+  if (level > kMaxValueDepth && (j.is_array() || j.is_object())) too_deep();
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null:
       return Value::none();
@@ -309,17 +400,24 @@ Value from_json(const nlohmann::ordered_json& j) {
       return Value::string(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       ValueList items;
-      for (const auto& e : j) items.push_back(from_json(e));
+      for (const auto& e : j) items.push_back(from_json_at(e, level + 1));
       return Value::make_list(std::move(items));
     }
     case nlohmann::ordered_json::value_t::object: {
       ValueDict items;
-      for (auto it = j.begin(); it != j.end(); ++it) items.emplace_back(it.key(), from_json(*it));
+      for (auto it = j.begin(); it != j.end(); ++it)
+        items.emplace_back(it.key(), from_json_at(*it, level + 1));
       return Value::make_dict(std::move(items));
     }
     default:
       return Value::none();
   }
+}
+
+}  // namespace
+
+Value from_json(const nlohmann::ordered_json& j) {
+  return from_json_at(j, 1);
 }
 
 }  // namespace tzero::jinja

@@ -95,6 +95,11 @@ Command add_serve(CLI::App& app) {
   sub->add_option("--max-body-kib", o->max_body_kib, "Largest request body in KiB (413 beyond)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--max-response-bytes", o->server.max_response_bytes,
+                  "Largest non-streamed answer in bytes (a 413 error naming this limit beyond; "
+                  "streams are not limited in total)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t(1) << 10, size_t(1) << 40));
   sub->add_option("--http-threads", o->server.http_threads,
                   "Threads running request handlers (0: min(4, cores)); connections are "
                   "served by one event loop and need no thread each")

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "base/bounded_json.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_schema_converter.h"
 
@@ -512,13 +513,16 @@ using schema_detail::ordered_json;
 using schema_detail::primitives;
 
 std::string json_schema_to_gbnf(std::string_view schema_json, const SchemaLimits& limits) {
-  if (schema_json.size() > limits.max_schema_bytes)
-    throw SchemaError("", "the schema is " + std::to_string(schema_json.size()) +
-                              " bytes, more than the limit of " +
-                              std::to_string(limits.max_schema_bytes));
   ordered_json schema;
   try {
-    schema = ordered_json::parse(schema_json);
+    // The nesting limit first (a scan that stops at the first level past it), so that a deep
+    // hostile text is refused as such whatever its size.
+    check_json_depth(schema_json);
+    if (schema_json.size() > limits.max_schema_bytes)
+      throw SchemaError("", "the schema is " + std::to_string(schema_json.size()) +
+                                " bytes, more than the limit of " +
+                                std::to_string(limits.max_schema_bytes));
+    schema = parse_json_bounded<ordered_json>(schema_json);
   } catch (const nlohmann::json::exception& e) {
     throw SchemaError("", std::string("not valid JSON: ") + e.what());
   }

@@ -34,8 +34,8 @@ struct SchemaError : std::runtime_error {
 };
 
 // The GBNF grammar (its start rule `root`) of the instances of the schema, a JSON text.
-// Throws SchemaError for malformed JSON, an unsupported keyword, or a schema or grammar beyond
-// the limits.
+// Throws SchemaError for malformed JSON (JSON nested deeper than kMaxJsonDepth included,
+// base/bounded_json.h), an unsupported keyword, or a schema or grammar beyond the limits.
 std::string json_schema_to_gbnf(std::string_view schema_json, const SchemaLimits& limits = {});
 
 // Any JSON object (response_format {"type": "json_object"}).

@@ -69,6 +69,17 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
+// What a client can do about an answer over --max-response-bytes, by route.
+std::string smaller_answer_hint(const std::string& path) {
+  if (path == "/v1/completions" || path == "/v1/chat/completions")
+    return "Ask for less (fewer logprobs or top_logprobs, fewer choices 'n', a smaller "
+           "max_tokens), stream it ('stream': true: a stream has no total limit), or ";
+  if (path == "/v1/embeddings") return "Send fewer inputs per request, or ";
+  if (path == "/tokenize") return "Send less text per request (or without 'with_pieces'), or ";
+  if (path == "/detokenize") return "Send fewer tokens per request, or ";
+  return "";
+}
+
 // The metrics label of a path.
 std::string endpoint_label(const std::string& path) {
   if (kGetPaths.count(path) || kPostPaths.count(path)) return path;
@@ -161,6 +172,23 @@ struct HttpServer::Impl {
     in_addr a4{};
     if (inet_pton(AF_INET, name.c_str(), &a4) == 1) return true;
     return name == "localhost" || allowed_hosts.count(name) > 0;
+  }
+
+  // A whole answer over --max-response-bytes becomes a 413 error object that says so (the
+  // size, the limit, how to get the answer) instead of megabytes the client may not expect.
+  void cap_response(HttpResponse& res, const std::string& path) const {
+    const size_t size = res.body.size();
+    if (size <= opt.max_response_bytes) return;
+    std::string hint = smaller_answer_hint(path);
+    hint += hint.empty() ? "Raise" : "raise";
+    res = HttpResponse();
+    send_error(res, ApiError(413,
+                             "The response would be " + std::to_string(size) +
+                                 " bytes, more than this server's limit of " +
+                                 std::to_string(opt.max_response_bytes) +
+                                 " bytes (--max-response-bytes). " + hint +
+                                 " the limit with --max-response-bytes.",
+                             "", "response_too_large"));
   }
 
   // --- simple routes --------------------------------------------------------------------------
@@ -280,6 +308,7 @@ struct HttpServer::Impl {
         res.content_type = kJson;
         res.body = dump_json(embed ? embeddings_response(*embed, meta.model, vectors)
                                    : full_response(meta, acc->choices(), acc->usage()));
+        srv.cap_response(res, path);
       }
       srv.metrics.count_request(endpoint_label(path), res.status);
       const Usage u = acc->usage();
@@ -532,8 +561,9 @@ struct HttpServer::Impl {
       res = HttpResponse();
       send_error(res, ApiError(500, std::string("internal error: ") + e.what()));
     }
-    // Counted before the response goes out, so a client that reads /metrics right after its
-    // response already sees its request.
+    cap_response(res, req.path);
+    // Counted before the response goes out (as the client gets it: a 413 over the cap), so a
+    // client that reads /metrics right after its response already sees its request.
     metrics.count_request(endpoint_label(req.path), res.status);
     if (access_log.enabled())
       access_log.write(access_log_line(req.method, req.path, res.status, std::nullopt,

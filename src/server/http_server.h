@@ -12,10 +12,10 @@
 //   srv.stop(10.0);                           // graceful, see stop()
 //
 // Errors are OpenAI error objects (server/api_error.h): 400 bad input, 401 missing or wrong
-// API key (every route but /health), 404 unknown route, 405 wrong method, 413 body too large,
-// 429 queue full (Retry-After), 503 shutting down (Retry-After); the transport adds 403 (a Host
-// not allowed without a key), 415 (not JSON, or compressed), 431 (headers too large) and 503
-// (too many connections).
+// API key (every route but /health), 404 unknown route, 405 wrong method, 413 body too large
+// or an answer over max_response_bytes, 429 queue full (Retry-After), 503 shutting down
+// (Retry-After); the transport adds 400 (two Host fields), 403 (a Host not allowed without a key),
+// 415 (not JSON, or compressed), 431 (headers too large) and 503 (too many connections).
 #pragma once
 
 #include <cstddef>
@@ -34,9 +34,14 @@ struct ServerOptions {
   std::string chat_template;         // a named format or a file; "": the model's, else chatml
   std::string model_name;            // reported as `model`; "": the model's name
   size_t max_body_bytes = 1u << 20;  // larger request bodies get 413
-  int http_threads = 2;              // threads running request handlers (not one per connection)
-  int retry_after_s = 1;             // Retry-After of 429 and 503
-  int keep_alive_s = 5;              // idle keep-alive connections close after this
+  // A whole (non-streamed) answer larger than this is a 413 error object (response_too_large)
+  // naming the limit; streams are not bounded in total. The default fits lm-evaluation-harness
+  // scoring at 131072 positions with top-20 logprobs on a 256k vocabulary (docs/SERVER.md,
+  // "Limits and threat model", has the arithmetic).
+  size_t max_response_bytes = size_t(256) << 20;
+  int http_threads = 2;   // threads running request handlers (not one per connection)
+  int retry_after_s = 1;  // Retry-After of 429 and 503
+  int keep_alive_s = 5;   // idle keep-alive connections close after this
   // The transport's limits (server/http_transport.h, docs/SERVER.md "Limits and threat model").
   int max_connections = 512;            // open connections; one more gets 503 and is closed
   size_t max_header_bytes = 32u << 10;  // request line + header fields; 431 beyond

@@ -233,6 +233,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
                     "The request has more than " + std::to_string(t_.opt.max_header_fields) +
                         " header fields.",
                     "request_header_fields_too_large");
+    // RFC 9112, section 3.2: more than one Host is a 400 (which one would name the target?).
+    if (req.count(http::field::host) > 1)
+      return refuse(400, "The request has more than one Host header field.", "duplicate_host");
     // Compressed bodies are refused before they are read: inflating one could pass the body
     // limit by orders of magnitude.
     const auto enc = req.find(http::field::content_encoding);
@@ -356,7 +359,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     close_after_ = r.close || !keep_alive_ || t_.stopping;
     std::string out = head_of(r, false);
     if (!head_request_) out += r.body;
-    enqueue(std::move(out));
+    enqueue(std::move(out), /*whole=*/true);
     after_drained([this, written = std::move(written)] {
       if (written) written();
       next();
@@ -392,11 +395,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
-  void enqueue(std::string bytes) {
+  // Queues bytes to write. Stream bytes beyond max_send_queue_bytes waiting cut the client (it
+  // does not read); a whole response is queued at any size (its handler bounds it, and nothing
+  // more is queued on the connection until it is written; write_timeout_s bounds each write).
+  void enqueue(std::string bytes, bool whole = false) {
     if (closed_ || bytes.empty()) return;
     queued_ += bytes.size();
     queue_.push_back(std::move(bytes));
-    if (queued_ > t_.opt.max_send_queue_bytes) return close_now();  // a client that does not read
+    if (!whole && queued_ > t_.opt.max_send_queue_bytes) return close_now();
     if (!writing_) write_some();
   }
 

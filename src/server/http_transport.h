@@ -8,8 +8,11 @@
 //     connection: of its first byte),
 //     however the bytes drip (an absolute deadline, never restarted);
 //   - an idle connection: closed after keep_alive_s without a byte;
-//   - a response: each write must finish within write_timeout_s and at most
-//     max_send_queue_bytes may wait to be written; a client that does not read is cut;
+//   - a response: each write must finish within write_timeout_s, and at most
+//     max_send_queue_bytes of a stream may wait to be written; a client that does not read is
+//     cut. A whole response (respond()) is written whatever its size: the handler bounds it
+//     (ServerOptions::max_response_bytes);
+//   - a request with two Host fields is a 400 (duplicate_host), as RFC 9112 asks;
 //   - stop(): closes the listener and every connection at once.
 // Requests on one connection are answered in order (pipelining works); HTTP/1.0 clients get
 // close-delimited streams instead of chunked ones; a client that half-closes after its request
@@ -39,7 +42,7 @@ struct TransportOptions {
   double request_timeout_s = 10;           // a whole request, from accept / its first byte
   double keep_alive_s = 5;                 // a connection waiting for its next request
   double write_timeout_s = 30;             // one write to the client
-  size_t max_send_queue_bytes = 4u << 20;  // bytes waiting to be written (cut beyond)
+  size_t max_send_queue_bytes = 4u << 20;  // stream bytes waiting to be written (cut beyond)
   int handler_threads = 2;                 // threads running the request handler
   int retry_after_s = 1;                   // Retry-After of the 503 beyond max_connections
   // Told of every answer the transport gives itself (400, 413, 415, 431, 503 beyond
@@ -73,7 +76,8 @@ struct HttpResponse {
 class Exchange {
  public:
   virtual ~Exchange() = default;
-  // The whole response (Content-Length framed). Once per request. `written` (optional) runs on
+  // The whole response (Content-Length framed), written whatever its size (the caller bounds
+  // it). Once per request. `written` (optional) runs on
   // the connection's thread once it is written or the connection is gone.
   virtual void respond(HttpResponse r, std::function<void()> written = nullptr) = 0;
   // A streamed response instead: its status and headers (the body goes by send(); chunked for

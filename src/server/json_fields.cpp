@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "base/bounded_json.h"
+
 namespace tzero::server::json_fields {
 
 using nlohmann::json;
@@ -12,7 +14,7 @@ using nlohmann::json;
 json parse_object(const std::string& text) {
   json body;
   try {
-    body = json::parse(text);
+    body = parse_json_bounded<json>(text);  // nested past kMaxJsonDepth: a parse error
   } catch (const json::exception& e) {
     throw ApiError(400,
                    std::string("We could not parse the JSON body of your request: ") + e.what(), "",

@@ -35,7 +35,8 @@ const Json* field(const Json& body, const char* name) {
   return &*it;
 }
 
-// The body parsed as a JSON object (invalid_json otherwise: not JSON, or not an object).
+// The body parsed as a JSON object (invalid_json otherwise: not JSON, nested deeper than
+// kMaxJsonDepth (base/bounded_json.h; the message names the limit), or not an object).
 nlohmann::json parse_object(const std::string& text);
 
 // A number in [lo, hi] ((lo, hi] when lo_open), finite.

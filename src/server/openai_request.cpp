@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/bounded_json.h"
 #include "base/error.h"
 #include "chat/chat_template.h"
 #include "chat/template_choice.h"
@@ -121,6 +122,20 @@ std::string message_text(const json& content, size_t i) {
   return text;
 }
 
+// A call's `arguments` given as a string is JSON text the prompt renders as a value
+// (server/tool_calls.h): nested past kMaxJsonDepth it is refused here, as a body would be.
+void check_arguments_depth(const json& function, const std::string& call) {
+  auto a = function.find("arguments");
+  if (a == function.end() || !a->is_string()) return;
+  const std::string& text = a->get_ref<const std::string&>();
+  const size_t at = json_depth_exceeded_at(text);
+  if (at != std::string::npos)
+    throw bad(call + ".function.arguments",
+              "'arguments' is JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                  " levels (arrays and objects inside each other), past the limit at byte " +
+                  std::to_string(at + 1) + ".");
+}
+
 void parse_messages(const json& body, OpenAiRequest& r) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null())
@@ -148,10 +163,13 @@ void parse_messages(const json& body, OpenAiRequest& r) {
         throw bad(p + ".tool_calls", "Only assistant messages have tool_calls.");
       if (!m["tool_calls"].is_array())
         throw wrong_type(p + ".tool_calls", m["tool_calls"], "an array");
-      for (const json& c : m["tool_calls"])
+      for (size_t k = 0; k < m["tool_calls"].size(); ++k) {
+        const json& c = m["tool_calls"][k];
         if (!c.is_object() || !c.contains("function") || !c["function"].is_object() ||
             !c["function"].contains("name") || !c["function"]["name"].is_string())
           throw bad(p + ".tool_calls", "Each tool call needs a 'function' with a 'name'.");
+        check_arguments_depth(c["function"], p + ".tool_calls[" + std::to_string(k) + "]");
+      }
       r.tool_turns = true;
     }
     if (role == "tool") {
@@ -161,7 +179,7 @@ void parse_messages(const json& body, OpenAiRequest& r) {
     }
     const bool may_be_empty = role == "assistant" && m.contains("tool_calls");
     if ((!m.contains("content") && !may_be_empty) ||
-        (m["content"].is_null() && role != "assistant"))
+        (m.contains("content") && m["content"].is_null() && role != "assistant"))
       throw bad(p + ".content", "Each message needs 'content'.", "missing_required_parameter");
     if (!m.contains("content")) {
       r.messages.push_back({role, ""});
@@ -240,7 +258,7 @@ OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
   for (const char* const* f = kStructuredOutputFields; *f; ++f)
     ordered = ordered || body.contains(*f);
   if (ordered) {
-    const nlohmann::ordered_json ob = nlohmann::ordered_json::parse(body_text);
+    const auto ob = parse_json_bounded<nlohmann::ordered_json>(body_text);  // bounded above
     r.params.grammar = structured_output_grammar(ob);
     if (ep == Endpoint::chat) {
       r.tools = parse_tools(ob);

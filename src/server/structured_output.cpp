@@ -89,7 +89,10 @@ void check_grammar(const std::string& gbnf, const std::string& param) {
 
 std::string schema_grammar(const ojson& schema, const std::string& param) {
   try {
-    std::string gbnf = json_schema_to_gbnf(schema.dump());
+    // json_schema_to_gbnf parses the text with the nesting bound (base/bounded_json.h): a
+    // string's JSON text is held to it as the body was.
+    std::string gbnf = json_schema_to_gbnf(schema.is_string() ? schema.get_ref<const std::string&>()
+                                                              : schema.dump());
     check_grammar(gbnf, param);
     return gbnf;
   } catch (const SchemaError& e) {
@@ -114,18 +117,7 @@ std::string structured_output_grammar(const ojson& body) {
   const ojson& v = *given(body, present[0]);
   if (f == "response_format") return from_response_format(v);
   if (f == "json_schema") return schema_grammar(v, f);
-  if (f == "guided_json") {
-    if (v.is_string()) {
-      ojson parsed;
-      try {
-        parsed = ojson::parse(v.get<std::string>());
-      } catch (const ojson::exception&) {
-        throw bad(f, "'guided_json' is a string that is not JSON.");
-      }
-      return schema_grammar(parsed, f);
-    }
-    return schema_grammar(v, f);
-  }
+  if (f == "guided_json") return schema_grammar(v, f);  // an object or its JSON text
   if (f == "guided_choice") return from_choices(v);
   // grammar, guided_grammar: GBNF text.
   if (!v.is_string()) throw bad(f, type_error(f, v, "a string (GBNF)"));

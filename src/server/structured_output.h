@@ -22,7 +22,9 @@ extern const char* const kStructuredOutputFields[];
 // properties come out in its order). Throws ApiError (400).
 std::string structured_output_grammar(const nlohmann::ordered_json& body);
 
-// The GBNF grammar of a JSON schema given as a JSON value (param names the field in errors).
+// The GBNF grammar of a JSON schema given as a JSON value, or as a string holding its JSON text
+// (vLLM's guided_json; accepted wherever a schema goes). param names the field in errors: text
+// that is not JSON, or is nested deeper than kMaxJsonDepth, is a 400 (invalid_schema) saying so.
 std::string schema_grammar(const nlohmann::ordered_json& schema, const std::string& param);
 
 // Throws ApiError (400, param) when the GBNF does not compile.

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "base/bounded_json.h"
 #include "base/error.h"
 #include "chat/chat_template.h"
 #include "grammar/gbnf.h"
@@ -240,7 +241,7 @@ std::string call_text(ToolFormat f, const ojson& call) {
   ojson args = fn.value("arguments", ojson::object());
   if (args.is_string()) {
     try {
-      args = ojson::parse(args.get<std::string>());
+      args = parse_json_bounded<ojson>(args.get<std::string>());
     } catch (const ojson::exception&) {
     }
   }
@@ -289,7 +290,7 @@ std::string render_tool_prompt(const std::string& source, const ojson& messages,
             c["function"]["arguments"].is_string()) {
           try {
             c["function"]["arguments"] =
-                ojson::parse(c["function"]["arguments"].get<std::string>());
+                parse_json_bounded<ojson>(c["function"]["arguments"].get<std::string>());
           } catch (const ojson::exception&) {
           }
         }
@@ -383,7 +384,7 @@ void ToolCallParser::scan() {
     const std::string inner = pending_.substr(open + std::string(kHermesOpen).size(),
                                               close - open - std::string(kHermesOpen).size());
     try {
-      const ojson c = ojson::parse(inner);
+      const ojson c = parse_json_bounded<ojson>(inner);
       if (!c.is_object() || !c.contains("name") || !c["name"].is_string()) return;
       ToolCall call;
       call.id = id_prefix_ + std::to_string(n_calls_++);
@@ -407,7 +408,7 @@ std::vector<ToolCall> ToolCallParser::take() {
 std::string ToolCallParser::finish() {
   if (format_ == ToolFormat::llama3 && in_calls_) {
     try {
-      const ojson c = ojson::parse(pending_);
+      const ojson c = parse_json_bounded<ojson>(pending_);
       if (c.is_object() && c.contains("name") && c["name"].is_string()) {
         ToolCall call;
         call.id = id_prefix_ + std::to_string(n_calls_++);

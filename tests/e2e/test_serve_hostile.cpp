@@ -4,8 +4,8 @@
 // deadline), slow clients during shutdown (the process still exits within --grace), a burst of
 // 250 connections (no resets), the connection cap (503 at once), pipelining (answered in order),
 // HTTP/1.0 streams (close-delimited, not chunked), a half-closed client (answered),
-// `Expect: 100-continue` over the limit (413, never 100), non-JSON bodies (415) and a foreign
-// Host without a key (403, the DNS-rebinding defence).
+// `Expect: 100-continue` over the limit (413, never 100), non-JSON bodies (415), a foreign
+// Host without a key (403, the DNS-rebinding defence) and two Host fields (400).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -524,6 +524,32 @@ TEST(ServeHostile, NonJsonIs415AndForeignHostIs403) {
   const int fd = connect_to(keyed->port(), 10);
   ASSERT_GE(fd, 0);
   send_all(fd, "GET /v1/models HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer k\r\n\r\n");
+  EXPECT_EQ(status_of(read_response(fd, 10)), 200);
+  close(fd);
+}
+
+// Two Host fields are a 400 (RFC 9112, section 3.2), whichever comes first and with or without
+// a key: the first one no longer wins. The connection is closed; the server serves on.
+TEST(ServeHostile, TwoHostHeadersAre400) {
+  auto srv = tzero::test::serve_tiny({"--api-key", "k"});
+  ASSERT_TRUE(srv->ok());
+  const std::string local = "127.0.0.1:" + std::to_string(srv->port());
+  const std::string auth = "Authorization: Bearer k\r\n";
+  for (const std::string& hosts : {"Host: " + local + "\r\nHost: evil.example\r\n",
+                                   "Host: evil.example\r\nHost: " + local + "\r\n",
+                                   "Host: " + local + "\r\nhost: " + local + "\r\n"}) {
+    const int fd = connect_to(srv->port(), 10);
+    ASSERT_GE(fd, 0);
+    send_all(fd, "GET /v1/models HTTP/1.1\r\n" + hosts + auth + "\r\n");
+    const std::string r = read_response(fd, 10);
+    EXPECT_EQ(status_of(r), 400) << hosts << r;
+    EXPECT_NE(r.find("duplicate_host"), std::string::npos) << r;
+    EXPECT_TRUE(closed_by_peer(fd, 5));
+    close(fd);
+  }
+  const int fd = connect_to(srv->port(), 10);
+  ASSERT_GE(fd, 0);
+  send_all(fd, "GET /v1/models HTTP/1.1\r\nHost: " + local + "\r\n" + auth + "\r\n");
   EXPECT_EQ(status_of(read_response(fd, 10)), 200);
   close(fd);
 }

@@ -15,7 +15,8 @@ extern char** environ;
 
 namespace tzero::test {
 
-ServeProcess::ServeProcess(const std::vector<std::string>& args, double timeout_s) {
+ServeProcess::ServeProcess(const std::vector<std::string>& args, double timeout_s,
+                           const std::vector<std::string>& wrapper) {
   int fds[2];
   if (pipe(fds) != 0) return;
   posix_spawn_file_actions_t fa;
@@ -25,7 +26,8 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args, double timeout_
   posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
   posix_spawn_file_actions_addclose(&fa, fds[0]);
   posix_spawn_file_actions_addclose(&fa, fds[1]);
-  std::vector<std::string> argv_s = tzero_command();
+  std::vector<std::string> argv_s = wrapper;
+  for (const std::string& w : tzero_command()) argv_s.push_back(w);
   argv_s.insert(argv_s.end(), {"serve", "--host", "127.0.0.1", "--port", "0"});
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;

@@ -19,8 +19,12 @@ namespace tzero::test {
 class ServeProcess {
  public:
   // Runs `tzero serve --host 127.0.0.1 --port 0 ARGS...` and waits up to timeout_s for it to
-  // listen. ok() says whether it does; stderr_text() says why not.
-  explicit ServeProcess(const std::vector<std::string>& args, double timeout_s = 60);
+  // listen. ok() says whether it does; stderr_text() says why not. `wrapper` (optional) is the
+  // command that runs tzero with its arguments appended, e.g. {"/bin/sh", "-c",
+  // "ulimit -s 512 && exec \"$@\"", "sh"} for a small stack; it must exec tzero (pid() is
+  // the wrapper's).
+  explicit ServeProcess(const std::vector<std::string>& args, double timeout_s = 60,
+                        const std::vector<std::string>& wrapper = {});
   ~ServeProcess();  // SIGKILL when still running
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
