@@ -11,6 +11,9 @@
 #include <random>
 #include <set>
 #include <thread>
+#ifdef __GLIBC__
+#include <malloc.h>  // malloc_trim
+#endif
 
 #include "base/error.h"
 #include "server/access_log.h"
@@ -67,6 +70,19 @@ std::string trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// After an exchange that moved more than a megabyte (a large body or answer), once it is
+// written: the freed buffers go back to the system. glibc keeps freed heap pages (and raises its
+// mmap threshold after large frees, so later large buffers come from the heap too), so a few
+// large requests would otherwise leave the server that large for good (the engine does the same
+// when it falls idle).
+void give_back_memory_after(size_t bytes_moved) {
+#ifdef __GLIBC__
+  if (bytes_moved > (size_t(1) << 20)) malloc_trim(0);
+#else
+  (void)bytes_moved;
+#endif
 }
 
 // What a client can do about an answer over --max-response-bytes, by route.
@@ -317,7 +333,11 @@ struct HttpServer::Impl {
                           : std::nullopt);
       // In flight until written: a shutdown waits for it (within its bounds).
       auto self = shared_from_this();
-      ex->respond(std::move(res), [self] { self->srv.remove_job(self->job); });
+      const size_t moved = res.body.size();
+      ex->respond(std::move(res), [self, moved] {
+        self->srv.remove_job(self->job);
+        give_back_memory_after(moved);
+      });
     }
 
     // The last event comes from inside an engine step, just before the engine publishes the
@@ -568,7 +588,11 @@ struct HttpServer::Impl {
     if (access_log.enabled())
       access_log.write(access_log_line(req.method, req.path, res.status, std::nullopt,
                                        AccessLog::ms_since(start)));
-    ex->respond(std::move(res));
+    const size_t moved = req.body.size() + res.body.size();
+    if (moved > (size_t(1) << 20))
+      ex->respond(std::move(res), [moved] { give_back_memory_after(moved); });
+    else
+      ex->respond(std::move(res));
   }
 };
 
