@@ -30,17 +30,21 @@ StepResult DecodeStep::replay(const float* row, int n_vocab) {
   if (row) digest_.update(row, size_t(n_vocab) * sizeof(float));
   out.token = tok;
   ++replay_next_;
-  if (constraint_) {
-    try {
-      constraint_->accept(tok);
-    } catch (const GrammarBudgetExceeded&) {
-      stop_ = out.stop = StopReason::grammar_budget;
-      return out;
-    }
-  }
+  if (!grammar_accepts(tok, out)) return out;
   apply_stop_rules(tok, replay_next_ - n_prompt_, out);
   out.text.clear();  // the client has it already (a stop's tail it has not: kept)
   return out;
+}
+
+bool DecodeStep::grammar_accepts(int32_t tok, StepResult& out) {
+  if (!constraint_) return true;
+  try {
+    constraint_->accept(tok);
+    return true;
+  } catch (const GrammarBudgetExceeded&) {
+    stop_ = out.stop = StopReason::grammar_budget;
+    return false;
+  }
 }
 
 StepResult DecodeStep::step(const float* row, int n_vocab) {
@@ -66,15 +70,8 @@ StepResult DecodeStep::step(const float* row, int n_vocab) {
   digest_.update(row, size_t(n_vocab) * sizeof(float));
   const int32_t tok = sampler_.sample(choose_from, n_vocab, first_step_ + n_generated(), tokens_,
                                       size_t(n_prompt_));
-  if (constraint_) {
-    try {
-      constraint_->accept(tok);
-    } catch (const GrammarBudgetExceeded&) {
-      // The token was chosen under the grammar, but what follows it cannot be matched.
-      stop_ = out.stop = StopReason::grammar_budget;
-      return out;
-    }
-  }
+  // The token was chosen under the grammar, but what follows it may be over the budget.
+  if (!grammar_accepts(tok, out)) return out;
   out.token = tok;
   if (sampling_.logprobs || sampling_.top_logprobs > 0) {
     const Logprobs lp(row, n_vocab);

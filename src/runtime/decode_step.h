@@ -118,6 +118,9 @@ class DecodeStep {
   StopReason stop_ = StopReason::none;
   int replay_next_ = 0, resume_end_ = 0;  // resumed tokens: [n_prompt_, resume_end_)
 
+  // The grammar (if any) takes tok; false, with the step stopped as StopReason::grammar_budget,
+  // when matching it is over the grammar's budget.
+  bool grammar_accepts(int32_t tok, StepResult& out);
   // Stop rules 4a-4d and 5 for token tok, the n_gen-th generated (tokens_ holds it).
   void apply_stop_rules(int32_t tok, int n_gen, StepResult& out);
 };
