@@ -82,11 +82,13 @@ sanitize: deps
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
 
-# libFuzzer over the GGUF parser (clang). FUZZ_SECONDS bounds the run.
+# libFuzzer over the GGUF parser, the tokenizers, the chat templates, the grammars and the
+# server's request parser (clang). FUZZ_SECONDS bounds each run.
 FUZZ_SECONDS ?= 120
 fuzz-build: deps
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_FUZZ=ON $(CMAKE_ARGS)
-	cmake --build $(BUILD)-fuzz -j $(JOBS) --target tz_fuzz_gguf tz_fuzz_tokenizer tz_fuzz_chat_template tzero
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target tz_fuzz_gguf tz_fuzz_tokenizer tz_fuzz_chat_template \
+	  tz_fuzz_grammar tz_fuzz_request tzero
 
 fuzz: fuzz-build
 	tests/fuzz/run_fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)

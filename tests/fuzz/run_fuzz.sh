@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the GGUF reader, the tokenizers, the chat templates and the grammars for SECONDS seconds each: tests/fuzz/run_fuzz.sh BUILD_DIR SECONDS
+# Fuzzes the GGUF reader, the tokenizers, the chat templates, the grammars and the server's
+# request parser for SECONDS seconds each: tests/fuzz/run_fuzz.sh BUILD_DIR SECONDS
 # (`make fuzz` builds BUILD_DIR with clang and -DTZ_FUZZ=ON, then calls this).
 #
 # The corpus lives in BUILD_DIR/fuzz-corpus and grows from run to run. Each run (re)seeds it
@@ -104,12 +105,15 @@ if [ $rc -ne 0 ]; then
 fi
 echo "no crash in ${seconds}s; corpus: $(find "$corpus" -type f | wc -l) files"
 
-# One more fuzzer for SECONDS: run_more NAME BINARY CORPUS MAX_LEN (exits on a finding).
+# One more fuzzer for SECONDS: run_more NAME BINARY CORPUS MAX_LEN [DICT] (exits on a finding).
 run_more() {
   local name=$1 fuzzer=$2 corpus_dir=$3 max_len=$4 log=$build/fuzz-$1.log rc
+  local dict_arg=()
+  if [ $# -ge 5 ]; then dict_arg=(-dict="$5"); fi
   set +e
   "$fuzzer" "$corpus_dir" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
-    -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$artifacts/$name-" >"$log" 2>&1
+    -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$artifacts/$name-" \
+    "${dict_arg[@]}" >"$log" 2>&1
   rc=$?
   set -e
   grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$log" || true
@@ -148,3 +152,60 @@ printf '\x00root ::= "{" ws ( [a-z]+ ":" ws value ( "," ws [a-z]+ ":" ws value )
 printf '\x00root ::= ("ab" | "c")* [^x-z\\u00e9]{2,4} "\\U0001F600"?\x00ababcc\xc3\xa9\xf0\x9f\x98\x80' >"$gr_corpus/gbnf-utf8"
 printf '\x01{"type": "object", "properties": {"a": {"type": "array", "items": {"anyOf": [{"type": "number"}, {"type": "string", "pattern": "^x[a-f]{1,3}$"}, {"type": "boolean"}, {"type": "null"}]}, "maxItems": 6}, "b": {"$ref": "#/$defs/B"}}, "required": ["a"], "$defs": {"B": {"type": "object", "properties": {"c": {"type": "string", "format": "date"}, "d": {"type": "integer", "minimum": -5, "maximum": 120}}}}}' >"$gr_corpus/schema"
 run_more grammar "$build/tests/fuzz/tz_fuzz_grammar" "$gr_corpus" 8192
+
+# The server's request parser (first byte: route and formats, request_fuzz.cpp; then the JSON
+# body): seeded with tools and tool turns, structured output of every kind, scoring and extension
+# fields, and nesting at the limit (kMaxJsonDepth, 256) and one past it.
+req_corpus=$build/fuzz-corpus-request
+mkdir -p "$req_corpus"
+printf '\x05%s' '{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Time?"}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_time","arguments":"{\"tz\":[\"UTC\",{\"a\":1.5}]}"}}]},{"role":"tool","tool_call_id":"c1","content":"noon"}],"tools":[{"type":"function","function":{"name":"get_time","description":"now","parameters":{"type":"object","properties":{"tz":{"type":"string","enum":["UTC","CET"]}},"required":["tz"]}}}],"tool_choice":"auto","parallel_tool_calls":true,"max_tokens":8}' >"$req_corpus/chat-tools"
+printf '\x03%s' '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"n":{"type":"integer","minimum":-5,"maximum":120}}}}}],"tool_choice":{"type":"function","function":{"name":"f"}}}' >"$req_corpus/chat-named-llama3"
+printf '\x01%s' '{"messages":[{"role":"developer","content":"x"},{"role":"user","content":"y"}],"response_format":{"type":"json_schema","json_schema":{"name":"s","strict":true,"schema":{"type":"object","properties":{"a":{"type":"array","items":{"anyOf":[{"type":"number"},{"type":"string","pattern":"^x[a-f]{1,3}$"},{"type":"null"}]},"maxItems":4},"b":{"$ref":"#/$defs/B"}},"required":["a"],"$defs":{"B":{"type":"string","format":"date"}}}}},"logprobs":true,"top_logprobs":3,"stream":true,"stream_options":{"include_usage":true},"metadata":{"k":"v"},"store":false}' >"$req_corpus/chat-schema"
+printf '\x00%s' '{"prompt":"The quick brown fox","echo":true,"logprobs":20,"max_tokens":0,"temperature":0,"seed":1234,"n":2,"best_of":2,"prompt_logprobs":5,"stop":["\n","."],"logit_bias":{}}' >"$req_corpus/score"
+printf '\x08%s' '{"prompt":[[1,2,3]],"guided_json":"{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"boolean\"}}}","n_predict":-1,"n_probs":2,"repeat_penalty":1.1,"repeat_last_n":64,"samplers":"kfypmt","stop_token_ids":[2],"cache_prompt":true,"typical_p":1,"mirostat":0,"input":["a",[1,2]]}' >"$req_corpus/extensions"
+printf '\x00%s' '{"prompt":"x","grammar":"root ::= (\"a\" | [b-d]+)* \"!\"","tzero_resume":{"tokens":[5,6]}}' >"$req_corpus/grammar-resume"
+printf '\x00%s' '{"prompt":"x","guided_choice":["yes","no"],"top_k":-1,"min_p":0.1}' >"$req_corpus/choice"
+python3 -c "d=254; print('\x01{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"metadata\":{\"k\":' + '['*d + ']'*d + '}}', end='')" >"$req_corpus/deep-at-limit"
+python3 -c "d=257; print('\x05{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"' + '['*d + ']'*d + '\"}}]}]}', end='')" >"$req_corpus/deep-arguments"
+printf '\x01%s' '<tool_call>
+{"name": "get_time", "arguments": {"tz": "UTC"}}
+</tool_call>' >"$req_corpus/reply-hermes"
+req_dict=$build/fuzz-request.dict
+cat >"$req_dict" <<'DICT'
+"\"messages\""
+"\"role\""
+"\"content\""
+"\"assistant\""
+"\"tool\""
+"\"tool_calls\""
+"\"tool_call_id\""
+"\"function\""
+"\"arguments\""
+"\"parameters\""
+"\"tools\""
+"\"tool_choice\""
+"\"response_format\""
+"\"json_schema\""
+"\"schema\""
+"\"guided_json\""
+"\"guided_choice\""
+"\"grammar\""
+"\"logit_bias\""
+"\"logprobs\""
+"\"top_logprobs\""
+"\"echo\""
+"\"prompt\""
+"\"max_tokens\""
+"\"stream\""
+"\"metadata\""
+"\"type\""
+"\"properties\""
+"\"items\""
+"\"$ref\""
+"\"anyOf\""
+"<tool_call>"
+"</tool_call>"
+"[[[[[[[["
+"{\"a\":{\"a\":"
+DICT
+run_more request "$build/tests/fuzz/tz_fuzz_request" "$req_corpus" 8192 "$req_dict"
