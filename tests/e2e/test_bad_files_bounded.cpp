@@ -5,9 +5,6 @@
 // "One request must not take the server down", run through the real tzero binary.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -18,48 +15,15 @@
 #include "format/gguf_writer.h"
 #include "support/test_support.h"
 
-extern char** environ;
-
 namespace {
 
 // The longest error line these tests accept: "tzero: error: <path>: <what>", one excerpt.
 constexpr size_t kMaxLine = 500;
 
-struct Measured {
-  int exit_code = -1;
-  std::string out, err;
-  long peak_rss_kb = -1;  // the child's ru_maxrss (wait4), in KiB
-};
+using Measured = tzero::test::CliResult;
 
-// run_tzero (test_support.h) that also reports the child's own peak resident memory.
 Measured run_measured(const std::vector<std::string>& args) {
-  static int counter = 0;
-  const std::string base = tzero::test::scratch_dir() + "/measured." + std::to_string(counter++);
-  const std::string out_path = base + ".out", err_path = base + ".err";
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> argv_s = tzero::test::tzero_command();
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Measured r;
-  pid_t pid;
-  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    struct rusage ru {};
-    if (wait4(pid, &status, 0, &ru) == pid) {
-      r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      r.peak_rss_kb = ru.ru_maxrss;
-    }
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  r.out = tzero::test::read_file(out_path);
-  r.err = tzero::test::read_file(err_path);
-  return r;
+  return tzero::test::run_tzero(args);
 }
 
 // Exit 2, nothing on stdout, and exactly one line on stderr, under kMaxLine bytes, saying `part`.

@@ -5,9 +5,6 @@
 // printed as \xHH, never raw, on the terminal and in the HTML reports. Bounded: each run ends in
 // a few seconds.
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <string>
@@ -15,8 +12,6 @@
 
 #include "e2e/hostile_server.h"
 #include "support/test_support.h"
-
-extern char** environ;
 
 namespace tzero {
 namespace {
@@ -32,43 +27,10 @@ using test::write_file;
 constexpr long kMaxRssMb = 400;
 constexpr double kTimeoutS = 5;
 
-struct Measured {
-  int exit_code = -1;
-  double seconds = 0;
-  long max_rss_mb = 0;  // the child's peak resident memory
-  std::string out, err;
-};
+using Measured = test::CliResult;
 
 Measured run_measured(const std::vector<std::string>& args) {
-  static int counter = 0;
-  const std::string base = scratch_dir() + "/hostile." + std::to_string(counter++);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, (base + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&fa, 2, (base + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  std::vector<std::string> words = test::tzero_command();
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  Measured m;
-  const auto t0 = std::chrono::steady_clock::now();
-  pid_t pid;
-  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    rusage ru{};
-    wait4(pid, &status, 0, &ru);
-    m.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    m.max_rss_mb = ru.ru_maxrss / 1024;  // kilobytes on Linux
-  }
-  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  posix_spawn_file_actions_destroy(&fa);
-  m.out = read_file(base + ".out");
-  m.err = read_file(base + ".err");
-  return m;
+  return test::run_tzero(args);
 }
 
 std::vector<std::string> probe_args(const HostileServer& s, const char* timeout_s = "5") {
@@ -99,8 +61,9 @@ void expect_bounded(const Measured& m, const std::string& says) {
   EXPECT_EQ(m.exit_code, 2) << m.out << m.err;
   EXPECT_NE(m.err.find(says), std::string::npos) << m.err;
   EXPECT_LT(m.seconds, kTimeoutS + 2);
-  EXPECT_LT(m.max_rss_mb, kMaxRssMb);
-  std::printf("  exit %d in %.2f s, peak RSS %ld MB\n", m.exit_code, m.seconds, m.max_rss_mb);
+  EXPECT_LT(m.peak_rss_kb / 1024, kMaxRssMb);
+  std::printf("  exit %d in %.2f s, peak RSS %ld MB\n", m.exit_code, m.seconds,
+              m.peak_rss_kb / 1024);
 }
 
 bool has_control_bytes(const std::string& s) {
@@ -125,8 +88,9 @@ TEST(ClientsHostile, ProbeRefusesAWideBodyInBoundedTimeAndMemory) {
               m.err.find("no answer within 10 s") != std::string::npos)
       << m.err;
   EXPECT_LT(m.seconds, 12.0);
-  EXPECT_LT(m.max_rss_mb, kMaxRssMb);
-  std::printf("  exit %d in %.2f s, peak RSS %ld MB\n", m.exit_code, m.seconds, m.max_rss_mb);
+  EXPECT_LT(m.peak_rss_kb / 1024, kMaxRssMb);
+  std::printf("  exit %d in %.2f s, peak RSS %ld MB\n", m.exit_code, m.seconds,
+              m.peak_rss_kb / 1024);
 }
 
 TEST(ClientsHostile, LockAndVerifyRefuseDeepNestingInBoundedTimeAndMemory) {

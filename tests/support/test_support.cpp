@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -82,11 +84,17 @@ CliResult run_tzero(const std::vector<std::string>& args, const std::string& std
   argv.push_back(nullptr);
   pid_t pid;
   CliResult r;
+  const auto t0 = std::chrono::steady_clock::now();
   if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) {
     int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    struct rusage ru {};
+    // wait4: this child's own peak memory (RUSAGE_CHILDREN would be the largest child ever).
+    if (wait4(pid, &status, 0, &ru) == pid) {
+      r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      r.peak_rss_kb = ru.ru_maxrss;
+    }
   }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   posix_spawn_file_actions_destroy(&fa);
   r.out = read_file(out_path);
   r.err = read_file(err_path);

@@ -25,8 +25,10 @@ std::string scratch_dir();
 
 struct CliResult {
   int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
+  std::string out;        // stdout
+  std::string err;        // stderr
+  double seconds = 0;     // wall time from the spawn to the exit
+  long peak_rss_kb = -1;  // this child's own peak resident memory (wait4's ru_maxrss, KiB)
 };
 
 // Runs the tzero binary with these arguments (no shell), capturing stdout and stderr.
