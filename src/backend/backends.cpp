@@ -24,6 +24,8 @@ std::unique_ptr<Forward> make_forward(const Model& model, ThreadPool& pool,
     throw Error(
         "--gpu-layers: the CUDA backend has no rope frequency factors (llama 3.1 rope_freqs, "
         "LongRoPE) yet; run with --gpu-layers 0");
+  if (c.gpu_layers > 0 && model.hparams().rope_scaling == RopeScaling::Yarn)
+    throw Error("--gpu-layers: the CUDA backend has no YaRN rope yet; run with --gpu-layers 0");
   if (c.gpu_layers > 0)
     device = make_cuda_backend(model.hparams(), arch->layout(),
                                model.hparams().n_layer - c.gpu_layers, c.n_ctx, c.n_batch);

@@ -1,21 +1,61 @@
 // tzero info: print a GGUF file's metadata and tensors (keys and names cut to 200 bytes, control
-// bytes escaped: they come from the file).
+// bytes escaped: they come from the file), the keys of its architecture that tzero does not know,
+// and with --keys ARCH the key table of an architecture (model/model_keys.h) as docs/MODELS.md
+// shows it.
 #include <cstdio>
 #include <memory>
 
+#include "base/error.h"
 #include "base/excerpt.h"
 #include "cli/commands.h"
 #include "format/gguf.h"
+#include "model/model_keys.h"
 
 namespace tzero::cli {
+
+namespace {
+
+// The key table of one architecture as a Markdown table (docs/MODELS.md holds these verbatim;
+// a test compares them).
+std::string key_table_markdown(const std::string& arch_name, Arch arch) {
+  std::string s = "| key | tzero | absent, or the values accepted | what it does |\n";
+  s += "|---|---|---|---|\n";
+  for (const auto& k : model_keys(arch)) {
+    std::string values(k.values);
+    if (k.use == KeyUse::Refused && values.empty()) values = "(any value refused)";
+    if (k.use == KeyUse::NoMath) values = "-";
+    for (size_t at = values.find('|'); at != std::string::npos; at = values.find('|'))
+      values.replace(at, 1, " or ");
+    s += "| `" + arch_name + "." + std::string(k.suffix) + "` | " + std::string(to_string(k.use)) +
+         " | " + values + " | " + std::string(k.what) + " |\n";
+  }
+  return s;
+}
+
+}  // namespace
 
 Command add_info(CLI::App& app) {
   auto* sub = app.add_subcommand("info", "Print a GGUF file's metadata and tensors");
   auto model = std::make_shared<std::string>();
   auto all = std::make_shared<bool>(false);
-  sub->add_option("-m,--model", *model, "GGUF file")->required();
+  auto keys = std::make_shared<std::string>();
+  sub->add_option("-m,--model", *model, "GGUF file");
   sub->add_flag("--all", *all, "Show every element of long arrays' first items (up to 64)");
-  return {sub, [model, all] {
+  sub->add_option("--keys", *keys,
+                  "Print the key table of an architecture (llama, qwen2, qwen3, qwen2moe, "
+                  "qwen3moe, gemma2, gemma3, phi3): every GGUF key llama.cpp reads for it and "
+                  "what tzero does with it");
+  return {sub, [model, all, keys] {
+            if (!keys->empty()) {
+              const auto arch = arch_from_name(*keys);
+              if (!arch)
+                throw Error("--keys: unknown architecture '" + excerpt(*keys) +
+                                 "' (llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, "
+                                 "phi3)");
+              std::printf("%s", key_table_markdown(*keys, *arch).c_str());
+              return 0;
+            }
+            if (model->empty()) throw Error("info: --model is required (or --keys ARCH)");
             GgufFile f(*model);
             std::printf("file: %s\nGGUF version %u, %zu bytes, alignment %u, data at %zu\n",
                         f.path().c_str(), f.version(), f.file_size(), f.alignment(),
@@ -35,6 +75,13 @@ Command add_info(CLI::App& app) {
               total += t.n_bytes;
             }
             std::printf("total tensor data: %zu bytes\n", total);
+            const std::string arch_name = f.get_string("general.architecture");
+            if (const auto arch = arch_from_name(arch_name)) {
+              const auto unknown = unknown_model_keys(f, *arch, arch_name);
+              std::printf("\nkeys of '%s' tzero does not know (not applied): %s\n",
+                          excerpt(arch_name).c_str(), unknown.empty() ? "none" : "");
+              for (const auto& k : unknown) std::printf("  %s\n", excerpt(k).c_str());
+            }
             return 0;
           }};
 }

@@ -1,5 +1,6 @@
 #include "kernels/ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/dot.h"
@@ -14,14 +15,43 @@ void rmsnorm_ref(const float* x, const float* w, float eps, size_t n, float* out
   for (size_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * w[i];
 }
 
+void RopeTable::yarn_range(int n_rot, const RopeYarn& y, double base, float* low, float* high) {
+  // The dimension whose wavelength fits `rotations` times in n_ctx_orig, in float as ggml.
+  auto dim = [&](double rotations) {
+    return float(n_rot) *
+           std::log(float(y.n_ctx_orig) / (float(rotations) * 2.0f * 3.14159265358979323846f)) /
+           (2.0f * std::log(float(base)));
+  };
+  *low = std::max(0.0f, std::floor(dim(y.beta_fast)));
+  *high = std::min(float(n_rot - 1), std::ceil(dim(y.beta_slow)));
+}
+
 RopeTable::RopeTable(int n_rot, int n_pos, double base, double freq_scale,
-                     const float* freq_factors, double mscale)
+                     const float* freq_factors, double mscale, const RopeYarn* yarn)
     : n_rot_(n_rot), n_pos_(n_pos), table_(size_t(n_pos) * size_t(n_rot)) {
   const int half = n_rot / 2;
   std::vector<double> freq(half);
   for (int i = 0; i < half; ++i) {
     freq[i] = std::pow(base, -2.0 * i / n_rot);
     if (freq_factors) freq[i] /= double(freq_factors[i]);
+  }
+  if (yarn && yarn->ext_factor != 0) {
+    float low = 0, high = 0;
+    yarn_range(n_rot, *yarn, base, &low, &high);
+    std::vector<double> mix(half);
+    for (int i = 0; i < half; ++i) {
+      const double y = (double(i) - low) / std::max(0.001, double(high) - low);
+      mix[i] = (1.0 - std::min(1.0, std::max(0.0, y))) * yarn->ext_factor;
+    }
+    const double m = mscale * (1.0 + 0.1 * std::log(1.0 / freq_scale));
+    for (int p = 0; p < n_pos; ++p)
+      for (int i = 0; i < half; ++i) {
+        const double extrap = double(p) * freq[i];
+        const double angle = freq_scale * extrap * (1.0 - mix[i]) + extrap * mix[i];
+        table_[size_t(p) * n_rot + 2 * i] = float(std::cos(angle) * m);
+        table_[size_t(p) * n_rot + 2 * i + 1] = float(std::sin(angle) * m);
+      }
+    return;
   }
   for (int p = 0; p < n_pos; ++p)
     for (int i = 0; i < half; ++i) {

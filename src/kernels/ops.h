@@ -13,6 +13,18 @@ namespace tzero {
 // out may alias x.
 void rmsnorm_ref(const float* x, const float* w, float eps, size_t n, float* out);
 
+// YaRN's extrapolation mix (llama.cpp's ggml rope with ext_factor != 0): pair i takes
+// theta = interp * (1 - mix) + extrap * mix, mix = ramp(i) * ext_factor, where
+// ramp(i) = 1 - clamp((i - low) / max(0.001, high - low), 0, 1) and [low, high] is the correction
+// range of beta_fast and beta_slow for n_ctx_orig (computed in float, floor and ceil, as ggml);
+// every cos and sin also takes (1 + 0.1 ln(1 / freq_scale)).
+struct RopeYarn {
+  int n_ctx_orig = 0;
+  double beta_fast = 32.0;
+  double beta_slow = 1.0;
+  double ext_factor = 1.0;
+};
+
 // Rotary position embedding tables, built once in double and rounded once to float:
 // theta(pos, i) = pos * base^(-2i / n_rot) for i < n_rot / 2.
 class RopeTable {
@@ -21,8 +33,13 @@ class RopeTable {
   // entry cos(angle) [* mscale] and sin(angle) [* mscale] rounded once to float. freq_scale is
   // 1 / the linear rope scaling factor (1: none); freq_factors (n_rot / 2 floats, or null) are
   // LongRoPE's per-frequency divisors (phi3); mscale its attention factor (1: none).
+  // With yarn: theta_extrap = p * base^(-2i / n_rot) [/ freq_factors[i]], theta_interp =
+  // freq_scale * theta_extrap, mixed as RopeYarn says.
   RopeTable(int n_rot, int n_pos, double base, double freq_scale = 1.0,
-            const float* freq_factors = nullptr, double mscale = 1.0);
+            const float* freq_factors = nullptr, double mscale = 1.0,
+            const RopeYarn* yarn = nullptr);
+  // YaRN's correction range [low, high] of pair indices (ggml_rope_yarn_corr_dims).
+  static void yarn_range(int n_rot, const RopeYarn& y, double base, float* low, float* high);
   int n_rot() const { return n_rot_; }
   int n_pos() const { return n_pos_; }
   const float* cos_sin(int pos) const { return &table_[size_t(pos) * size_t(n_rot_)]; }

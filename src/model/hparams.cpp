@@ -1,92 +1,219 @@
 #include "model/hparams.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "base/error.h"
 #include "base/excerpt.h"
+#include "model/model_keys.h"
 
 namespace tzero {
 
+std::optional<Arch> arch_from_name(std::string_view name) {
+  if (name == "llama" || name == "mistral") return Arch::Llama;
+  if (name == "qwen2") return Arch::Qwen2;
+  if (name == "qwen3") return Arch::Qwen3;
+  if (name == "qwen2moe") return Arch::Qwen2Moe;
+  if (name == "qwen3moe") return Arch::Qwen3Moe;
+  if (name == "gemma2") return Arch::Gemma2;
+  if (name == "gemma3") return Arch::Gemma3;
+  if (name == "phi3") return Arch::Phi3;
+  return std::nullopt;
+}
+
 namespace {
+
+// Reads "{arch}.<suffix>" keys, only those of the key table: a read of a key the table does not
+// list is a bug in tzero (the table is what docs/MODELS.md and the key tests check), so it throws
+// std::logic_error, which every preset's load in the tests would show.
+class KeyReader {
+ public:
+  KeyReader(const GgufFile& f, Arch arch, const std::string& arch_name)
+      : f_(f), arch_(arch), a_(arch_name + ".") {}
+
+  const GgufFile& file() const { return f_; }
+  std::string name(std::string_view suffix) const {
+    if (!find_model_key(arch_, suffix))
+      throw std::logic_error("hparams reads '" + a_ + std::string(suffix) +
+                             "', which the key table of this architecture does not list");
+    return a_ + std::string(suffix);
+  }
+  bool has(std::string_view s) const { return f_.has(name(s)); }
+  int64_t get_int(std::string_view s, int64_t def) const { return f_.get_int(name(s), def); }
+  double get_float(std::string_view s, double def) const { return f_.get_float(name(s), def); }
+  bool get_bool(std::string_view s, bool def) const { return f_.get_bool(name(s), def); }
+  std::string get_string(std::string_view s, const std::string& def) const {
+    return f_.get_string(name(s), def);
+  }
+  const GgufValue* find(std::string_view s) const { return f_.find(name(s)); }
+
+  // An integer in 1..max, or the fail naming key and value.
+  int positive(std::string_view s, int64_t v, int64_t max) const {
+    if (v <= 0 || v > max)
+      f_.fail("metadata '" + name(s) + "' = " + std::to_string(v) + " is out of range (1.." +
+              std::to_string(max) + ")");
+    return int(v);
+  }
+  int required_positive(std::string_view s, int64_t max) const {
+    return positive(s, f_.require_int(name(s)), max);
+  }
+  // A per-layer key (llama.cpp's get_key_or_arr): one integer, or an array of n_layer of them.
+  // tzero runs one value for every layer: an array whose values differ is refused.
+  int per_layer(std::string_view s, int n_layer, int64_t def, bool required, int64_t max) const {
+    const GgufValue* v = find(s);
+    if (!v) {
+      if (required) f_.require_int(name(s));  // fails naming it
+      return positive(s, def, max);
+    }
+    if (v->type != GgufValueType::ARRAY) return positive(s, f_.get_int(name(s), def), max);
+    const std::vector<int64_t> a = f_.get_int_array(name(s));
+    if (int64_t(a.size()) != n_layer)
+      f_.fail("metadata '" + name(s) + "' is an array of " + std::to_string(a.size()) +
+              " values for " + std::to_string(n_layer) + " layers");
+    for (int64_t x : a)
+      if (x != a[0])
+        f_.fail("metadata '" + name(s) + "' = " + excerpt(v->to_display(8)) +
+                " differs between layers: tzero runs one value for every layer");
+    return positive(s, a.empty() ? def : a[0], max);
+  }
+
+ private:
+  const GgufFile& f_;
+  Arch arch_;
+  std::string a_;
+};
 
 // The mixture-of-experts keys, as llama.cpp reads them. A file whose counts do not fit is an
 // error here, before any tensor is looked at.
-void read_experts(const GgufFile& f, const std::string& a, bool moe_arch, HParams& hp) {
+void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   constexpr int kMaxExperts = 512;  // llama.cpp's LLAMA_MAX_EXPERTS
-  const int64_t n_expert = f.get_int(a + "expert_count", 0);
-  const int64_t n_used = f.get_int(a + "expert_used_count", 0);
+  const GgufFile& f = r.file();
+  const std::string& an = hp.arch_name;
+  const std::string count_key = an + ".expert_count";
+  const int64_t n_expert = f.get_int(count_key, 0);
+  const int64_t n_used = f.get_int(an + ".expert_used_count", 0);
   if (n_expert == 0 && n_used == 0) {
-    if (moe_arch)
-      f.fail("architecture '" + excerpt(hp.arch_name) + "' needs metadata '" + a + "expert_count'");
+    if (moe_arch) f.fail("architecture '" + excerpt(an) + "' needs metadata '" + count_key + "'");
     return;
   }
+  // The key that is there (expert_count, else expert_used_count).
+  const std::string given = n_expert != 0 ? count_key : an + ".expert_used_count";
   if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3)
-    f.fail("metadata '" + a + "expert_count' on architecture '" + excerpt(hp.arch_name) +
-           "', which has no experts (" + excerpt(hp.arch_name) + "moe has)");
+    f.fail("metadata '" + given + "' on architecture '" + excerpt(an) +
+           "', which has no experts (" + excerpt(an) + "moe has)");
   if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3 || hp.arch == Arch::Phi3)
-    f.fail("metadata '" + a + "expert_count' on architecture '" + excerpt(hp.arch_name) +
+    f.fail("metadata '" + given + "' on architecture '" + excerpt(an) +
            "', which has no experts");
   if (n_expert < 1 || n_expert > kMaxExperts)
-    f.fail("metadata '" + a + "expert_count' = " + std::to_string(n_expert) +
+    f.fail("metadata '" + count_key + "' = " + std::to_string(n_expert) +
            " is out of range (1.." + std::to_string(kMaxExperts) + ")");
   if (n_used < 1 || n_used > n_expert)
-    f.fail("metadata '" + a + "expert_used_count' = " + std::to_string(n_used) +
+    f.fail("metadata '" + an + ".expert_used_count' = " + std::to_string(n_used) +
            " does not fit expert_count = " + std::to_string(n_expert) +
            " (each token runs 1..expert_count experts)");
   hp.n_expert = int(n_expert);
   hp.n_expert_used = int(n_used);
-  const std::string ff = a + "expert_feed_forward_length";
-  int64_t n_ff_exp = f.get_int(ff, 0);
-  if (n_ff_exp == 0) {
-    // llama (Mixtral) experts have the dense length; qwen*moe default to n_ff / k as llama.cpp.
-    n_ff_exp = hp.arch == Arch::Llama ? hp.n_ff : hp.n_ff / hp.n_expert_used;
-    if (n_ff_exp <= 0) f.fail("missing metadata '" + ff + "'");
+  if (hp.arch == Arch::Llama) {
+    hp.n_ff_exp = hp.n_ff;  // Mixtral: each expert has the dense width (llama.cpp)
+  } else {
+    // qwen*moe default to n_ff / k as llama.cpp does.
+    const int64_t def = hp.n_ff / hp.n_expert_used;
+    if (def <= 0 && !r.has("expert_feed_forward_length"))
+      f.fail("missing metadata '" + r.name("expert_feed_forward_length") + "'");
+    hp.n_ff_exp =
+        r.positive("expert_feed_forward_length", r.get_int("expert_feed_forward_length", def),
+                   1 << 22);
   }
-  if (n_ff_exp < 1 || n_ff_exp > (1 << 22))
-    f.fail("metadata '" + ff + "' = " + std::to_string(n_ff_exp) + " is out of range");
-  hp.n_ff_exp = int(n_ff_exp);
-  if (hp.arch == Arch::Qwen2Moe) {
-    const std::string sh = a + "expert_shared_feed_forward_length";
-    const int64_t n_sh = f.get_int(sh, hp.n_ff);
-    if (n_sh < 1 || n_sh > (1 << 22))
-      f.fail("metadata '" + sh + "' = " + std::to_string(n_sh) + " is out of range");
-    hp.n_ff_shexp = int(n_sh);
-  }
-  // llama.cpp renormalises the k weights for llama and qwen3moe, not for qwen2moe.
-  hp.expert_weights_norm = f.get_bool(a + "expert_weights_norm", hp.arch != Arch::Qwen2Moe);
-  const int64_t gating = f.get_int(a + "expert_gating_func", 1);
-  if (gating != 1)
-    f.fail("metadata '" + a + "expert_gating_func' = " + std::to_string(gating) +
-           ": only softmax gating (1) is supported");
+  if (hp.arch == Arch::Qwen2Moe)
+    hp.n_ff_shexp = r.positive("expert_shared_feed_forward_length",
+                               r.get_int("expert_shared_feed_forward_length", hp.n_ff), 1 << 22);
+  // llama.cpp renormalises the k weights for llama and qwen3moe, not for qwen2moe (fixed per
+  // architecture: expert_weights_norm is a refused key unless it says the same).
+  hp.expert_weights_norm = hp.arch != Arch::Qwen2Moe;
 }
 
-// gemma2 and gemma3 as llama.cpp reads them: a sliding window on every other layer (gemma2,
-// window 4096 unless given, the model's rope base) or on five layers of every six (gemma3, base
-// 10000, unscaled), the embedding scaled by sqrt(n_embd), gemma2's soft-capping (attention 50,
-// logits 30 unless given), and the 27B models' attention scale.
-void read_gemma(const GgufFile& f, const std::string& a, HParams& hp) {
+// The sliding-window period: one integer (llama.cpp reads a scalar for gemma2 and gemma3 and
+// ignores an array; tzero refuses one rather than guess which layers it means).
+int read_swa_pattern(const KeyReader& r, int def) {
+  const GgufValue* v = r.find("attention.sliding_window_pattern");
+  if (!v) return def;
+  if (v->type == GgufValueType::ARRAY)
+    r.file().fail("metadata '" + r.name("attention.sliding_window_pattern") +
+                  "' is an array: tzero reads one period (llama.cpp ignores an array for this "
+                  "architecture)");
+  const int64_t p = r.get_int("attention.sliding_window_pattern", def);
+  if (p < 0 || p > 4096)
+    r.file().fail("metadata '" + r.name("attention.sliding_window_pattern") +
+                  "' = " + std::to_string(p) + " is out of range (0..4096)");
+  return int(p);
+}
+
+// gemma2 and gemma3 as llama.cpp reads them:
+//   gemma2: a window (default 4096) on il % P < P - 1 layers (P default 2), their rope the
+//     model's unless rope.freq_base_swa, attention and logit soft-capping (50, 30 by default);
+//   gemma3: a window only when attention.sliding_window is there and > 0, P default 6, base
+//     10000 unscaled unless rope.freq_base_swa, logit soft-capping only when given;
+// the embedding scaled by sqrt(n_embd), and the 27B models' attention scale (by layer count).
+void read_gemma(const KeyReader& r, HParams& hp) {
   const bool g2 = hp.arch == Arch::Gemma2;
-  const std::string key = a + "attention.sliding_window";
-  if (!g2 && !f.has(key)) f.fail("architecture 'gemma3' needs metadata '" + key + "'");
-  const int64_t w = f.get_int(key, 4096);
-  if (w < 1 || w > (1 << 24))
-    f.fail("metadata '" + key + "' = " + std::to_string(w) + " is out of range");
+  const GgufFile& f = r.file();
+  const int64_t w = r.get_int("attention.sliding_window", g2 ? 4096 : 0);
+  if (w < 0 || w > (1 << 24) || (g2 && w == 0))
+    f.fail("metadata '" + r.name("attention.sliding_window") + "' = " + std::to_string(w) +
+           " is out of range");
   hp.n_swa = int(w);
-  hp.swa_pattern = g2 ? 2 : 6;
-  hp.rope_base_swa = g2 ? hp.rope_base : 10000.0;
-  hp.embd_scale = std::sqrt(float(hp.n_embd));
-  if (g2) {
-    auto cap = [&](const std::string& k, double def) {
-      const double v = f.get_float(a + k, def);
-      if (!(v >= 0 && v < 1e6)) f.fail("metadata '" + a + k + "' is out of range");
-      return float(v);
-    };
-    hp.attn_softcap = cap("attn_logit_softcapping", 50.0);
-    hp.final_softcap = cap("final_logit_softcapping", 30.0);
+  if (hp.n_swa > 0) {
+    hp.swa_pattern = read_swa_pattern(r, g2 ? 2 : 6);
+    hp.rope_base_swa = r.get_float("rope.freq_base_swa", g2 ? hp.rope_base : 10000.0);
+    if (!(hp.rope_base_swa > 1))
+      f.fail("metadata '" + r.name("rope.freq_base_swa") + "' is out of range");
+    hp.rope_freq_scale_swa = g2 ? hp.rope_freq_scale : 1.0;
   }
+  hp.embd_scale = std::sqrt(float(hp.n_embd));
+  auto cap = [&](std::string_view k, double def) {
+    const double v = r.get_float(k, def);
+    if (!(v >= 0 && v < 1e6)) f.fail("metadata '" + r.name(k) + "' is out of range");
+    return float(v);
+  };
+  if (g2) hp.attn_softcap = cap("attn_logit_softcapping", 50.0);
+  hp.final_softcap = cap("final_logit_softcapping", g2 ? 30.0 : 0.0);
   // Gemma 2 27B (46 layers) and Gemma 3 27B (62) scale by 1/sqrt(n_embd / n_head), the others
   // by the key length.
   if (hp.n_layer == (g2 ? 46 : 62)) hp.attn_scale = 1.0f / std::sqrt(float(hp.n_embd / hp.n_head));
+}
+
+// rope.scaling.* as llama.cpp reads them: the type (absent: linear), the factor (or the older
+// rope.scale_linear; 0 means 1), the attention factor and the original context.
+void read_rope_scaling(const KeyReader& r, HParams& hp) {
+  const GgufFile& f = r.file();
+  const std::string type = r.get_string("rope.scaling.type", "linear");
+  if (type == "none") {
+    hp.rope_scaling = RopeScaling::None;
+  } else if (type == "linear") {
+    hp.rope_scaling = RopeScaling::Linear;
+  } else if (type == "yarn") {
+    hp.rope_scaling = RopeScaling::Yarn;
+  } else if (type == "longrope") {
+    hp.rope_scaling = RopeScaling::LongRope;
+  } else {
+    f.fail("metadata '" + r.name("rope.scaling.type") + "' = '" + excerpt(type) +
+           "' is not a rope scaling tzero knows (none, linear, yarn, longrope)");
+  }
+  const std::string factor_key =
+      r.name(r.has("rope.scaling.factor") || !r.has("rope.scale_linear") ? "rope.scaling.factor"
+                                                                          : "rope.scale_linear");
+  double factor = f.get_float(factor_key, 1.0);
+  if (factor == 0) factor = 1.0;  // llama.cpp: a factor of 0 is none
+  if (!(factor > 0 && factor <= 1024))
+    f.fail("metadata '" + factor_key + "' = " + std::to_string(factor) +
+           " is out of range (0..1024)");
+  hp.rope_freq_scale = hp.rope_scaling == RopeScaling::None ? 1.0 : 1.0 / factor;
+  hp.rope_attn_factor = r.get_float("rope.scaling.attn_factor", 1.0);
+  if (!(hp.rope_attn_factor > 0 && hp.rope_attn_factor <= 16))
+    f.fail("metadata '" + r.name("rope.scaling.attn_factor") + "' is out of range (0..16)");
+  hp.n_ctx_orig = r.positive("rope.scaling.original_context_length",
+                             r.get_int("rope.scaling.original_context_length", hp.n_ctx_train),
+                             1 << 24);
 }
 
 }  // namespace
@@ -105,88 +232,58 @@ HParams read_hparams(const GgufFile& f) {
   }
   hp.arch_name = f.get_string("general.architecture");
   if (hp.arch_name.empty()) f.fail("missing metadata 'general.architecture'");
-  if (hp.arch_name == "llama" || hp.arch_name == "mistral") {
-    hp.arch = Arch::Llama;
-  } else if (hp.arch_name == "qwen2") {
-    hp.arch = Arch::Qwen2;
-  } else if (hp.arch_name == "qwen3") {
-    hp.arch = Arch::Qwen3;
-  } else if (hp.arch_name == "qwen2moe") {
-    hp.arch = Arch::Qwen2Moe;
-  } else if (hp.arch_name == "qwen3moe") {
-    hp.arch = Arch::Qwen3Moe;
-  } else if (hp.arch_name == "gemma2") {
-    hp.arch = Arch::Gemma2;
-  } else if (hp.arch_name == "gemma3") {
-    hp.arch = Arch::Gemma3;
-  } else if (hp.arch_name == "phi3") {
-    hp.arch = Arch::Phi3;
-  } else {
+  const std::optional<Arch> arch = arch_from_name(hp.arch_name);
+  if (!arch)
     f.fail("architecture '" + excerpt(hp.arch_name) +
            "' is not supported (supported: llama, mistral, " +
            "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3)");
-  }
-  const std::string a = hp.arch_name + ".";
-  auto positive = [&](const std::string& key, int64_t v, int64_t max) {
-    if (v <= 0 || v > max)
-      f.fail("metadata '" + key + "' = " + std::to_string(v) + " is out of range");
-    return int(v);
-  };
-  hp.n_embd = positive(a + "embedding_length", f.require_int(a + "embedding_length"), 1 << 20);
-  hp.n_layer = positive(a + "block_count", f.require_int(a + "block_count"), 4096);
-  hp.n_head = positive(a + "attention.head_count", f.require_int(a + "attention.head_count"), 4096);
-  hp.n_head_kv = positive(a + "attention.head_count_kv",
-                          f.get_int(a + "attention.head_count_kv", hp.n_head), 4096);
+  hp.arch = *arch;
+  const KeyReader r(f, hp.arch, hp.arch_name);
+  hp.n_embd = r.required_positive("embedding_length", 1 << 20);
+  hp.n_layer = r.required_positive("block_count", 4096);
+  hp.n_head = r.per_layer("attention.head_count", hp.n_layer, 0, true, 4096);
+  hp.n_head_kv = r.per_layer("attention.head_count_kv", hp.n_layer, hp.n_head, false, 4096);
   const bool moe_arch = hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Moe;
-  if (moe_arch && !f.has(a + "feed_forward_length"))
+  if (moe_arch && !r.has("feed_forward_length"))
     hp.n_ff = 0;  // experts only: their own length below
   else
-    hp.n_ff =
-        positive(a + "feed_forward_length", f.require_int(a + "feed_forward_length"), 1 << 22);
-  hp.n_ctx_train = positive(a + "context_length", f.get_int(a + "context_length", 2048), 1 << 24);
-  if (hp.n_embd % hp.n_head != 0 && !f.has(a + "attention.key_length"))
+    hp.n_ff = r.per_layer("feed_forward_length", hp.n_layer, 0, true, 1 << 22);
+  hp.n_ctx_train = r.required_positive("context_length", 1 << 24);
+  if (hp.n_embd % hp.n_head != 0 && !r.has("attention.key_length"))
     f.fail("embedding_length is not a multiple of head_count and no attention.key_length");
-  hp.head_dim = positive(a + "attention.key_length",
-                         f.get_int(a + "attention.key_length", hp.n_embd / hp.n_head), 1 << 16);
-  const int v_len = positive(a + "attention.value_length",
-                             f.get_int(a + "attention.value_length", hp.head_dim), 1 << 16);
+  hp.head_dim = r.positive("attention.key_length",
+                           r.get_int("attention.key_length", hp.n_embd / hp.n_head), 1 << 16);
+  const int v_len = r.positive("attention.value_length",
+                               r.get_int("attention.value_length", hp.head_dim), 1 << 16);
   if (v_len != hp.head_dim) f.fail("attention.value_length differs from key_length (unsupported)");
   if (hp.n_head % hp.n_head_kv != 0)
     f.fail("attention.head_count " + std::to_string(hp.n_head) +
            " is not a multiple of head_count_kv " + std::to_string(hp.n_head_kv));
-  hp.n_rot = positive(a + "rope.dimension_count",
-                      f.get_int(a + "rope.dimension_count", hp.head_dim), hp.head_dim);
+  hp.n_rot = r.positive("rope.dimension_count", r.get_int("rope.dimension_count", hp.head_dim),
+                        hp.head_dim);
   if (hp.n_rot % 2 != 0) f.fail("rope.dimension_count must be even");
-  hp.rms_eps = float(f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
+  if (hp.arch == Arch::Llama && hp.n_rot != hp.head_dim)
+    f.fail("metadata '" + r.name("rope.dimension_count") + "' = " + std::to_string(hp.n_rot) +
+           ": llama rotates whole heads (" + std::to_string(hp.head_dim) +
+           "; llama.cpp refuses it too)");
+  if (!r.has("attention.layer_norm_rms_epsilon"))
+    f.fail("missing metadata '" + r.name("attention.layer_norm_rms_epsilon") +
+           "' (llama.cpp requires it too)");
+  hp.rms_eps = float(r.get_float("attention.layer_norm_rms_epsilon", 0));
   if (!(hp.rms_eps > 0 && hp.rms_eps < 1))
     f.fail("attention.layer_norm_rms_epsilon is out of range");
-  hp.rope_base = f.get_float(a + "rope.freq_base", 10000.0);
+  hp.rope_base = r.get_float("rope.freq_base", 10000.0);
   if (!(hp.rope_base > 1)) f.fail("rope.freq_base is out of range");
-  const std::string scaling = f.get_string(a + "rope.scaling.type", "none");
-  if (scaling == "linear") {
-    const double factor = f.get_float(a + "rope.scaling.factor", 1.0);
-    if (!(factor >= 1 && factor <= 1024))
-      f.fail("metadata '" + a + "rope.scaling.factor' = " + std::to_string(factor) +
-             " is out of range (1..1024)");
-    hp.rope_freq_scale = 1.0 / factor;
-  } else if (scaling != "none" && scaling != "longrope") {  // longrope: the factor tensors
-    f.fail("rope scaling '" + excerpt(scaling) +
-           "' is not supported yet (supported: none, linear, " + "longrope)");
-  }
-  hp.rope_attn_factor = f.get_float(a + "rope.scaling.attn_factor", 1.0);
-  if (!(hp.rope_attn_factor > 0 && hp.rope_attn_factor <= 16))
-    f.fail("metadata '" + a + "rope.scaling.attn_factor' is out of range");
-  hp.n_ctx_orig =
-      positive(a + "rope.scaling.original_context_length",
-               f.get_int(a + "rope.scaling.original_context_length", hp.n_ctx_train), 1 << 24);
+  read_rope_scaling(r, hp);
   hp.rope_neox = hp.arch != Arch::Llama;
   hp.attn_scale = 1.0f / std::sqrt(float(hp.head_dim));
-  if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3) read_gemma(f, a, hp);
-  read_experts(f, a, moe_arch, hp);
-  if (f.has(a + "pooling_type")) {
-    const int64_t pt = f.get_int(a + "pooling_type", -1);
+  if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3) read_gemma(r, hp);
+  read_experts(r, moe_arch, hp);
+  if (r.has("pooling_type")) {
+    const int64_t pt = r.get_int("pooling_type", -1);
     hp.pooling_type = pt >= 0 && pt <= 1000 ? int(pt) : 1000;  // unknown: refused when used
   }
+  check_refused_keys(f, hp.arch, hp.arch_name);
   return hp;
 }
 

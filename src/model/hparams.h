@@ -3,13 +3,20 @@
 // ...). One struct with the few options they vary on, not a field per model.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "format/gguf.h"
 
 namespace tzero {
 
 enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma2, Gemma3, Phi3 };
+// general.architecture -> Arch ("mistral" is llama); nullopt for the ones tzero cannot run.
+std::optional<Arch> arch_from_name(std::string_view name);
+
+// {arch}.rope.scaling.type, as llama.cpp reads it (absent: Linear).
+enum class RopeScaling { None, Linear, Yarn, LongRope };
 
 struct HParams {
   std::string arch_name;  // as in general.architecture
@@ -26,8 +33,13 @@ struct HParams {
   float rms_eps = 1e-5f;
   double rope_base = 10000.0;
   bool rope_neox = false;         // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
-  double rope_freq_scale = 1.0;   // 1 / rope.scaling.factor (linear scaling); 1: none
+  RopeScaling rope_scaling = RopeScaling::Linear;
+  double rope_freq_scale = 1.0;   // 1 / rope.scaling.factor (linear, yarn, longrope); 1: none
   double rope_attn_factor = 1.0;  // rope.scaling.attn_factor: multiplies every cos and sin
+  // YaRN (rope_scaling Yarn): llama.cpp's extrapolation mix 1 over the correction range its
+  // beta_fast 32 and beta_slow 1 give for n_ctx_orig, and cos and sin times (1 + 0.1 ln factor).
+  double yarn_beta_fast = 32.0;
+  double yarn_beta_slow = 1.0;
   // rope.scaling.original_context_length: a context longer than this takes a LongRoPE model's
   // long frequency factors (rope_factors_long), otherwise its short ones (phi3).
   int n_ctx_orig = 0;
@@ -36,12 +48,13 @@ struct HParams {
   float attn_softcap = 0;   // > 0: attention scores soft-capped (gemma2: 50)
   float final_softcap = 0;  // > 0: the logits soft-capped (gemma2: 30)
   // Sliding-window attention (gemma2, gemma3): with n_swa > 0, layer il attends to the last
-  // n_swa positions unless il % swa_pattern == swa_pattern - 1 (those see every position);
-  // windowed layers rotate with rope_base_swa, unscaled (llama.cpp's rope_freq_base_train_swa:
-  // 10000 for gemma3, the model's base for gemma2).
+  // n_swa positions when il % swa_pattern < swa_pattern - 1 (every layer when swa_pattern is 0;
+  // the others see every position); windowed layers rotate with rope_base_swa and
+  // rope_freq_scale_swa (rope.freq_base_swa; gemma3: 10000 and 1, gemma2: the model's).
   int n_swa = 0;
   int swa_pattern = 0;
   double rope_base_swa = 10000.0;
+  double rope_freq_scale_swa = 1.0;
   // Mixture of experts (n_expert > 0: every layer's feed-forward is experts; qwen2moe, qwen3moe,
   // and llama with experts as Mixtral).
   int n_expert = 0;                 // expert_count
@@ -54,7 +67,9 @@ struct HParams {
   int pooling_type = -1;
 
   bool moe() const { return n_expert > 0; }
-  bool is_swa(int il) const { return n_swa > 0 && il % swa_pattern < swa_pattern - 1; }
+  bool is_swa(int il) const {
+    return n_swa > 0 && (swa_pattern == 0 || il % swa_pattern < swa_pattern - 1);
+  }
 
   // The context a run gets when it asks for `requested` positions (0: the default, the trained
   // context up to 4096).
@@ -66,8 +81,9 @@ struct HParams {
   int kv_dim() const { return n_head_kv * head_dim; }
 };
 
-// Reads and validates the hyper-parameters. Throws tzero::Error naming the file and the key or
-// the architecture when the model is not one tzero can run.
+// Reads and validates the hyper-parameters through the key table (model/model_keys.h): every
+// key that changes the math is honoured or refused. Throws tzero::Error naming the file and the
+// key (and its value) or the architecture when the model is not one tzero can run.
 HParams read_hparams(const GgufFile& f);
 
 }  // namespace tzero

@@ -1,7 +1,11 @@
 #include "model/weights.h"
 
+#include <cstdio>
+
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "kernels/quant.h"
+#include "model/model_keys.h"
 
 namespace tzero {
 
@@ -14,8 +18,30 @@ std::string shape_str(const std::vector<int64_t>& ne) {
 }  // namespace
 
 std::unique_ptr<Model> Model::load(const std::string& path, bool mmap) {
-  return std::make_unique<Model>(
+  auto model = std::make_unique<Model>(
       std::make_unique<GgufFile>(path, mmap ? MappedFile::Load::Map : MappedFile::Load::Read));
+  const std::string note = unknown_keys_note(*model);
+  if (!note.empty()) std::fprintf(stderr, "tzero: note: %s\n", note.c_str());
+  return model;
+}
+
+std::string unknown_keys_note(const Model& model) {
+  const HParams& hp = model.hparams();
+  const auto keys = unknown_model_keys(model.gguf(), hp.arch, hp.arch_name);
+  if (keys.empty()) return "";
+  std::string s = model.gguf().path() + ": " + std::to_string(keys.size()) +
+                  " metadata key" + (keys.size() == 1 ? "" : "s") + " of '" +
+                  excerpt(hp.arch_name) +
+                  "' that tzero does not know, not applied (see `tzero info`): ";
+  for (size_t i = 0; i < keys.size() && i < 8; ++i) s += (i ? ", " : "") + excerpt(keys[i], 80);
+  if (keys.size() > 8) s += ", ...";
+  return s;
+}
+
+const GgufTensorInfo* Model::use(const std::string& name) {
+  const GgufTensorInfo* t = file_->find_tensor(name);
+  if (t) used_.insert(name);
+  return t;
 }
 
 namespace {
@@ -25,7 +51,7 @@ const char* kSupportedTypes =
 }
 
 Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required) {
-  const GgufTensorInfo* t = file_->find_tensor(name);
+  const GgufTensorInfo* t = use(name);
   if (!t) {
     if (required) file_->fail("missing tensor '" + name + "'");
     return {};
@@ -42,7 +68,7 @@ Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bo
 
 ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n_rows,
                             int64_t n_cols) {
-  const GgufTensorInfo* t = file_->find_tensor(name);
+  const GgufTensorInfo* t = use(name);
   if (!t) file_->fail("missing tensor '" + name + "'");
   if (t->ne.size() != 3 || t->ne[0] != n_cols || t->ne[1] != n_rows || t->ne[2] != n_expert)
     file_->fail("tensor '" + name + "' has shape " + shape_str(t->ne) + ", expected [" +
@@ -79,7 +105,7 @@ void Model::load_experts(const std::string& p, LayerWeights& l) {
 }
 
 const float* Model::vector(const std::string& name, int64_t n, bool required) {
-  const GgufTensorInfo* t = file_->find_tensor(name);
+  const GgufTensorInfo* t = use(name);
   if (!t) {
     if (required) file_->fail("missing tensor '" + name + "'");
     return nullptr;
@@ -172,6 +198,14 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
     }
     layers_.push_back(l);
   }
+  // A tensor tzero does not read would be skipped silently (llama.cpp refuses a file with
+  // tensors it does not load, and loads some that tzero has no op for, such as llama's biases).
+  for (const auto& t : file_->tensors())
+    if (!used_.count(t.name))
+      file_->fail("tensor '" + excerpt(t.name) + "' is not one tzero reads for '" +
+                  excerpt(hp_.arch_name) + "' (" + std::to_string(file_->tensors().size() -
+                                                                  used_.size()) +
+                  " such tensors): refusing rather than running without it");
 }
 
 const float* Model::rope_factors(int n_ctx) const {

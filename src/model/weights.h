@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,7 @@ class Model {
   Matrix matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required = true);
   const float* vector(const std::string& name, int64_t n, bool required = true);
   ExpertMatrix experts(const std::string& name, int64_t n_expert, int64_t n_rows, int64_t n_cols);
+  const GgufTensorInfo* use(const std::string& name);  // find_tensor, and mark it read
   void load_experts(const std::string& prefix, LayerWeights& l);
 
   std::unique_ptr<GgufFile> file_;
@@ -73,6 +75,11 @@ class Model {
   const float* rope_short_ = nullptr;  // (n_rot / 2) rope_factors_short.weight
   std::vector<LayerWeights> layers_;
   std::vector<std::vector<float>> widened_;  // 1-D tensors stored in a type other than f32
+  std::set<std::string> used_;               // the tensors read (every one must be)
 };
+
+// One line naming the keys of the model's architecture namespace that the key table does not
+// know (model/model_keys.h), or "" when there are none. Model::load prints it on stderr.
+std::string unknown_keys_note(const Model& model);
 
 }  // namespace tzero

@@ -379,19 +379,29 @@ TEST(BadFiles, ExpertTensorsThatDoNotFit) {
   }
 }
 
-// gemma3's own metadata and tensors: a missing or impossible sliding window, a post-norm of the
-// wrong length, and a rope scaling tzero does not have are errors naming the key or tensor.
+// gemma3's own metadata and tensors: an impossible sliding window or period, a period given
+// as an array, a post-norm of the wrong length, and a rope scaling nobody knows are errors naming
+// the key or tensor. (A file without a window runs with every layer global, as llama.cpp's:
+// ModelKeys.* checks what each key changes.)
 TEST(BadFiles, Gemma3MetadataAndTensorsThatDoNotFit) {
   const std::string win = "gemma3.attention.sliding_window";
   {
-    const std::string f = rewrite_model(
-        "tiny-gemma3", "g3_no_window.gguf",
-        [&](tzero::GgufWriter&, const std::string& key) { return key == win; }, true);
-    EXPECT_TRUE(clean_error(run(f), f, "architecture 'gemma3' needs metadata '" + win + "'"));
+    const std::string f =
+        rewrite_model("tiny-gemma3", "g3_window_huge.gguf", set_u32(win, 1u << 30), true);
+    EXPECT_TRUE(clean_error(run(f), f, "metadata '" + win + "' = 1073741824 is out of range"));
   }
   {
-    const std::string f = rewrite_model("tiny-gemma3", "g3_window0.gguf", set_u32(win, 0), true);
-    EXPECT_TRUE(clean_error(run(f), f, "metadata '" + win + "' = 0 is out of range"));
+    const std::string pat = "gemma3.attention.sliding_window_pattern";
+    const std::string f = rewrite_model(
+        "tiny-gemma3", "g3_pattern_array.gguf",
+        [&](tzero::GgufWriter& w, const std::string& key) {
+          if (key != win) return false;
+          w.add_u32(key, 12);
+          w.add_i32_array(pat, {1, 1, 1, 1, 1, 0});
+          return true;
+        },
+        true);
+    EXPECT_TRUE(clean_error(run(f), f, "metadata '" + pat + "' is an array"));
   }
   {
     const std::string f =
@@ -402,14 +412,15 @@ TEST(BadFiles, Gemma3MetadataAndTensorsThatDoNotFit) {
   }
   {
     const std::string f = rewrite_model(
-        "tiny-gemma3", "g3_yarn.gguf",
+        "tiny-gemma3", "g3_ntk.gguf",
         [](tzero::GgufWriter& w, const std::string& key) {
           if (key != "gemma3.rope.scaling.type") return false;
-          w.add_string(key, "yarn");
+          w.add_string(key, "ntk");
           return true;
         },
         true);
-    EXPECT_TRUE(clean_error(run(f), f, "rope scaling 'yarn' is not supported yet"));
+    EXPECT_TRUE(clean_error(run(f), f,
+                            "metadata 'gemma3.rope.scaling.type' = 'ntk' is not a rope scaling"));
   }
 }
 

@@ -8,13 +8,29 @@
 
 namespace tzero {
 
+namespace {
+// llama.cpp's YaRN settings of the model (null unless its rope scaling is yarn).
+const RopeYarn* yarn_of(const HParams& hp, RopeYarn& y) {
+  if (hp.rope_scaling != RopeScaling::Yarn) return nullptr;
+  y.n_ctx_orig = hp.n_ctx_orig;
+  y.beta_fast = hp.yarn_beta_fast;
+  y.beta_slow = hp.yarn_beta_slow;
+  y.ext_factor = 1.0;
+  return &y;
+}
+}  // namespace
+
+// Sliding-window layers take their own base and scale and the model's attention factor and
+// YaRN settings, as llama.cpp's per-layer rope does.
 CpuBackend::CpuBackend(const HParams& hp, const ActLayout& layout, ThreadPool& pool,
                        const KernelSet& kernels, bool fast, int n_ctx, const float* rope_factors)
     : pool_(pool),
       kern_(kernels),
       fast_(fast),
-      rope_(hp.n_rot, n_ctx, hp.rope_base, hp.rope_freq_scale, rope_factors, hp.rope_attn_factor),
-      rope_swa_(hp.n_swa > 0 ? hp.n_rot : 0, hp.n_swa > 0 ? n_ctx : 0, hp.rope_base_swa) {
+      rope_(hp.n_rot, n_ctx, hp.rope_base, hp.rope_freq_scale, rope_factors, hp.rope_attn_factor,
+            yarn_of(hp, yarn_)),
+      rope_swa_(hp.n_swa > 0 ? hp.n_rot : 0, hp.n_swa > 0 ? n_ctx : 0, hp.rope_base_swa,
+                hp.rope_freq_scale_swa, nullptr, hp.rope_attn_factor, yarn_of(hp, yarn_)) {
   bufs_.resize(layout.lens().size());
 }
 

@@ -1,0 +1,254 @@
+#include "model/model_keys.h"
+
+#include <cstdlib>
+
+#include "base/excerpt.h"
+
+namespace tzero {
+
+namespace {
+
+using K = KeyUse;
+
+// Keys llama.cpp's general loader reads for every architecture here.
+const std::vector<ModelKey> kCommon = {
+    {"context_length", K::Honoured, "required",
+     "the trained context: the default context, and the original context of rope scaling"},
+    {"embedding_length", K::Honoured, "required", "the residual width (n_embd)"},
+    {"block_count", K::Honoured, "required", "the number of layers"},
+    {"feed_forward_length", K::Honoured, "required",
+     "the feed-forward width; an array must have one equal value per layer"},
+    {"attention.head_count", K::Honoured, "required",
+     "query heads; an array must have one equal value per layer"},
+    {"attention.head_count_kv", K::Honoured, "attention.head_count",
+     "key/value heads (GQA); an array must have one equal value per layer"},
+    {"attention.key_length", K::Honoured, "embedding_length / head_count", "the head size"},
+    {"attention.value_length", K::Honoured, "embedding_length / head_count",
+     "the value head size: must equal key_length"},
+    {"attention.layer_norm_rms_epsilon", K::Honoured, "required", "RMSNorm's epsilon"},
+    {"rope.freq_base", K::Honoured, "10000", "the rope base (theta)"},
+    {"rope.dimension_count", K::Honoured, "attention.key_length",
+     "rotated dimensions of each head (partial rotary); llama: must equal the head size"},
+    {"rope.scaling.type", K::Honoured, "linear",
+     "none, linear, yarn or longrope (others refused); none ignores the factor"},
+    {"rope.scaling.factor", K::Honoured, "1 (rope.scale_linear when present)",
+     "rope positions divided by it (linear, yarn, longrope)"},
+    {"rope.scale_linear", K::Honoured, "1", "the older name of rope.scaling.factor"},
+    {"rope.scaling.attn_factor", K::Honoured, "1", "multiplies every rope cos and sin"},
+    {"rope.scaling.original_context_length", K::Honoured, "context_length",
+     "yarn's correction range; above it LongRoPE takes its long factors"},
+    {"rope.scaling.finetuned", K::NoMath, "",
+     "a label: llama.cpp stores it and computes nothing with it"},
+    {"vocab_size", K::NoMath, "",
+     "a label in llama.cpp (its model-size name); the vocabulary is the token list's"},
+    {"pooling_type", K::Honoured, "mean for embedding requests (llama.cpp: none)",
+     "how embedding requests pool by default (0 none, 1 mean, 2 cls, 3 last)"},
+    {"attention.causal", K::Refused, "true", "bidirectional attention is not supported"},
+    {"embedding_length_out", K::Refused, "0", "an output width other than n_embd"},
+    {"attention.key_length_swa", K::Refused, "",
+     "head sizes that differ on sliding-window layers are not supported"},
+    {"attention.value_length_swa", K::Refused, "",
+     "head sizes that differ on sliding-window layers are not supported"},
+    {"rope.dimension_count_swa", K::Refused, "",
+     "rotary sizes that differ on sliding-window layers are not supported"},
+    {"classifier.output_labels", K::Refused, "",
+     "classifier heads are not supported (tzero computes the language-model head)"},
+    {"rope.scaling.alpha", K::Refused, "0", "XDRoPE's NTK alpha (hunyuan) is not supported"},
+    {"rope.scaling.yarn_ext_factor", K::Refused, "",
+     "llama.cpp does not read it for this architecture (yarn: 1, others: 0)"},
+    {"rope.scaling.yarn_attn_factor", K::Refused, "",
+     "llama.cpp does not read it for this architecture"},
+    {"rope.scaling.yarn_beta_fast", K::Refused, "32",
+     "llama.cpp does not read it for this architecture (it uses 32)"},
+    {"rope.scaling.yarn_beta_slow", K::Refused, "1",
+     "llama.cpp does not read it for this architecture (it uses 1)"},
+    {"rope.scaling.yarn_log_multiplier", K::Refused, "0",
+     "DeepSeek's yarn attention factor: llama.cpp does not read it for this architecture"},
+    {"attention.scale", K::Refused, "0",
+     "llama.cpp does not read it for this architecture (it scales by 1/sqrt(head size))"},
+    {"embedding_scale", K::Refused, "0|1", "llama.cpp does not read it for this architecture"},
+    {"logit_scale", K::Refused, "0|1", "llama.cpp does not read it for this architecture"},
+    {"residual_scale", K::Refused, "0|1", "llama.cpp does not read it for this architecture"},
+    {"attention.layer_norm_epsilon", K::Refused, "",
+     "a LayerNorm epsilon: this architecture normalises with RMSNorm"},
+    {"use_parallel_residual", K::Refused, "false", "parallel residual blocks are not supported"},
+    {"rope.dimension_sections", K::Refused, "", "multi-section rope (M-RoPE) is not supported"},
+    {"leading_dense_block_count", K::Refused, "0",
+     "dense leading layers: llama.cpp does not read it for this architecture"},
+    {"expert_group_count", K::Refused, "0|1", "group-limited expert routing is not supported yet"},
+    {"expert_group_used_count", K::Refused, "0|1",
+     "group-limited expert routing is not supported yet"},
+};
+
+// Keys of architectures without experts: a file that has them is refused.
+const std::vector<ModelKey> kDense = {
+    {"expert_count", K::Refused, "0", "this architecture has no experts"},
+    {"expert_used_count", K::Refused, "0", "this architecture has no experts"},
+};
+
+// Keys of architectures with experts (llama as Mixtral, qwen2moe, qwen3moe).
+std::vector<ModelKey> experts(std::string_view norm, bool own_width, bool shared) {
+  std::vector<ModelKey> v = {
+      {"expert_count", K::Honoured, "0", "experts per layer (0: dense), at most 512"},
+      {"expert_used_count", K::Honoured, "0", "experts each token runs (top k)"},
+      {"expert_gating_func", K::Refused, "1",
+       "softmax gating only: llama.cpp does not read it for this architecture"},
+      {"expert_weights_norm", K::Refused, norm,
+       "the renormalisation of the top-k weights is fixed for this architecture"},
+      {"expert_weights_scale", K::Refused, "0|1",
+       "llama.cpp does not read it for this architecture"},
+      {"expert_shared_count", K::Refused, shared ? "0|1" : "0",
+       shared ? "one shared expert only" : "this architecture has no shared experts"},
+  };
+  if (own_width)
+    v.push_back({"expert_feed_forward_length", K::Honoured, "feed_forward_length / k",
+                 "the width of each expert"});
+  if (shared)
+    v.push_back({"expert_shared_feed_forward_length", K::Honoured, "feed_forward_length",
+                 "the width of the shared expert"});
+  return v;
+}
+
+const std::vector<ModelKey> kNoWindow = {
+    {"attention.sliding_window", K::Refused, "0",
+     "llama.cpp does not read a sliding window for this architecture"},
+    {"attn_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
+    {"final_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
+};
+
+const std::vector<ModelKey> kGemma2 = {
+    {"attention.sliding_window", K::Honoured, "4096", "the window of the sliding-window layers"},
+    {"attention.sliding_window_pattern", K::Honoured, "2",
+     "period P: layer il slides when il % P < P - 1 (0: every layer); an array is refused"},
+    {"rope.freq_base_swa", K::Honoured, "rope.freq_base", "the rope base of sliding layers"},
+    {"attn_logit_softcapping", K::Honoured, "50", "attention scores c * tanh(s / c)"},
+    {"final_logit_softcapping", K::Honoured, "30", "logits c * tanh(l / c)"},
+};
+
+const std::vector<ModelKey> kGemma3 = {
+    {"attention.sliding_window", K::Honoured, "0 (no sliding window)",
+     "the window of the sliding-window layers"},
+    {"attention.sliding_window_pattern", K::Honoured, "6",
+     "period P: layer il slides when il % P < P - 1 (0: every layer); an array is refused"},
+    {"rope.freq_base_swa", K::Honoured, "10000",
+     "the rope base of sliding layers (unscaled: rope.scaling applies to the others)"},
+    {"final_logit_softcapping", K::Honoured, "0 (none)", "logits c * tanh(l / c)"},
+    {"attn_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for gemma3 (no attention soft-capping)"},
+};
+
+const std::vector<ModelKey> kPhi3 = {
+    {"attention.sliding_window", K::NoMath, "",
+     "read and turned off by llama.cpp (\"Phi SWA is currently disabled\"); not applied"},
+    {"attn_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
+    {"final_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
+};
+
+std::vector<ModelKey> join(std::initializer_list<const std::vector<ModelKey>*> parts) {
+  std::vector<ModelKey> v;
+  for (const auto* p : parts) v.insert(v.end(), p->begin(), p->end());
+  return v;
+}
+
+bool value_is_neutral(const GgufValue& v, std::string_view values) {
+  if (values.empty()) return false;
+  size_t at = 0;
+  while (at <= values.size()) {
+    const size_t bar = values.find('|', at);
+    const std::string one(values.substr(at, bar == std::string_view::npos ? bar : bar - at));
+    if (v.type == GgufValueType::BOOL) {
+      if ((one == "true" && v.i != 0) || (one == "false" && v.i == 0)) return true;
+    } else if (v.type == GgufValueType::STRING) {
+      if (v.str == one) return true;
+    } else if (v.is_integer() || v.is_float()) {
+      char* end = nullptr;
+      const double want = std::strtod(one.c_str(), &end);
+      const double got = v.is_float()                        ? v.f
+                         : v.type == GgufValueType::U64 ||
+                                 v.type == GgufValueType::U32 ||
+                                 v.type == GgufValueType::U16 || v.type == GgufValueType::U8
+                             ? double(v.u)
+                             : double(v.i);
+      if (end && *end == 0 && got == want) return true;
+    }
+    if (bar == std::string_view::npos) break;
+    at = bar + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<ModelKey>& model_keys(Arch arch) {
+  static const std::vector<ModelKey> llama = [] {
+    const auto ex = experts("true", false, false);
+    return join({&kCommon, &ex, &kNoWindow});
+  }();
+  static const std::vector<ModelKey> dense = join({&kCommon, &kDense, &kNoWindow});
+  static const std::vector<ModelKey> qwen2moe = [] {
+    const auto ex = experts("false", true, true);
+    return join({&kCommon, &ex, &kNoWindow});
+  }();
+  static const std::vector<ModelKey> qwen3moe = [] {
+    const auto ex = experts("true", true, false);
+    return join({&kCommon, &ex, &kNoWindow});
+  }();
+  static const std::vector<ModelKey> gemma2 = join({&kCommon, &kDense, &kGemma2});
+  static const std::vector<ModelKey> gemma3 = join({&kCommon, &kDense, &kGemma3});
+  static const std::vector<ModelKey> phi3 = join({&kCommon, &kDense, &kPhi3});
+  switch (arch) {
+    case Arch::Llama: return llama;
+    case Arch::Qwen2:
+    case Arch::Qwen3: return dense;
+    case Arch::Qwen2Moe: return qwen2moe;
+    case Arch::Qwen3Moe: return qwen3moe;
+    case Arch::Gemma2: return gemma2;
+    case Arch::Gemma3: return gemma3;
+    case Arch::Phi3: return phi3;
+  }
+  return dense;
+}
+
+const ModelKey* find_model_key(Arch arch, std::string_view suffix) {
+  for (const auto& k : model_keys(arch))
+    if (k.suffix == suffix) return &k;
+  return nullptr;
+}
+
+std::string_view to_string(KeyUse use) {
+  switch (use) {
+    case KeyUse::Honoured: return "honoured";
+    case KeyUse::Refused: return "refused";
+    case KeyUse::NoMath: return "no math";
+  }
+  return "?";
+}
+
+void check_refused_keys(const GgufFile& f, Arch arch, const std::string& arch_name) {
+  for (const auto& k : model_keys(arch)) {
+    if (k.use != KeyUse::Refused) continue;
+    const std::string key = arch_name + "." + std::string(k.suffix);
+    const GgufValue* v = f.find(key);
+    if (!v || value_is_neutral(*v, k.values)) continue;
+    f.fail("metadata '" + key + "' = " + excerpt(v->to_display(4)) + " is refused: " +
+           std::string(k.what) +
+           (k.values.empty() ? "" : " (accepted: " + std::string(k.values) + ")"));
+  }
+}
+
+std::vector<std::string> unknown_model_keys(const GgufFile& f, Arch arch,
+                                            const std::string& arch_name) {
+  const std::string prefix = arch_name + ".";
+  std::vector<std::string> out;
+  for (const auto& [key, v] : f.metadata()) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    if (!find_model_key(arch, std::string_view(key).substr(prefix.size()))) out.push_back(key);
+  }
+  return out;
+}
+
+}  // namespace tzero
