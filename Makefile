@@ -23,7 +23,7 @@ ARM_DEB_PACKAGES = g++-aarch64-linux-gnu qemu-user libpcre2-dev:arm64 libutf8pro
                    libgtest-dev:arm64 libxxhash-dev:arm64 libcpp-httplib-dev:arm64
 ARM_BUILD ?= $(BUILD)-arm
 
-.PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-openai \
+.PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-peer-keys test-openai \
         test-tokenizer-peer load-test replica-test clean cuda cuda-check docker arm-deps arm test-arm
 
 all: build
@@ -96,6 +96,10 @@ fuzz: fuzz-build
 # Side by side with llama.cpp (npm node-llama-cpp, pinned). Not part of `make test`.
 test-peer: build
 	tests/peer/run_peer.sh $(BUILD)/tzero
+
+# The key table (docs/MODELS.md) against llama.cpp: presets rewritten with other hyper-parameters.
+test-peer-keys: build
+	tests/peer/key_variants.sh $(BUILD)/tzero
 
 # The official OpenAI Node client (npm `openai`, pinned in tests/openai/package.json) against
 # `tzero serve`. Installs it once (npm ci); the default ctest skips this test without it.
