@@ -106,6 +106,18 @@ const std::vector<ModelPreset>& model_presets() {
        0,           0,
        0,           0,
        1024,        8.0},
+      // gpt-oss: four layers, the even ones with an 8-position window (shorter than the test
+      // prompts); 8 query heads of 64 (q_dim 512, twice n_embd, as gpt-oss's 4096 over 2880),
+      // 2 kv heads; 8 experts, top 4; YaRN factor 32 over an original context of 64.
+      {"tiny-gpt-oss",
+       "gpt-oss (sinks, window 8 on even layers, biased experts top 4 of 8, YaRN): for tests",
+       "gpt-oss", 512, 256, 256, 4, 8, 2, 64, 2048, 150000.0, 1e-5f, false, 8, 4, 256, 0, 8,
+       32.0, 0, 0, false, 64},
+      // gpt-oss-20b whole: 24 layers, 32 experts (top 4, 2880 wide), 64 query and 8 kv heads of
+      // 64, window 128 on even layers, YaRN 32 over 4096, o200k's 201088 tokens.
+      {"gpt-oss-20b", "gpt-oss-20b shape (window 128, 32 experts top 4, YaRN 32)", "gpt-oss",
+       201088, 2880, 2880, 24, 64, 8, 64, 131072, 150000.0, 1e-5f, false, 32, 4, 2880, 0, 128,
+       32.0, 0, 0, false, 4096},
       // tiny with llama 3.1's rope_freqs (and Llama 3's vocabulary-free shape otherwise).
       {"tiny-llama3",
        "llama with rope_freqs (Llama 3.1 and later): for tests",
@@ -405,8 +417,10 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
   w.add_f32(a + "rope.freq_base", float(P.rope_base));
   w.add_f32(a + "attention.layer_norm_rms_epsilon", P.rms_eps);
   if (P.rope_scale != 1.0) {
-    w.add_string(a + "rope.scaling.type", "linear");
+    w.add_string(a + "rope.scaling.type", P.yarn_orig_ctx > 0 ? "yarn" : "linear");
     w.add_f32(a + "rope.scaling.factor", float(P.rope_scale));
+    if (P.yarn_orig_ctx > 0)
+      w.add_u32(a + "rope.scaling.original_context_length", uint32_t(P.yarn_orig_ctx));
   }
   if (P.n_swa > 0) w.add_u32(a + "attention.sliding_window", uint32_t(P.n_swa));
   if (P.arch == "gemma2") {
@@ -518,7 +532,8 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       add(p + "attn_k.weight", {E, KV}, 0.0f, amp(E), true);
       add(p + "attn_v.weight", {E, KV}, 0.0f, amp(E), true);
     }
-    if (P.arch == "qwen2" || P.arch == "qwen2moe") {
+    const bool gpt_oss = P.arch == "gpt-oss";
+    if (P.arch == "qwen2" || P.arch == "qwen2moe" || gpt_oss) {
       add(p + "attn_q.bias", {Q}, 0.0f, 0.1f, false);
       add(p + "attn_k.bias", {KV}, 0.0f, 0.1f, false);
       add(p + "attn_v.bias", {KV}, 0.0f, 0.1f, false);
@@ -528,9 +543,14 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       add(p + "attn_k_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
     }
     add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
+    if (gpt_oss) {
+      add(p + "attn_output.bias", {E}, 0.0f, 0.1f, false);
+      add(p + "attn_sinks.weight", {P.n_head}, 0.0f, 1.0f, false);
+    }
     const bool gemma = P.arch == "gemma2" || P.arch == "gemma3";
     if (gemma) add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
-    add(p + "ffn_norm.weight", {E}, 1.0f, 0.1f, false);
+    // gpt-oss's norm before the experts is named post_attention_norm.
+    add(p + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, 1.0f, 0.1f, false);
     if (gemma) add(p + "post_ffw_norm.weight", {E}, 1.0f, 0.1f, false);
     if (phi3) {  // gate rows, then up rows, in one tensor
       add(p + "ffn_up.weight", {E, 2 * F}, 0.0f, amp(E), true);
@@ -549,6 +569,12 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     add(p + "ffn_gate_exps.weight", {E, FX, X}, 0.0f, amp(E), true);
     add(p + "ffn_up_exps.weight", {E, FX, X}, 0.0f, amp(E), true);
     add(p + "ffn_down_exps.weight", {FX, E, X}, 0.0f, amp(FX), true);
+    if (gpt_oss) {
+      add(p + "ffn_gate_inp.bias", {X}, 0.0f, 0.1f, false);
+      add(p + "ffn_gate_exps.bias", {FX, X}, 0.0f, 0.1f, false);
+      add(p + "ffn_up_exps.bias", {FX, X}, 0.0f, 0.1f, false);
+      add(p + "ffn_down_exps.bias", {E, X}, 0.0f, 0.1f, false);
+    }
     if (S > 0) {
       add(p + "ffn_gate_inp_shexp.weight", {E}, 0.0f, amp(E), false);
       add(p + "ffn_gate_shexp.weight", {E, S}, 0.0f, amp(E), true);

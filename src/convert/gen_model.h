@@ -16,7 +16,7 @@ namespace tzero {
 struct ModelPreset {
   std::string name;
   std::string description;
-  std::string arch;  // llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3
+  std::string arch;  // llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss
   int n_vocab, n_embd, n_ff, n_layer, n_head, n_head_kv, head_dim, n_ctx;
   double rope_base;
   float rms_eps;
@@ -34,6 +34,8 @@ struct ModelPreset {
   // llama 3.1 and later: rope_freqs.weight, per-frequency divisors (1 for the high
   // frequencies up to 8 for the low ones, the shape of Llama 3.1's factor-8 scaling).
   bool rope_freqs = false;
+  // YaRN (gpt-oss): rope.scaling.type yarn with factor rope_scale over this original context.
+  int yarn_orig_ctx = 0;
 };
 
 // Tokenizer metadata a preset adds to the synthetic vocabulary, written only when set (so the

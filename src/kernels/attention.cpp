@@ -45,10 +45,12 @@ void attn_softcap_ref(float* s, size_t ld, size_t n_q, size_t n, float cap, floa
 }
 
 void attention_head_ref(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
-                        size_t head_dim, float scale, float* scratch, float* out, float softcap) {
+                        size_t head_dim, float scale, float* scratch, float* out, float softcap,
+                        const float* sink) {
   float m = -INFINITY;
   attn_scores_ref(q, 0, 1, k, 0, n_kv, head_dim, scale, scratch, n_kv, &m);
   if (softcap > 0) attn_softcap_ref(scratch, n_kv, 1, n_kv, softcap, &m);
+  if (sink) m = std::fmax(m, *sink);
   std::vector<float> o(head_dim), o_j(head_dim);
   float z = 0.0f;
   for (size_t t0 = 0; t0 < n_kv; t0 += kAttnBlock) {
@@ -63,6 +65,7 @@ void attention_head_ref(const float* q, const KvRows& k, const KvRows& v, size_t
       for (size_t d = 0; d < head_dim; ++d) o[d] = o[d] + o_j[d];
     }
   }
+  if (sink) z = z + exp_ref(*sink - m);
   for (size_t d = 0; d < head_dim; ++d) out[d] = o[d] / z;
 }
 

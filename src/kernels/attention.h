@@ -20,6 +20,12 @@
 // positions lo..p, lo = max(0, p + 1 - W) (llama.cpp's standard window: p - t < W). Its order is
 // the one above over those positions numbered from 0 (k_t = cache row lo + t, blocks of B from
 // lo): the same function of the same rows wherever the window starts in the cache.
+//
+// SINK (gpt-oss, "attn-v2 sink"): a learned logit per query head that takes part in the softmax
+// and has no value. With sink logit k: m = fmax(max over t of s[t], k) (the max of the scores
+// first, then the sink); the blocks and their merge are unchanged; then, after the last block's
+// merge and before the division, z = z + exp_ref(k - m) (ggml's soft_max with sinks adds it to
+// the sum the same way: once, at the end).
 #pragma once
 
 #include <cstddef>
@@ -97,9 +103,10 @@ void attn_block_ref(float* s, size_t ld, size_t n_q, const float* m, const KvRow
 void attn_softcap_ref(float* s, size_t ld, size_t n_q, size_t n, float cap, float* m);
 
 // Whole attn-v2 for one query head with the reference pieces. scratch holds n_kv floats.
-// softcap > 0: the scores are soft-capped (attn_softcap_ref) before the softmax.
+// softcap > 0: the scores are soft-capped (attn_softcap_ref) before the softmax; sink: the head's
+// sink logit (SINK above), or null.
 void attention_head_ref(const float* q, const KvRows& k, const KvRows& v, size_t n_kv,
                         size_t head_dim, float scale, float* scratch, float* out,
-                        float softcap = 0.0f);
+                        float softcap = 0.0f, const float* sink = nullptr);
 
 }  // namespace tzero

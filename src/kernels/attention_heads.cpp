@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/math.h"
+
 namespace tzero {
 
 void attn_merge(size_t n_q, size_t head_dim, bool first, const float* z_j, const float* o_j,
@@ -24,7 +26,8 @@ void attn_finish(size_t n_q, size_t head_dim, const float* z, float* o, size_t o
 
 void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t n_q,
                      const KvRows& kr, const KvRows& vr, size_t n_kv, size_t head_dim, float scale,
-                     AttnScratch& sc, float* out, size_t out_stride, float softcap) {
+                     AttnScratch& sc, float* out, size_t out_stride, float softcap,
+                     const float* sinks) {
   const size_t ld = (n_kv + 15) / 16 * 16;
   if (sc.s.size() < n_q * ld) sc.s.resize(n_q * ld);
   if (sc.o_j.size() < n_q * head_dim) sc.o_j.resize(n_q * head_dim);
@@ -33,6 +36,7 @@ void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t
   sc.m.assign(n_q, -INFINITY);
   k.attn_scores(q, q_stride, n_q, kr, 0, n_kv, head_dim, scale, sc.s.data(), ld, sc.m.data());
   if (softcap > 0) attn_softcap_ref(sc.s.data(), ld, n_q, n_kv, softcap, sc.m.data());
+  if (sinks) attn_sink_max(n_q, sinks, sc.m.data());
   for (size_t t0 = 0; t0 < n_kv; t0 += kAttnBlock) {
     const size_t t1 = t0 + kAttnBlock < n_kv ? t0 + kAttnBlock : n_kv;
     if (t0 == 0) {  // the first block's o goes straight into out
@@ -45,7 +49,16 @@ void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t
     attn_merge(n_q, head_dim, false, sc.z_j.data(), sc.o_j.data(), head_dim, sc.z.data(), out,
                out_stride);
   }
+  if (sinks) attn_sink_sum(n_q, sinks, sc.m.data(), sc.z.data());
   attn_finish(n_q, head_dim, sc.z.data(), out, out_stride);
+}
+
+void attn_sink_max(size_t n_q, const float* sinks, float* m) {
+  for (size_t g = 0; g < n_q; ++g) m[g] = std::fmax(m[g], sinks[g]);
+}
+
+void attn_sink_sum(size_t n_q, const float* sinks, const float* m, float* z) {
+  for (size_t g = 0; g < n_q; ++g) z[g] = z[g] + exp_ref(sinks[g] - m[g]);
 }
 
 }  // namespace tzero

@@ -22,10 +22,17 @@ struct AttnScratch {
 };
 
 // out[g * out_stride + d] = attn-v2 of query head g (q + g * q_stride) over positions
-// [0, n_kv) of k and v: attention_head_ref's bits for every head (with the same softcap).
+// [0, n_kv) of k and v: attention_head_ref's bits for every head (with the same softcap, and
+// sinks[g] as head g's sink logit when sinks is not null).
 void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t n_q,
                      const KvRows& kr, const KvRows& vr, size_t n_kv, size_t head_dim, float scale,
-                     AttnScratch& scratch, float* out, size_t out_stride, float softcap = 0.0f);
+                     AttnScratch& scratch, float* out, size_t out_stride, float softcap = 0.0f,
+                     const float* sinks = nullptr);
+
+// The sink's two steps (kernels/attention.h, SINK): m[g] = fmax(m[g], sinks[g]) after the
+// scores, and z[g] = z[g] + exp_ref(sinks[g] - m[g]) after the last merge.
+void attn_sink_max(size_t n_q, const float* sinks, float* m);
+void attn_sink_sum(size_t n_q, const float* sinks, const float* m, float* z);
 
 // The merge of attn-v2 for n_q heads: block j's (z_j, o_j) into the running (z, o); the first
 // block (j == 0) is copied. Then attn_finish divides: o[g][d] /= z[g].

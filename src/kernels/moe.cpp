@@ -9,6 +9,35 @@
 
 namespace tzero {
 
+namespace {
+// The k largest of v (largest first, equal values: lower id first) into ids, their values into
+// w: k passes, each taking the largest remaining; the strict > keeps the lowest id among equals.
+// k is small (2..8), n up to a few hundred.
+void top_k(const float* v, size_t n, size_t k, int32_t* ids, float* w) {
+  for (size_t j = 0; j < k; ++j) {
+    int32_t best = -1;
+    for (size_t i = 0; i < n; ++i) {
+      bool taken = false;
+      for (size_t q = 0; q < j; ++q) taken = taken || ids[q] == int32_t(i);
+      if (taken) continue;
+      if (best < 0 || v[i] > v[size_t(best)]) best = int32_t(i);
+    }
+    ids[j] = best;
+    w[j] = v[size_t(best)];
+  }
+}
+}  // namespace
+
+void moe_route_softmax_weight_ref(const float* logits, size_t n_expert, size_t k, float* probs,
+                                  int32_t* ids, float* weights) {
+  for (size_t i = 0; i < n_expert; ++i) probs[i] = logits[i];
+  top_k(logits, n_expert, k, ids, weights);
+  const float m = weights[0];  // the largest
+  for (size_t j = 0; j < k; ++j) weights[j] = exp_ref(weights[j] - m);
+  const float z = sum_f32_ref(weights, k);
+  for (size_t j = 0; j < k; ++j) weights[j] = weights[j] / z;
+}
+
 void moe_route_ref(const float* logits, size_t n_expert, size_t k, bool norm, float* probs,
                    int32_t* ids, float* weights) {
   float m = logits[0];
@@ -16,19 +45,7 @@ void moe_route_ref(const float* logits, size_t n_expert, size_t k, bool norm, fl
   for (size_t i = 0; i < n_expert; ++i) probs[i] = exp_ref(logits[i] - m);
   const float z = sum_f32_ref(probs, n_expert);
   for (size_t i = 0; i < n_expert; ++i) probs[i] = probs[i] / z;
-  // Selection: k passes, each taking the largest remaining prob; the strict > keeps the lowest
-  // id among equals. k is small (2..8), n_expert up to a few hundred.
-  for (size_t j = 0; j < k; ++j) {
-    int32_t best = -1;
-    for (size_t i = 0; i < n_expert; ++i) {
-      bool taken = false;
-      for (size_t q = 0; q < j; ++q) taken = taken || ids[q] == int32_t(i);
-      if (taken) continue;
-      if (best < 0 || probs[i] > probs[size_t(best)]) best = int32_t(i);
-    }
-    ids[j] = best;
-    weights[j] = probs[size_t(best)];
-  }
+  top_k(probs, n_expert, k, ids, weights);
   if (!norm) return;
   float s = weights[0];
   for (size_t j = 1; j < k; ++j) s += weights[j];

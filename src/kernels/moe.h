@@ -7,6 +7,10 @@
 //   ids     = the k experts of the largest probs, largest first; equal probs: lower id first
 //   w_j     = probs[ids_j]; with `norm`: s = w_0 + w_1 + ... (rank order), clamped below at
 //             6.103515625e-5 as llama.cpp clamps it, then w_j = w_j / s
+// SOFTMAX_WEIGHT gating (gpt-oss; moe_route_softmax_weight_ref):
+//   ids     = the k largest logits, largest first; equal logits: lower id first
+//   w_j     = e_j / z, m = logits[ids_0], e_j = exp_ref(logits[ids_j] - m), z = sum_f32_ref(e)
+//   (a softmax over the k chosen logits, in rank order); probs = the logits, unchanged
 // Combine of one token (moe_combine_ref):
 //   out_i = w_0 * y_0,i + w_1 * y_1,i + ... + w_{k-1} * y_{k-1},i
 // left to right in rank order, each product rounded (no fused multiply-add): the order of
@@ -23,6 +27,10 @@ namespace tzero {
 // logits: (n_expert); probs: (n_expert) out; ids, weights: (k) out. 1 <= k <= n_expert.
 void moe_route_ref(const float* logits, size_t n_expert, size_t k, bool norm, float* probs,
                    int32_t* ids, float* weights);
+
+// The same with SOFTMAX_WEIGHT gating; probs receives a copy of the logits.
+void moe_route_softmax_weight_ref(const float* logits, size_t n_expert, size_t k, float* probs,
+                                  int32_t* ids, float* weights);
 
 // y: (k, n) the token's expert outputs in rank order; w: (k); out: (n).
 void moe_combine_ref(const float* y, const float* w, size_t k, size_t n, float* out);

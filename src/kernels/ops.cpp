@@ -84,4 +84,14 @@ void geglu_ref(const float* gate, const float* up, size_t n, float* out) {
   for (size_t i = 0; i < n; ++i) out[i] = gelu_ref(gate[i]) * up[i];
 }
 
+void swiglu_oai_ref(const float* gate, const float* up, size_t n, float* out) {
+  constexpr float kAlpha = 1.702f, kLimit = 7.0f;
+  for (size_t i = 0; i < n; ++i) {
+    const float x = std::fmin(gate[i], kLimit);
+    const float y = std::fmin(std::fmax(up[i], -kLimit), kLimit);
+    const float g = x / (1.0f + exp_ref(kAlpha * -x));
+    out[i] = g * (y + 1.0f);
+  }
+}
+
 }  // namespace tzero

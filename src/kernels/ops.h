@@ -58,5 +58,9 @@ void rope_ref(float* x, int pos, const RopeTable& table, bool neox);
 void swiglu_ref(const float* gate, const float* up, size_t n, float* out);
 // GeGLU (Gemma): out[i] = gelu_ref(gate[i]) * up[i] (gelu-v1). out may alias gate or up.
 void geglu_ref(const float* gate, const float* up, size_t n, float* out);
+// gpt-oss's clamped SwiGLU (swiglu-oai-v1, ggml's swiglu_oai with alpha 1.702, limit 7):
+// x = fminf(gate[i], 7), y = fminf(fmaxf(up[i], -7), 7),
+// out[i] = (x / (1 + exp_ref(1.702f * -x))) * (y + 1), each step rounded. out may alias.
+void swiglu_oai_ref(const float* gate, const float* up, size_t n, float* out);
 
 }  // namespace tzero

@@ -21,6 +21,7 @@
 
 #include "kernels/matrix.h"
 #include "model/forward_batch.h"
+#include "model/hparams.h"
 #include "model/kv_cache.h"
 
 namespace tzero {
@@ -62,19 +63,24 @@ struct AttentionSpec {
   float scale = 0;  // applied to q.k (usually 1/sqrt(head_dim))
   int window = 0;
   float softcap = 0;  // > 0: scores soft-capped before the softmax (Gemma 2; attn_softcap_ref)
+  const float* sinks = nullptr;  // (n_head) each query head's sink logit (gpt-oss), or null
 };
 
-// A mixture-of-experts layer's routing: softmax over n_expert router logits, the n_used largest
-// (ties to the lower id), their weights renormalised to sum 1 when norm_weights (moe-v1).
+// A mixture-of-experts layer's routing (moe-v1): softmax over n_expert router logits, the
+// n_used largest (ties to the lower id), their weights renormalised to sum 1 when norm_weights;
+// or (gating SoftmaxWeight, gpt-oss) the n_used largest logits, their weights a softmax over them.
 struct MoeSpec {
   int n_expert = 0, n_used = 0;
   bool norm_weights = true;
+  MoeGating gating = MoeGating::Softmax;
 };
 
 // The gated feed-forward activation: out = act(gate) * up.
 enum class Activation {
   SiLU,      // SwiGLU (silu-v1): llama, qwen
   GeluTanh,  // GeGLU with the tanh approximation (gelu-v1): gemma3
+  SwigluOai,  // gpt-oss's clamped SwiGLU (swiglu_oai_ref, swiglu-oai-v1): the gate clamped
+              // above at 7, the up to [-7, 7], out = gate * sigmoid(1.702 gate) * (up + 1)
 };
 
 class BackendOps {
@@ -132,6 +138,8 @@ class BackendOps {
   // y.len = k * W rows. Tokens are grouped by expert: each chosen expert is read once.
   virtual void matmul_experts(const ExpertMatrix& w, Act x, bool x_per_slot, Act ids, Act y,
                               size_t rows) = 0;
+  // y slot (t, j) += b row ids (t, j) (b: (n_expert, y.len / k), gpt-oss's expert biases).
+  virtual void add_expert_bias(Act y, const float* b, Act ids, size_t rows) = 0;
   // out row t = sum over j of weights (t, j) * y slot (t, j), in rank order (moe-v1).
   virtual void moe_combine(Act y, Act weights, Act out, size_t rows) = 0;
   // x row t *= sigmoid(g row t [0]) (qwen2moe's shared-expert gate; g.len = 1).

@@ -18,6 +18,7 @@ std::optional<Arch> arch_from_name(std::string_view name) {
   if (name == "gemma2") return Arch::Gemma2;
   if (name == "gemma3") return Arch::Gemma3;
   if (name == "phi3") return Arch::Phi3;
+  if (name == "gpt-oss") return Arch::GptOss;
   return std::nullopt;
 }
 
@@ -115,6 +116,8 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   hp.n_expert_used = int(n_used);
   if (hp.arch == Arch::Llama) {
     hp.n_ff_exp = hp.n_ff;  // Mixtral: each expert has the dense width (llama.cpp)
+  } else if (hp.arch == Arch::GptOss) {
+    hp.n_ff_exp = r.required_positive("expert_feed_forward_length", 1 << 22);
   } else {
     // qwen*moe default to n_ff / k as llama.cpp does.
     const int64_t def = hp.n_ff / hp.n_expert_used;
@@ -129,8 +132,11 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
                                r.get_int("expert_shared_feed_forward_length", hp.n_ff), 1 << 22);
   // llama.cpp renormalises the k weights for llama and qwen3moe, not for qwen2moe (fixed per
   // architecture: expert_weights_norm is a refused key unless it says the same).
-  hp.expert_weights_norm = hp.arch != Arch::Qwen2Moe;
+  hp.expert_weights_norm = hp.arch != Arch::Qwen2Moe && hp.arch != Arch::GptOss;
+  // gpt-oss: the k largest logits, then a softmax over them (llama.cpp's SOFTMAX_WEIGHT).
+  hp.expert_gating = hp.arch == Arch::GptOss ? MoeGating::SoftmaxWeight : MoeGating::Softmax;
 }
+
 
 // The sliding-window period: one integer (llama.cpp reads a scalar for gemma2 and gemma3 and
 // ignores an array; tzero refuses one rather than guess which layers it means).
@@ -146,6 +152,17 @@ int read_swa_pattern(const KeyReader& r, int def) {
     r.file().fail("metadata '" + r.name("attention.sliding_window_pattern") +
                   "' = " + std::to_string(p) + " is out of range (0..4096)");
   return int(p);
+}
+
+// gpt-oss as llama.cpp reads it: a required window on il % P < P - 1 layers (P default 2: the
+// even ones), rotated with the model's base and scale unless rope.freq_base_swa.
+void read_gpt_oss(const KeyReader& r, HParams& hp) {
+  hp.n_swa = r.required_positive("attention.sliding_window", 1 << 24);
+  hp.swa_pattern = read_swa_pattern(r, 2);
+  hp.rope_base_swa = r.get_float("rope.freq_base_swa", hp.rope_base);
+  if (!(hp.rope_base_swa > 1))
+    r.file().fail("metadata '" + r.name("rope.freq_base_swa") + "' is out of range");
+  hp.rope_freq_scale_swa = hp.rope_freq_scale;
 }
 
 // gemma2 and gemma3 as llama.cpp reads them:
@@ -236,16 +253,17 @@ HParams read_hparams(const GgufFile& f) {
   if (!arch)
     f.fail("architecture '" + excerpt(hp.arch_name) +
            "' is not supported (supported: llama, mistral, " +
-           "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3)");
+           "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss)");
   hp.arch = *arch;
   const KeyReader r(f, hp.arch, hp.arch_name);
   hp.n_embd = r.required_positive("embedding_length", 1 << 20);
   hp.n_layer = r.required_positive("block_count", 4096);
   hp.n_head = r.per_layer("attention.head_count", hp.n_layer, 0, true, 4096);
   hp.n_head_kv = r.per_layer("attention.head_count_kv", hp.n_layer, hp.n_head, false, 4096);
-  const bool moe_arch = hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Moe;
-  if (moe_arch && !r.has("feed_forward_length"))
-    hp.n_ff = 0;  // experts only: their own length below
+  const bool moe_arch =
+      hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Moe || hp.arch == Arch::GptOss;
+  if (hp.arch == Arch::GptOss || (moe_arch && !r.has("feed_forward_length")))
+    hp.n_ff = 0;  // experts only: their own length below (gpt-oss's graph never reads it)
   else
     hp.n_ff = r.per_layer("feed_forward_length", hp.n_layer, 0, true, 1 << 22);
   hp.n_ctx_train = r.required_positive("context_length", 1 << 24);
@@ -278,6 +296,7 @@ HParams read_hparams(const GgufFile& f) {
   hp.rope_neox = hp.arch != Arch::Llama;
   hp.attn_scale = 1.0f / std::sqrt(float(hp.head_dim));
   if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3) read_gemma(r, hp);
+  if (hp.arch == Arch::GptOss) read_gpt_oss(r, hp);
   read_experts(r, moe_arch, hp);
   if (r.has("pooling_type")) {
     const int64_t pt = r.get_int("pooling_type", -1);

@@ -11,9 +11,15 @@
 
 namespace tzero {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma2, Gemma3, Phi3 };
-// general.architecture -> Arch ("mistral" is llama); nullopt for the ones tzero cannot run.
+enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma2, Gemma3, Phi3, GptOss };
+// general.architecture -> Arch ("mistral" is llama, "gpt-oss" GptOss); nullopt for the ones
+// tzero cannot run.
 std::optional<Arch> arch_from_name(std::string_view name);
+
+// How a mixture-of-experts layer turns router logits into the k experts and their weights
+// (kernels/moe.h): Softmax over every expert, then the k largest (qwen*moe, Mixtral); or
+// SoftmaxWeight, the k largest logits, then a softmax over those k (gpt-oss).
+enum class MoeGating { Softmax, SoftmaxWeight };
 
 // {arch}.rope.scaling.type, as llama.cpp reads it (absent: Linear).
 enum class RopeScaling { None, Linear, Yarn, LongRope };
@@ -47,10 +53,11 @@ struct HParams {
   float embd_scale = 1.0f;  // token embeddings are multiplied by it (gemma: sqrt(n_embd))
   float attn_softcap = 0;   // > 0: attention scores soft-capped (gemma2: 50)
   float final_softcap = 0;  // > 0: the logits soft-capped (gemma2: 30)
-  // Sliding-window attention (gemma2, gemma3): with n_swa > 0, layer il attends to the last
+  // Sliding-window attention (gemma2, gemma3, gpt-oss): with n_swa > 0, layer il attends to the last
   // n_swa positions when il % swa_pattern < swa_pattern - 1 (every layer when swa_pattern is 0;
   // the others see every position); windowed layers rotate with rope_base_swa and
-  // rope_freq_scale_swa (rope.freq_base_swa; gemma3: 10000 and 1, gemma2: the model's).
+  // rope_freq_scale_swa (rope.freq_base_swa; gemma3: 10000 and 1, gemma2 and gpt-oss: the
+  // model's).
   int n_swa = 0;
   int swa_pattern = 0;
   double rope_base_swa = 10000.0;
@@ -62,6 +69,7 @@ struct HParams {
   int n_ff_exp = 0;                 // expert_feed_forward_length (llama: feed_forward_length)
   int n_ff_shexp = 0;               // expert_shared_feed_forward_length (qwen2moe's shared expert)
   bool expert_weights_norm = true;  // renormalise the k weights (qwen2moe: false)
+  MoeGating expert_gating = MoeGating::Softmax;
   // {arch}.pooling_type as llama.cpp numbers it (0 none, 1 mean, 2 cls, 3 last, 4 rank), -1
   // when the file does not say: what embedding requests pool by default (batch/engine).
   int pooling_type = -1;

@@ -16,7 +16,7 @@ const std::vector<ModelKey> kCommon = {
      "the trained context: the default context, and the original context of rope scaling"},
     {"embedding_length", K::Honoured, "required", "the residual width (n_embd)"},
     {"block_count", K::Honoured, "required", "the number of layers"},
-    {"feed_forward_length", K::Honoured, "required",
+    {"feed_forward_length", K::Honoured, "required (optional with experts of their own width)",
      "the feed-forward width; an array must have one equal value per layer"},
     {"attention.head_count", K::Honoured, "required",
      "query heads; an array must have one equal value per layer"},
@@ -87,12 +87,15 @@ const std::vector<ModelKey> kDense = {
 };
 
 // Keys of architectures with experts (llama as Mixtral, qwen2moe, qwen3moe).
-std::vector<ModelKey> experts(std::string_view norm, bool own_width, bool shared) {
+std::vector<ModelKey> experts(std::string_view norm, bool own_width, bool shared,
+                              std::string_view gating = "1") {
   std::vector<ModelKey> v = {
       {"expert_count", K::Honoured, "0", "experts per layer (0: dense), at most 512"},
       {"expert_used_count", K::Honoured, "0", "experts each token runs (top k)"},
-      {"expert_gating_func", K::Refused, "1",
-       "softmax gating only: llama.cpp does not read it for this architecture"},
+      {"expert_gating_func", K::Refused, gating,
+       gating == "1" ? "softmax gating only: llama.cpp does not read it for this architecture"
+                     : "softmax over the k largest logits (3) only: llama.cpp does not read it "
+                       "for this architecture"},
       {"expert_weights_norm", K::Refused, norm,
        "the renormalisation of the top-k weights is fixed for this architecture"},
       {"expert_weights_scale", K::Refused, "0|1",
@@ -137,6 +140,19 @@ const std::vector<ModelKey> kGemma3 = {
     {"final_logit_softcapping", K::Honoured, "0 (none)", "logits c * tanh(l / c)"},
     {"attn_logit_softcapping", K::Refused, "0",
      "llama.cpp does not read it for gemma3 (no attention soft-capping)"},
+};
+
+const std::vector<ModelKey> kGptOss = {
+    {"attention.sliding_window", K::Honoured, "required",
+     "the window of the sliding-window layers"},
+    {"attention.sliding_window_pattern", K::Honoured, "2",
+     "period P: layer il slides when il % P < P - 1 (the even layers); an array is refused"},
+    {"rope.freq_base_swa", K::Honoured, "rope.freq_base",
+     "the rope base of sliding layers (their scale is the model's)"},
+    {"attn_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
+    {"final_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
 };
 
 const std::vector<ModelKey> kPhi3 = {
@@ -200,6 +216,18 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
   static const std::vector<ModelKey> gemma2 = join({&kCommon, &kDense, &kGemma2});
   static const std::vector<ModelKey> gemma3 = join({&kCommon, &kDense, &kGemma3});
   static const std::vector<ModelKey> phi3 = join({&kCommon, &kDense, &kPhi3});
+  static const std::vector<ModelKey> gpt_oss = [] {
+    auto ex = experts("false", true, false, "3");
+    for (auto& k : ex)
+      if (k.suffix == "expert_feed_forward_length") k.values = "required";
+    auto v = join({&kCommon, &ex, &kGptOss});
+    for (auto& k : v)
+      if (k.suffix == "feed_forward_length")
+        k = {k.suffix, K::NoMath, "",
+             "read by llama.cpp, unused by gpt-oss's graph (the experts' width is "
+             "expert_feed_forward_length)"};
+    return v;
+  }();
   switch (arch) {
     case Arch::Llama: return llama;
     case Arch::Qwen2:
@@ -209,6 +237,7 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
     case Arch::Gemma2: return gemma2;
     case Arch::Gemma3: return gemma3;
     case Arch::Phi3: return phi3;
+    case Arch::GptOss: return gpt_oss;
   }
   return dense;
 }

@@ -94,6 +94,12 @@ void Model::load_experts(const std::string& p, LayerWeights& l) {
   l.gate_exps = experts(p + "ffn_gate_exps.weight", X, F, E);
   l.up_exps = experts(p + "ffn_up_exps.weight", X, F, E);
   l.down_exps = experts(p + "ffn_down_exps.weight", X, E, F);
+  if (hp_.arch == Arch::GptOss) {
+    l.gate_inp_b = vector(p + "ffn_gate_inp.bias", X);
+    l.gate_exps_b = table(p + "ffn_gate_exps.bias", X, F);
+    l.up_exps_b = table(p + "ffn_up_exps.bias", X, F);
+    l.down_exps_b = table(p + "ffn_down_exps.bias", X, E);
+  }
   if (hp_.arch != Arch::Qwen2Moe) return;
   const int64_t S = hp_.n_ff_shexp;
   l.gate_shexp = matrix(p + "ffn_gate_shexp.weight", S, E);
@@ -102,6 +108,23 @@ void Model::load_experts(const std::string& p, LayerWeights& l) {
   const float* g = vector(p + "ffn_gate_inp_shexp.weight", E);
   l.gate_inp_shexp =
       Matrix{TensorType::F32, reinterpret_cast<const uint8_t*>(g), 1, E, size_t(E) * sizeof(float)};
+}
+
+const float* Model::table(const std::string& name, int64_t n_rows, int64_t n_cols) {
+  const GgufTensorInfo* t = use(name);
+  if (!t) file_->fail("missing tensor '" + name + "'");
+  if (t->ne.size() != 2 || t->ne[0] != n_cols || t->ne[1] != n_rows)
+    file_->fail("tensor '" + name + "' has shape " + shape_str(t->ne) + ", expected [" +
+                std::to_string(n_cols) + ", " + std::to_string(n_rows) + "]");
+  if (t->type == TensorType::F32) return reinterpret_cast<const float*>(t->data);
+  if (!traits(t->type).supported || size_t(n_cols) % traits(t->type).block_size != 0)
+    file_->fail("tensor '" + name + "' has unsupported type " + traits(t->type).name);
+  const size_t rb = row_bytes(t->type, size_t(n_cols));
+  widened_.emplace_back(size_t(n_rows * n_cols));
+  for (int64_t r = 0; r < n_rows; ++r)
+    dequantize_row(t->type, t->data + size_t(r) * rb, widened_.back().data() + r * n_cols,
+                   size_t(n_cols));
+  return widened_.back().data();
 }
 
 const float* Model::vector(const std::string& name, int64_t n, bool required) {
@@ -131,12 +154,13 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   const int64_t V = hp_.n_vocab, E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(), F = hp_.n_ff,
                 D = hp_.head_dim;
   const bool biases = hp_.arch == Arch::Qwen2 || hp_.arch == Arch::Qwen2Moe;
+  const bool gpt_oss = hp_.arch == Arch::GptOss;
   const bool gemma = hp_.arch == Arch::Gemma2 || hp_.arch == Arch::Gemma3;
   const bool qk_norm =
       hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe || hp_.arch == Arch::Gemma3;
   tok_embd_ = matrix("token_embd.weight", V, E);
   output_norm_ = vector("output_norm.weight", E);
-  output_ = matrix("output.weight", V, E, false);
+  output_ = matrix("output.weight", V, E, gpt_oss);  // gpt-oss: never tied (llama.cpp)
   if (!output_.data) {
     output_ = tok_embd_;
     tied_output_ = true;
@@ -176,9 +200,14 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
     l.bq = vector(p + "attn_q.bias", Q, biases);
     l.bk = vector(p + "attn_k.bias", KV, biases);
     l.bv = vector(p + "attn_v.bias", KV, biases);
+    if (gpt_oss) {
+      l.bo = vector(p + "attn_output.bias", E);
+      l.sinks = vector(p + "attn_sinks.weight", hp_.n_head);
+    }
     l.q_norm = vector(p + "attn_q_norm.weight", D, qk_norm);
     l.k_norm = vector(p + "attn_k_norm.weight", D, qk_norm);
-    l.ffn_norm = vector(p + "ffn_norm.weight", E);
+    // gpt-oss names the feed-forward's norm post_attention_norm (it comes after the attention).
+    l.ffn_norm = vector(p + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"), E);
     if (gemma) {
       l.attn_post_norm = vector(p + "post_attention_norm.weight", E);
       l.ffn_post_norm = vector(p + "post_ffw_norm.weight", E);

@@ -21,6 +21,8 @@ struct LayerWeights {
   const float* bq = nullptr;         // optional biases (qwen2): (q_dim), (kv_dim), (kv_dim)
   const float* bk = nullptr;
   const float* bv = nullptr;
+  const float* bo = nullptr;     // gpt-oss: the attention output's bias (n_embd)
+  const float* sinks = nullptr;  // gpt-oss: each query head's attention sink logit (n_head)
   const float* q_norm = nullptr;  // optional per-head RMSNorm (qwen3, gemma3): (head_dim)
   const float* k_norm = nullptr;
   const float* attn_post_norm = nullptr;  // gemma3: after the attention block (n_embd)
@@ -34,6 +36,12 @@ struct LayerWeights {
   Matrix gate_shexp, up_shexp, down_shexp;  // qwen2moe's shared expert: (n_ff_shexp, n_embd)
                                             // x2, (n_embd, n_ff_shexp)
   Matrix gate_inp_shexp;                    // (1, n_embd) f32: its gate's logit
+  // gpt-oss: biases of the router (n_expert) and of each expert's gate, up and down
+  // ((n_expert, n_ff_exp) x2, (n_expert, n_embd): row e is expert e's).
+  const float* gate_inp_b = nullptr;
+  const float* gate_exps_b = nullptr;
+  const float* up_exps_b = nullptr;
+  const float* down_exps_b = nullptr;
 };
 
 class Model {
@@ -60,6 +68,9 @@ class Model {
  private:
   Matrix matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required = true);
   const float* vector(const std::string& name, int64_t n, bool required = true);
+  // An (n_rows, n_cols) table of floats (ne {n_cols, n_rows}), widened to f32 when stored as
+  // another type: per-expert biases.
+  const float* table(const std::string& name, int64_t n_rows, int64_t n_cols);
   ExpertMatrix experts(const std::string& name, int64_t n_expert, int64_t n_rows, int64_t n_cols);
   const GgufTensorInfo* use(const std::string& name);  // find_tensor, and mark it read
   void load_experts(const std::string& prefix, LayerWeights& l);

@@ -24,6 +24,12 @@ Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string
       {"model_xxh128", file_xxh128(model.gguf())},
   };
   if (!custom_ops.empty()) hashed["custom_ops"] = custom_ops;
+  // Orders only some architectures use (docs/DETERMINISM.md), named only for them, so the
+  // fingerprints of the others stay what they were.
+  if (hp.arch == Arch::GptOss)
+    hashed["model_orders"] = {"sink-v1", "moe-softmax-weight-v1", "swiglu-oai-v1", "rope-yarn-v1"};
+  else if (hp.rope_scaling == RopeScaling::Yarn)
+    hashed["model_orders"] = {"rope-yarn-v1"};
   if (model.longrope())
     hashed["rope_factors"] = n_ctx > hp.n_ctx_orig ? "long (context " + std::to_string(n_ctx) + ")"
                                                    : "short";

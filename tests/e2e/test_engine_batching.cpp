@@ -270,6 +270,14 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithSlidingWindows) {
   check_random_schedules(tzero::test::generated_model("tiny-gemma2", "q4_k"), 4);
 }
 
+// gpt-oss: windows of 8 on the even layers, attention sinks, experts with biases chosen by
+// their logits (SoftmaxWeight), clamped SwiGLU: batch mates, chunks, prefix-cache hits and
+// preemption change no bit.
+TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithGptOss) {
+  EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny-gpt-oss", "mxfp4"), 6), 0u);
+  check_random_schedules(tzero::test::generated_model("tiny-gpt-oss", "q8_0"), 3);
+}
+
 // Proves: a pool far too small for the load forces preemption and recomputation, and outputs
 // still equal the solo runs; the pool's free count returns to full afterwards.
 TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {

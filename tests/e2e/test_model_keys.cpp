@@ -128,6 +128,7 @@ std::string preset_for(Arch arch, std::string_view suffix) {
     case Arch::Gemma2: return "tiny-gemma2";
     case Arch::Gemma3: return "tiny-gemma3";
     case Arch::Phi3: return "tiny-phi3";
+    case Arch::GptOss: return "tiny-gpt-oss";
   }
   return "tiny";
 }
@@ -136,7 +137,7 @@ const std::vector<std::pair<Arch, std::string>>& archs() {
   static const std::vector<std::pair<Arch, std::string>> a = {
       {Arch::Llama, "llama"},       {Arch::Qwen2, "qwen2"},       {Arch::Qwen3, "qwen3"},
       {Arch::Qwen2Moe, "qwen2moe"}, {Arch::Qwen3Moe, "qwen3moe"}, {Arch::Gemma2, "gemma2"},
-      {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"}};
+      {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},         {Arch::GptOss, "gpt-oss"}};
   return a;
 }
 

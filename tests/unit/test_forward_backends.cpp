@@ -55,6 +55,9 @@ class OpaqueCpu final : public BackendOps {
                       size_t rows) override {
     c_->matmul_experts(w, x, per_slot, i, y, rows);
   }
+  void add_expert_bias(Act y, const float* b, Act i, size_t rows) override {
+    c_->add_expert_bias(y, b, i, rows);
+  }
   void moe_combine(Act y, Act w, Act o, size_t rows) override { c_->moe_combine(y, w, o, rows); }
   void scale_by_sigmoid(Act x, Act g, size_t rows) override { c_->scale_by_sigmoid(x, g, rows); }
   void gather_logits_rows(Act x, Act o) override { c_->gather_logits_rows(x, o); }
@@ -143,7 +146,7 @@ TEST_P(ForwardBackends, PerturbationOnTheDeviceIsTheHostsPerturbation) {
 
 INSTANTIATE_TEST_SUITE_P(Presets, ForwardBackends,
                          ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2", "tiny-gemma3",
-                                           "tiny-phi3"),
+                                           "tiny-phi3", "tiny-gpt-oss"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& ch : s)

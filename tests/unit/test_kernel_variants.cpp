@@ -273,6 +273,41 @@ TEST(KernelVariants, SoftCappedAttentionEqualsReference) {
   }
 }
 
+// Attention sinks (gpt-oss, attn-v2 SINK): attention_heads with a sink per head through every
+// kernel set gives attention_head_ref's bits with the same sinks, over one and three position
+// blocks, paged, with a sink below, inside and above the scores' range (above: it is the max);
+// the sink changes the bits (so it is applied), and a sink of -inf is no sink.
+TEST(KernelVariants, AttentionWithSinksEqualsReference) {
+  const size_t head_dim = 64, stride = head_dim, n_q = 3;
+  const std::vector<float> sinks = {-3.0f, 0.5f, 40.0f};
+  for (size_t n_kv : {size_t(1), size_t(40), size_t(600)}) {
+    const auto q = tzero::test::random_floats(n_q * head_dim, 301, 3.0f);
+    const auto kc = tzero::test::random_floats(n_kv * stride, 302, 3.0f);
+    const auto vc = tzero::test::random_floats(n_kv * stride, 303);
+    const PagedCopy kp(kc, n_kv, stride, 16, true), vp(vc, n_kv, stride, 16, true);
+    std::vector<float> scratch(n_kv), ref(n_q * head_dim), plain(n_q * head_dim);
+    std::vector<float> none(n_q * head_dim);
+    const float minus_inf = -INFINITY;
+    for (size_t g = 0; g < n_q; ++g) {
+      tzero::attention_head_ref(&q[g * head_dim], kp.rows, vp.rows, n_kv, head_dim, 0.125f,
+                                scratch.data(), &ref[g * head_dim], 0.0f, &sinks[g]);
+      tzero::attention_head_ref(&q[g * head_dim], kp.rows, vp.rows, n_kv, head_dim, 0.125f,
+                                scratch.data(), &plain[g * head_dim]);
+      tzero::attention_head_ref(&q[g * head_dim], kp.rows, vp.rows, n_kv, head_dim, 0.125f,
+                                scratch.data(), &none[g * head_dim], 0.0f, &minus_inf);
+    }
+    EXPECT_FALSE(same_bits(ref.data(), plain.data(), ref.size())) << "the sinks did nothing";
+    EXPECT_TRUE(same_bits(none.data(), plain.data(), ref.size())) << "a -inf sink is not none";
+    for (const KernelSet* k : tzero::available_kernels()) {
+      tzero::AttnScratch sc;
+      std::vector<float> got(n_q * head_dim, -1.0f);
+      tzero::attention_heads(*k, q.data(), head_dim, n_q, kp.rows, vp.rows, n_kv, head_dim, 0.125f,
+                             sc, got.data(), head_dim, 0.0f, sinks.data());
+      EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size())) << k->name << " n_kv=" << n_kv;
+    }
+  }
+}
+
 // The pieces on their own, as a backend that splits position blocks over threads calls them:
 // scores of a sub-range land at their offsets and the running max only grows.
 TEST(KernelVariants, AttentionScoresOfSubrangesEqualScalarBits) {

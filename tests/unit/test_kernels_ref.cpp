@@ -256,6 +256,33 @@ TEST(KernelRef, SwigluAgainstFloat64) {
   EXPECT_EQ(std::memcmp(out.data(), alias.data(), out.size() * sizeof(float)), 0);
 }
 
+// Proves: swiglu_oai_ref is ggml's swiglu_oai (alpha 1.702, limit 7) as kernels/ops.h writes it:
+// the gate clamped above only, the up clamped both ways, each step rounded; close to float64
+// away from the clamps, exact at them, and it may alias its output.
+TEST(KernelRef, SwigluOaiClampsAndMatchesFloat64) {
+  SplitMix64 rng(9);
+  const std::vector<float> g = rand_vec(rng, 4000, -12.0f, 12.0f), up = rand_vec(rng, 4000, -9, 9);
+  std::vector<float> out(g.size()), alias = g;
+  swiglu_oai_ref(g.data(), up.data(), g.size(), out.data());
+  swiglu_oai_ref(alias.data(), up.data(), g.size(), alias.data());
+  EXPECT_EQ(std::memcmp(out.data(), alias.data(), out.size() * sizeof(float)), 0);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double x = std::min(double(g[i]), 7.0), y = std::clamp(double(up[i]), -7.0, 7.0);
+    const double want = x / (1.0 + std::exp(-1.702 * x)) * (y + 1.0);
+    EXPECT_NEAR(out[i], want, 1e-5 * (1.0 + std::fabs(want))) << g[i] << " " << up[i];
+  }
+  // Beyond the limits: gate 10 is 7, up 9 is 7, up -9 is -7 (then y + 1 = -6).
+  float a[2] = {10.0f, 10.0f}, b[2] = {9.0f, -9.0f}, o[2];
+  swiglu_oai_ref(a, b, 2, o);
+  const float s7 = 7.0f / (1.0f + exp_ref(1.702f * -7.0f));
+  EXPECT_EQ(bits(o[0]), bits(s7 * 8.0f));
+  EXPECT_EQ(bits(o[1]), bits(s7 * -6.0f));
+  // A very negative gate is not clamped below: its output goes to -0 or tiny values.
+  float c = -50.0f, d = 1.0f, e;
+  swiglu_oai_ref(&c, &d, 1, &e);
+  EXPECT_LE(std::fabs(e), 1e-30f);
+}
+
 // Error of exp_ref(x) in ulps of the exact result (float64 exp is accurate to ~1e-16 relative).
 double exp_ulp_error(float x) {
   const double e = std::exp(double(x));

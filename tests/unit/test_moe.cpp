@@ -96,6 +96,39 @@ TEST(MoeRoute, SoftmaxTopKAndWeightsInTheDocumentedOrder) {
   }
 }
 
+// SoftmaxWeight gating (gpt-oss): the k largest logits (ties to the lower id), then a softmax
+// over those k in rank order; probs are the logits unchanged. Re-implemented from moe.h.
+TEST(MoeRoute, SoftmaxWeightChoosesByLogitsThenNormalisesOverTheChosen) {
+  std::vector<float> l = {0.1f, 0.5f, 2.0f, -1.0f, 0.0f, 2.0f, 0.5f, 2.0f};
+  std::vector<float> probs(l.size()), w(5);
+  std::vector<int32_t> ids(5);
+  moe_route_softmax_weight_ref(l.data(), l.size(), 5, probs.data(), ids.data(), w.data());
+  EXPECT_EQ(ids, (std::vector<int32_t>{2, 5, 7, 1, 6}));
+  EXPECT_TRUE(same_bits(probs.data(), l.data(), l.size()));
+  SplitMix64 rng(13);
+  for (size_t E : {4, 32, 128}) {
+    for (size_t k : {1, 2, 4}) {
+      std::vector<float> x(E);
+      for (auto& v : x) v = 6.0f * (2.0f * rng.uniform() - 1.0f);
+      std::vector<float> p(E), got(k);
+      std::vector<int32_t> id(k);
+      moe_route_softmax_weight_ref(x.data(), E, k, p.data(), id.data(), got.data());
+      for (size_t j = 1; j < k; ++j) EXPECT_GT(x[size_t(id[j - 1])], x[size_t(id[j])]);
+      std::vector<float> e(k);
+      for (size_t j = 0; j < k; ++j) e[j] = exp_ref(x[size_t(id[j])] - x[size_t(id[0])]);
+      const float z = sum_f32_ref(e.data(), k);
+      for (size_t j = 0; j < k; ++j)
+        EXPECT_EQ(std::bit_cast<uint32_t>(e[j] / z), std::bit_cast<uint32_t>(got[j]));
+      // The softmax over k differs from the softmax over every expert (the gating matters).
+      if (k < E) {
+        const Route r = route(x, k, false);
+        EXPECT_EQ(r.ids, id);
+        EXPECT_FALSE(same_bits(r.weights.data(), got.data(), k));
+      }
+    }
+  }
+}
+
 TEST(MoeCombine, RankOrderLeftToRightAndTheOrderMatters) {
   SplitMix64 rng(5);
   const size_t k = 8, n = 1000;

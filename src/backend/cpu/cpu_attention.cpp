@@ -131,7 +131,8 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
       thread_local AttnScratch scratch;
       for (size_t i = bounds[p0]; i < bounds[p1]; ++i)
         attention_heads(kern_, &q[q_of(i)], hd, group, keys(i), values(i), n_kv_of(i), hd, a.scale,
-                        scratch, &att[q_of(i)], hd, a.softcap);
+                        scratch, &att[q_of(i)], hd, a.softcap,
+                        a.sinks ? a.sinks + size_t(kvh_of(i)) * group : nullptr);
     });
     return;
   }
@@ -174,6 +175,9 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
     for (size_t g = 0; g < group; ++g)
       m[units[u].item * group + g] =
           std::fmax(m[units[u].item * group + g], split_m_[u * group + g]);
+  if (a.sinks)  // the sink after the scores' max (attn-v2 SINK)
+    for (size_t i = 0; i < n_items; ++i)
+      attn_sink_max(group, a.sinks + size_t(kvh_of(i)) * group, &m[i * group]);
   pool_.run(threads, [&](size_t p0, size_t p1) {  // e, z_j and o_j of each block
     for (size_t u = bounds[p0]; u < bounds[p1]; ++u) {
       const Unit& un = units[u];
@@ -188,8 +192,12 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
     float* o = &att[q_of(un.item)];
     attn_merge(group, hd, un.t0 == 0, &split_z_[u * group], &split_o_[u * group * hd], hd,
                &split_z_[(u - un.t0 / kAttnBlock) * group], o, hd);
-    if (un.t1 == n_kv_of(un.item))
-      attn_finish(group, hd, &split_z_[(u - un.t0 / kAttnBlock) * group], o, hd);
+    if (un.t1 == n_kv_of(un.item)) {
+      float* zi = &split_z_[(u - un.t0 / kAttnBlock) * group];
+      if (a.sinks)
+        attn_sink_sum(group, a.sinks + size_t(kvh_of(un.item)) * group, &m[un.item * group], zi);
+      attn_finish(group, hd, zi, o, hd);
+    }
   }
 }
 
@@ -251,7 +259,15 @@ void CpuBackend::attention_fast(const float* q_all, float* att, const AttentionS
         st.m = m_new;
       }
       if (++st.parts_done == int(kParts)) {
-        const float* out = &acc[i * size_t(hd)];
+        float* out = &acc[i * size_t(hd)];
+        if (a.sinks) {  // the sink as one more part with no value
+          const float sk = a.sinks[h];
+          const float m_new = std::fmax(st.m, sk);
+          const float c_old = st.m == -INFINITY ? 0.0f : exp_ref(st.m - m_new);
+          st.l = st.l * c_old + exp_ref(sk - m_new);
+          for (int d = 0; d < hd; ++d) out[d] = out[d] * c_old;
+          st.m = m_new;
+        }
         for (int d = 0; d < hd; ++d)
           att[size_t(t) * q_dim + size_t(h) * size_t(hd) + size_t(d)] = out[d] / st.l;
       }

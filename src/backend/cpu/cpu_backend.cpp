@@ -1,10 +1,12 @@
 #include "backend/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/error.h"
 #include "kernels/math.h"
 #include "kernels/moe.h"
+#include "kernels/ops.h"
 
 namespace tzero {
 
@@ -139,7 +141,29 @@ void CpuBackend::glu(Activation act, Act gate, Act up, Act o, size_t rows) {
     case Activation::GeluTanh:
       kern_.geglu(in(gate), in(up), rows * gate.len, y);
       return;
+    case Activation::SwigluOai: {
+      const float* g = in(gate);
+      const float* u = in(up);
+      const size_t n = rows * gate.len, chunk = 4096;  // element-wise: any split, same bits
+      pool_.run((n + chunk - 1) / chunk, [&](size_t c0, size_t c1) {
+        const size_t i0 = c0 * chunk, i1 = std::min(n, c1 * chunk);
+        swiglu_oai_ref(g + i0, u + i0, i1 - i0, y + i0);
+      });
+      return;
+    }
   }
+}
+
+void CpuBackend::add_expert_bias(Act y, const float* b, Act ids, size_t rows) {
+  const size_t k = ids.len, n = y.len / k;
+  float* a = in(y);
+  const float* id = in(ids);
+  for (size_t t = 0; t < rows; ++t)
+    for (size_t j = 0; j < k; ++j) {
+      const float* be = b + size_t(id[t * k + j]) * n;
+      float* s = a + t * y.len + j * n;
+      for (size_t i = 0; i < n; ++i) s[i] = s[i] + be[i];
+    }
 }
 
 void CpuBackend::moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, Act weights,
@@ -151,8 +175,12 @@ void CpuBackend::moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, 
   float* w = out(weights, rows);
   expert_ids_.resize(k);
   for (size_t t = 0; t < rows; ++t) {
-    moe_route_ref(&l[t * logits.len], E, k, spec.norm_weights, &p[t * probs.len],
-                  expert_ids_.data(), &w[t * weights.len]);
+    if (spec.gating == MoeGating::SoftmaxWeight)
+      moe_route_softmax_weight_ref(&l[t * logits.len], E, k, &p[t * probs.len],
+                                   expert_ids_.data(), &w[t * weights.len]);
+    else
+      moe_route_ref(&l[t * logits.len], E, k, spec.norm_weights, &p[t * probs.len],
+                    expert_ids_.data(), &w[t * weights.len]);
     for (size_t j = 0; j < k; ++j) id[t * ids.len + j] = float(expert_ids_[j]);
   }
 }

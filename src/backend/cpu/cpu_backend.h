@@ -50,6 +50,7 @@ class CpuBackend final : public BackendOps {
                  size_t rows) override;
   void matmul_experts(const ExpertMatrix& w, Act x, bool x_per_slot, Act ids, Act y,
                       size_t rows) override;
+  void add_expert_bias(Act y, const float* b, Act ids, size_t rows) override;
   void moe_combine(Act y, Act weights, Act out, size_t rows) override;
   void scale_by_sigmoid(Act x, Act g, size_t rows) override;
   void gather_logits_rows(Act x, Act out) override;

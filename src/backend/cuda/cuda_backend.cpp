@@ -156,8 +156,8 @@ class CudaBackend final : public BackendOps {
     cuda::kv_write(geom(), local(layer), in(k), in(v), blk_.i(), slot_.i(), n_tok_);
   }
   void attention(int layer, Act q, Act o, const AttentionSpec& s) override {
-    check(s.window == 0 && s.softcap == 0,
-          "internal: sliding-window or soft-capped attention is not on the device");
+    check(s.window == 0 && s.softcap == 0 && !s.sinks,
+          "internal: sliding-window, soft-capped or sink attention is not on the device");
     scores_.reserve(n_tok_ * size_t(s.n_head) * n_ctx_ * 4);
     cuda::attention(geom(), local(layer), in(q), pos_.i(), seq_.i(), tables_.i(), table_off_.i(),
                     n_tok_, s.n_head, s.n_head_kv, s.head_dim, s.scale, scores_.f(), n_ctx_,
@@ -179,6 +179,8 @@ class CudaBackend final : public BackendOps {
       }
       case Activation::GeluTanh:
         throw Error("--gpu-layers: the CUDA backend has no GeGLU kernel yet");
+      case Activation::SwigluOai:
+        throw Error("--gpu-layers: the CUDA backend has no gpt-oss SwiGLU kernel yet");
     }
   }
   // Mixture of experts: not on the device yet (backend/backends.cpp refuses such a model
@@ -186,6 +188,7 @@ class CudaBackend final : public BackendOps {
   void moe_route(Act, const MoeSpec&, Act, Act, Act, size_t) override { no_moe(); }
   void matmul_experts(const ExpertMatrix&, Act, bool, Act, Act, size_t) override { no_moe(); }
   void moe_combine(Act, Act, Act, size_t) override { no_moe(); }
+  void add_expert_bias(Act, const float*, Act, size_t) override { no_moe(); }
   void scale_by_sigmoid(Act, Act, size_t) override { no_moe(); }
   [[noreturn]] static void no_moe() {
     throw Error("--gpu-layers: the CUDA backend does not run mixture-of-experts layers yet");

@@ -26,6 +26,7 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::Qwen2Moe:
     case Arch::Qwen3Moe:
     case Arch::Phi3:
+    case Arch::GptOss:
       return make_llama_family(model);
     case Arch::Gemma2:
     case Arch::Gemma3:

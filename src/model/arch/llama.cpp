@@ -3,8 +3,10 @@
 // mixture-of-experts kin: llama with experts (Mixtral), qwen2moe (qwen2 attention, a shared
 // expert), qwen3moe (qwen3 attention), whose feed-forward is model/arch/moe_ffn.h; and phi3
 // (Phi-3, Phi-3.5, Phi-4: its fused attn_qkv and gate/up tensors are loaded as row views of
-// one matrix, its partial rotary and LongRoPE factors are the rope table's). They differ by
-// optional tensors, the RoPE layout and the feed-forward block, not by copies of the loop.
+// one matrix, its partial rotary and LongRoPE factors are the rope table's); and gpt-oss
+// (attention sinks and output bias, sliding windows on even layers, a MoE block with biases and
+// its clamped SwiGLU; its ffn_norm is the file's post_attention_norm). They differ by optional
+// tensors, the RoPE layout and the feed-forward block, not by copies of the loop.
 //
 // Per layer (names as traced):
 //   attn_norm = rmsnorm(x)        Qcur .. attn_out = the attention block (self_attention.h)

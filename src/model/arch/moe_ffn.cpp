@@ -3,10 +3,12 @@
 namespace tzero {
 
 MoeFeedForward::MoeFeedForward(const HParams& hp, ActLayout& layout)
-    : shared_(hp.arch == Arch::Qwen2Moe) {
+    : shared_(hp.arch == Arch::Qwen2Moe),
+      act_(hp.arch == Arch::GptOss ? Activation::SwigluOai : Activation::SiLU) {
   spec_.n_expert = hp.n_expert;
   spec_.n_used = hp.n_expert_used;
   spec_.norm_weights = hp.expert_weights_norm;
+  spec_.gating = hp.expert_gating;
   const size_t X = size_t(hp.n_expert), k = size_t(hp.n_expert_used), F = size_t(hp.n_ff_exp),
                E = size_t(hp.n_embd);
   logits_ = layout.add(X);    // (n_tok, n_expert) router logits
@@ -29,6 +31,7 @@ void MoeFeedForward::run(const Pass& p, int il, const LayerWeights& L, Act x, Ac
   BackendOps& o = *p.ops;
   const size_t n = p.n_tok;
   o.matmul(L.gate_inp, x, logits_, n);
+  if (L.gate_inp_b) o.add_bias(logits_, L.gate_inp_b, n);
   p.trace("ffn_moe_logits", il, logits_, n);
   o.moe_route(logits_, spec_, probs_, ids_, weights_, n);
   p.trace("ffn_moe_probs", il, probs_, n);
@@ -36,11 +39,16 @@ void MoeFeedForward::run(const Pass& p, int il, const LayerWeights& L, Act x, Ac
   p.trace("ffn_moe_weights", il, weights_, n);
   o.matmul_experts(L.gate_exps, x, false, ids_, gate_, n);
   o.matmul_experts(L.up_exps, x, false, ids_, up_, n);
+  if (L.gate_exps_b) {
+    o.add_expert_bias(gate_, L.gate_exps_b, ids_, n);
+    o.add_expert_bias(up_, L.up_exps_b, ids_, n);
+  }
   p.trace("ffn_moe_gate", il, gate_, n);
   p.trace("ffn_moe_up", il, up_, n);
-  o.glu(Activation::SiLU, gate_, up_, gate_, n);
+  o.glu(act_, gate_, up_, gate_, n);
   p.trace("ffn_moe_swiglu", il, gate_, n);
   o.matmul_experts(L.down_exps, gate_, true, ids_, down_, n);
+  if (L.down_exps_b) o.add_expert_bias(down_, L.down_exps_b, ids_, n);
   p.trace("ffn_moe_down", il, down_, n);
   o.moe_combine(down_, weights_, out, n);
   p.trace("ffn_moe_out", il, out, n);

@@ -8,6 +8,9 @@
 //   ffn_moe_gate, ffn_moe_up = Wgate[e] x, Wup[e] x  per slot (token, rank j), e = topk_j
 //   ffn_moe_swiglu = silu(gate) * up                 ffn_moe_down = Wdown[e] swiglu, per slot
 //   ffn_moe_out = sum_j weights_j * down_j           in rank order: the expert combine
+// gpt-oss adds biases (router, each expert's gate, up and down: the gate and up biases before the
+// activation, the down bias before the combine), routes by the k largest logits with a softmax
+// over them (MoeGating::SoftmaxWeight), and activates with its clamped SwiGLU (SwigluOai).
 // qwen2moe adds its shared expert: ffn_shexp = dense SwiGLU of x, ffn_shexp_gate_inp = w . x,
 // ffn_shexp_out = sigmoid(gate_inp) * ffn_shexp, ffn_out = ffn_moe_out + ffn_shexp_out.
 #pragma once
@@ -27,6 +30,7 @@ class MoeFeedForward {
  private:
   MoeSpec spec_;
   bool shared_;
+  Activation act_;
   Act logits_, probs_, ids_, weights_, gate_, up_, down_;
   Act sh_gate_, sh_up_, sh_out_, sh_logit_;
 };

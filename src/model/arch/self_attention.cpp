@@ -39,9 +39,11 @@ void SelfAttention::run(const Pass& p, int il, const LayerWeights& L, Act x, Act
   spec.scale = hp_.attn_scale;
   spec.window = swa ? hp_.n_swa : 0;
   spec.softcap = hp_.attn_softcap;
+  spec.sinks = L.sinks;
   o.attention(il, q_, att_, spec);
   p.trace("kqv_out", il, att_, n);
   o.matmul(L.wo, att_, out, n);
+  if (L.bo) o.add_bias(out, L.bo, n);
   p.trace("attn_out", il, out, n);
 }
 
