@@ -118,6 +118,21 @@ const std::vector<ModelPreset>& model_presets() {
       {"gpt-oss-20b", "gpt-oss-20b shape (window 128, 32 experts top 4, YaRN 32)", "gpt-oss",
        201088, 2880, 2880, 24, 64, 8, 64, 131072, 150000.0, 1e-5f, false, 32, 4, 2880, 0, 128,
        32.0, 0, 0, false, 4096},
+      // glm4moe: one dense layer, then two of 16 experts (top 4, 128 wide) and one ungated
+      // shared expert, sigmoid routing with a bias, weights renormalised and scaled by 2.5;
+      // head_dim 128 over n_embd 256 / 4 heads, half of it rotated (neox); Q/K norms and QKV
+      // biases; a fourth block is a NextN layer (written, never run).
+      {"tiny-glm4moe",
+       "glm4moe (sigmoid routing + bias, shared expert, 1 dense layer, partial rotary, NextN): "
+       "for tests",
+       "glm4moe", 512, 256, 512, 3, 4, 2, 128, 2048, 1000000.0, 1e-5f, false, 16, 4, 128, 0, 0,
+       1.0, 64, 0, false, 0, 1, 1, 1, 2.5f},
+      // GLM-4.5-Air's layer and vocabulary (128 experts, top 8, 1408 wide, one shared; 96
+      // query and 8 kv heads of 128, half rotated; a 10944-wide dense first layer) with 4 of
+      // its 46 layers (the dense one and 3 with experts) and no NextN block.
+      {"glm-4.5-air-4l", "GLM-4.5-Air shape, 4 of 46 layers (1 dense)", "glm4moe", 151552, 4096,
+       10944, 4, 96, 8, 128, 131072, 1000000.0, 1e-5f, false, 128, 8, 1408, 0, 0, 1.0, 64, 0,
+       false, 0, 1, 1, 0, 1.0f},
       // tiny with llama 3.1's rope_freqs (and Llama 3's vocabulary-free shape otherwise).
       {"tiny-llama3",
        "llama with rope_freqs (Llama 3.1 and later): for tests",
@@ -222,11 +237,17 @@ double preset_parameters(const ModelPreset& P) {
   if (P.arch == "gemma2" || P.arch == "gemma3") layer += 2 * E;  // post-attention, post-ffn norms
   const double half_rot = (P.n_rot > 0 ? P.n_rot : P.head_dim) / 2;
   const double rope_factors = half_rot * ((P.n_ctx_orig > 0 ? 2 : 0) + (P.rope_freqs ? 1 : 0));
-  if (P.n_expert == 0)
-    layer += 3 * E * F;
-  else
-    layer += E * X + 3 * X * E * FX + (S > 0 ? 3 * E * S + E : 0);
-  return V * E * (P.tied_output ? 1 : 2) + E + P.n_layer * layer + rope_factors;
+  if (P.arch == "gpt-oss") layer += E + P.n_head + X + 2 * X * FX + X * E;  // biases, sinks
+  if (P.arch == "glm4moe") layer += Q + 2 * KV + 2 * P.head_dim;             // biases, norms
+  const double SH = FX * P.n_expert_shared;                                    // glm4moe's shared
+  const double dense = 3 * E * F;
+  const double moe =
+      E * X + 3 * X * E * FX + (S > 0 ? 3 * E * S + E : 0) + (SH > 0 ? 3 * E * SH + X : 0);
+  double layers = 0;
+  for (int l = 0; l < P.n_layer + P.n_nextn; ++l)
+    layers += layer + (P.n_expert == 0 || l < P.n_dense_lead ? dense : moe) +
+              (l >= P.n_layer ? 2 * E * E + 3 * E : 0);  // a NextN block's own tensors
+  return V * E * (P.tied_output ? 1 : 2) + E + layers + rope_factors;
 }
 
 const ModelPreset* find_preset(const std::string& name) {
@@ -405,7 +426,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
   w.add_u32(a + "context_length", uint32_t(P.n_ctx));
   w.add_u32(a + "embedding_length", uint32_t(P.n_embd));
   w.add_u32(a + "feed_forward_length", uint32_t(P.n_ff));
-  w.add_u32(a + "block_count", uint32_t(P.n_layer));
+  w.add_u32(a + "block_count", uint32_t(P.n_layer + P.n_nextn));
   w.add_u32(a + "attention.head_count", uint32_t(P.n_head));
   w.add_u32(a + "attention.head_count_kv", uint32_t(P.n_head_kv));
   if (P.head_dim * P.n_head != P.n_embd) {
@@ -440,6 +461,16 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     if (P.arch != "llama") w.add_u32(a + "expert_feed_forward_length", uint32_t(P.n_ff_exp));
     if (P.n_ff_shexp > 0)
       w.add_u32(a + "expert_shared_feed_forward_length", uint32_t(P.n_ff_shexp));
+    if (P.arch == "glm4moe") {  // as llama.cpp's converter writes GLM-4.5
+      w.add_u32(a + "expert_shared_count", uint32_t(P.n_expert_shared));
+      w.add_u32(a + "leading_dense_block_count", uint32_t(P.n_dense_lead));
+      w.add_f32(a + "expert_weights_scale", P.expert_weights_scale);
+      w.add_bool(a + "expert_weights_norm", true);
+      w.add_u32(a + "expert_gating_func", 2);
+      w.add_u32(a + "expert_group_count", uint32_t(P.n_groups));
+      w.add_u32(a + "expert_group_used_count", uint32_t(P.n_groups_used));
+      w.add_u32(a + "nextn_predict_layers", uint32_t(P.n_nextn));
+    }
   }
   SpmVocabData vocab = make_synthetic_spm_vocab(P.n_vocab);
   if (P.arch == "phi3") {
@@ -521,7 +552,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     factors("rope_factors_long.weight", 1.0f, 40.0f);
     factors("rope_factors_short.weight", 1.0f, 1.5f);
   }
-  for (int l = 0; l < P.n_layer; ++l) {
+  for (int l = 0; l < P.n_layer + P.n_nextn; ++l) {
     layer = l;
     const std::string p = "blk." + std::to_string(l) + ".";
     add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
@@ -532,13 +563,13 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       add(p + "attn_k.weight", {E, KV}, 0.0f, amp(E), true);
       add(p + "attn_v.weight", {E, KV}, 0.0f, amp(E), true);
     }
-    const bool gpt_oss = P.arch == "gpt-oss";
-    if (P.arch == "qwen2" || P.arch == "qwen2moe" || gpt_oss) {
+    const bool gpt_oss = P.arch == "gpt-oss", glm = P.arch == "glm4moe";
+    if (P.arch == "qwen2" || P.arch == "qwen2moe" || gpt_oss || glm) {
       add(p + "attn_q.bias", {Q}, 0.0f, 0.1f, false);
       add(p + "attn_k.bias", {KV}, 0.0f, 0.1f, false);
       add(p + "attn_v.bias", {KV}, 0.0f, 0.1f, false);
     }
-    if (P.arch == "qwen3" || P.arch == "qwen3moe" || P.arch == "gemma3") {
+    if (P.arch == "qwen3" || P.arch == "qwen3moe" || P.arch == "gemma3" || glm) {
       add(p + "attn_q_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
       add(p + "attn_k_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
     }
@@ -550,14 +581,21 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     const bool gemma = P.arch == "gemma2" || P.arch == "gemma3";
     if (gemma) add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
     // gpt-oss's norm before the experts is named post_attention_norm.
-    add(p + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, 1.0f, 0.1f, false);
+    add(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, 1.0f, 0.1f,
+        false);
+    if (l >= P.n_layer) {  // a NextN block's own tensors (GLM's multi-token prediction)
+      add(p + "nextn.eh_proj.weight", {2 * E, E}, 0.0f, amp(2 * E), true);
+      add(p + "nextn.enorm.weight", {E}, 1.0f, 0.1f, false);
+      add(p + "nextn.hnorm.weight", {E}, 1.0f, 0.1f, false);
+      add(p + "nextn.shared_head_norm.weight", {E}, 1.0f, 0.1f, false);
+    }
     if (gemma) add(p + "post_ffw_norm.weight", {E}, 1.0f, 0.1f, false);
     if (phi3) {  // gate rows, then up rows, in one tensor
       add(p + "ffn_up.weight", {E, 2 * F}, 0.0f, amp(E), true);
       add(p + "ffn_down.weight", {F, E}, 0.0f, amp(F), true);
       continue;
     }
-    if (P.n_expert == 0) {
+    if (P.n_expert == 0 || l < P.n_dense_lead) {
       add(p + "ffn_gate.weight", {E, F}, 0.0f, amp(E), true);
       add(p + "ffn_up.weight", {E, F}, 0.0f, amp(E), true);
       add(p + "ffn_down.weight", {F, E}, 0.0f, amp(F), true);
@@ -569,6 +607,13 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     add(p + "ffn_gate_exps.weight", {E, FX, X}, 0.0f, amp(E), true);
     add(p + "ffn_up_exps.weight", {E, FX, X}, 0.0f, amp(E), true);
     add(p + "ffn_down_exps.weight", {FX, E, X}, 0.0f, amp(FX), true);
+    if (glm) {  // the choice's bias (sigmoid scores are in (0, 1)); ungated shared experts
+      add(p + "exp_probs_b.bias", {X}, 0.0f, 0.05f, false);
+      const int64_t SH = FX * P.n_expert_shared;
+      add(p + "ffn_gate_shexp.weight", {E, SH}, 0.0f, amp(E), true);
+      add(p + "ffn_up_shexp.weight", {E, SH}, 0.0f, amp(E), true);
+      add(p + "ffn_down_shexp.weight", {SH, E}, 0.0f, amp(SH), true);
+    }
     if (gpt_oss) {
       add(p + "ffn_gate_inp.bias", {X}, 0.0f, 0.1f, false);
       add(p + "ffn_gate_exps.bias", {FX, X}, 0.0f, 0.1f, false);

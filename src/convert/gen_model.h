@@ -16,7 +16,8 @@ namespace tzero {
 struct ModelPreset {
   std::string name;
   std::string description;
-  std::string arch;  // llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss
+  std::string arch;  // llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss,
+                     // glm4moe
   int n_vocab, n_embd, n_ff, n_layer, n_head, n_head_kv, head_dim, n_ctx;
   double rope_base;
   float rms_eps;
@@ -36,6 +37,11 @@ struct ModelPreset {
   bool rope_freqs = false;
   // YaRN (gpt-oss): rope.scaling.type yarn with factor rope_scale over this original context.
   int yarn_orig_ctx = 0;
+  // glm4moe: ungated shared experts (n_ff_exp each), leading dense layers (n_ff wide), NextN
+  // blocks after the n_layer that run, the routing's weight scale and expert groups.
+  int n_expert_shared = 0, n_dense_lead = 0, n_nextn = 0;
+  float expert_weights_scale = 0;
+  int n_groups = 1, n_groups_used = 1;
 };
 
 // Tokenizer metadata a preset adds to the synthetic vocabulary, written only when set (so the

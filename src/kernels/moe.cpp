@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <vector>
 
 #include "kernels/dot.h"
@@ -36,6 +37,44 @@ void moe_route_softmax_weight_ref(const float* logits, size_t n_expert, size_t k
   for (size_t j = 0; j < k; ++j) weights[j] = exp_ref(weights[j] - m);
   const float z = sum_f32_ref(weights, k);
   for (size_t j = 0; j < k; ++j) weights[j] = weights[j] / z;
+}
+
+void moe_route_sigmoid_ref(const float* logits, const float* bias, size_t n_expert, size_t k,
+                           size_t n_groups, size_t n_groups_used, bool norm, float scale,
+                           float* probs, int32_t* ids, float* weights, float* sel) {
+  for (size_t i = 0; i < n_expert; ++i) {
+    probs[i] = sigmoid_ref(logits[i]);
+    sel[i] = bias ? probs[i] + bias[i] : probs[i];
+  }
+  if (n_groups > 1) {
+    const size_t P = n_expert / n_groups;
+    std::vector<float> score(n_groups);
+    for (size_t g = 0; g < n_groups; ++g) {
+      int32_t two[2];
+      float v[2];
+      top_k(sel + g * P, P, P >= 2 ? 2 : 1, two, v);
+      score[g] = P >= 2 ? v[0] + v[1] : v[0];
+    }
+    std::vector<int32_t> keep(n_groups_used);
+    std::vector<float> kept(n_groups_used);
+    top_k(score.data(), n_groups, n_groups_used, keep.data(), kept.data());
+    for (size_t g = 0; g < n_groups; ++g) {
+      bool stays = false;
+      for (const int32_t x : keep) stays = stays || x == int32_t(g);
+      if (!stays)
+        for (size_t i = g * P; i < (g + 1) * P; ++i) sel[i] = -INFINITY;
+    }
+  }
+  top_k(sel, n_expert, k, ids, weights);
+  for (size_t j = 0; j < k; ++j) weights[j] = probs[size_t(ids[j])];
+  if (norm) {
+    float s = weights[0];
+    for (size_t j = 1; j < k; ++j) s += weights[j];
+    s = std::max(s, 6.103515625e-5f);
+    for (size_t j = 0; j < k; ++j) weights[j] = weights[j] / s;
+  }
+  if (scale != 1.0f)
+    for (size_t j = 0; j < k; ++j) weights[j] = weights[j] * scale;
 }
 
 void moe_route_ref(const float* logits, size_t n_expert, size_t k, bool norm, float* probs,

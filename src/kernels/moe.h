@@ -11,6 +11,14 @@
 //   ids     = the k largest logits, largest first; equal logits: lower id first
 //   w_j     = e_j / z, m = logits[ids_0], e_j = exp_ref(logits[ids_j] - m), z = sum_f32_ref(e)
 //   (a softmax over the k chosen logits, in rank order); probs = the logits, unchanged
+// SIGMOID gating (DeepSeek-V3, GLM-4.5; moe_route_sigmoid_ref), as llama.cpp's build_moe_ffn:
+//   probs_i = sigmoid_ref(logits_i);  sel_i = probs_i + bias_i (the exp_probs_b tensor; none: probs)
+//   with G > 1 groups of P = E / G contiguous experts: score_g = a + b, a >= b the two largest
+//     sel of group g (P = 1: its one sel); the G_used largest scores' groups (equal: lower group
+//     first) stay, every other expert's sel becomes -inf
+//   ids = the k largest sel, largest first; equal: lower id first
+//   w_j = probs[ids_j] (the unbiased score); with `norm`: s = w_0 + w_1 + ... (rank order),
+//   clamped below at 6.103515625e-5, w_j = w_j / s; then w_j = w_j * scale when scale != 1
 // Combine of one token (moe_combine_ref):
 //   out_i = w_0 * y_0,i + w_1 * y_1,i + ... + w_{k-1} * y_{k-1},i
 // left to right in rank order, each product rounded (no fused multiply-add): the order of
@@ -31,6 +39,11 @@ void moe_route_ref(const float* logits, size_t n_expert, size_t k, bool norm, fl
 // The same with SOFTMAX_WEIGHT gating; probs receives a copy of the logits.
 void moe_route_softmax_weight_ref(const float* logits, size_t n_expert, size_t k, float* probs,
                                   int32_t* ids, float* weights);
+
+// The same with SIGMOID gating. bias: (n_expert) or null; sel: (n_expert) scratch.
+void moe_route_sigmoid_ref(const float* logits, const float* bias, size_t n_expert, size_t k,
+                           size_t n_groups, size_t n_groups_used, bool norm, float scale,
+                           float* probs, int32_t* ids, float* weights, float* sel);
 
 // y: (k, n) the token's expert outputs in rank order; w: (k); out: (n).
 void moe_combine_ref(const float* y, const float* w, size_t k, size_t n, float* out);

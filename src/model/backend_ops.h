@@ -69,10 +69,15 @@ struct AttentionSpec {
 // A mixture-of-experts layer's routing (moe-v1): softmax over n_expert router logits, the
 // n_used largest (ties to the lower id), their weights renormalised to sum 1 when norm_weights;
 // or (gating SoftmaxWeight, gpt-oss) the n_used largest logits, their weights a softmax over them.
+// Sigmoid gating (DeepSeek-V3, GLM-4.5) adds: the selection bias (the layer's exp_probs_b, or
+// null), the groups, and the weights' scale (kernels/moe.h, SIGMOID).
 struct MoeSpec {
   int n_expert = 0, n_used = 0;
   bool norm_weights = true;
   MoeGating gating = MoeGating::Softmax;
+  const float* selection_bias = nullptr;  // (n_expert)
+  int n_groups = 1, n_groups_used = 1;
+  float scale = 1.0f;
 };
 
 // The gated feed-forward activation: out = act(gate) * up.

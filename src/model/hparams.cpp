@@ -19,6 +19,7 @@ std::optional<Arch> arch_from_name(std::string_view name) {
   if (name == "gemma3") return Arch::Gemma3;
   if (name == "phi3") return Arch::Phi3;
   if (name == "gpt-oss") return Arch::GptOss;
+  if (name == "glm4moe") return Arch::Glm4Moe;
   return std::nullopt;
 }
 
@@ -84,6 +85,8 @@ class KeyReader {
   std::string a_;
 };
 
+void read_sigmoid_routing(const KeyReader& r, HParams& hp);
+
 // The mixture-of-experts keys, as llama.cpp reads them. A file whose counts do not fit is an
 // error here, before any tensor is looked at.
 void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
@@ -116,7 +119,7 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   hp.n_expert_used = int(n_used);
   if (hp.arch == Arch::Llama) {
     hp.n_ff_exp = hp.n_ff;  // Mixtral: each expert has the dense width (llama.cpp)
-  } else if (hp.arch == Arch::GptOss) {
+  } else if (hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe) {
     hp.n_ff_exp = r.required_positive("expert_feed_forward_length", 1 << 22);
   } else {
     // qwen*moe default to n_ff / k as llama.cpp does.
@@ -135,8 +138,59 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   hp.expert_weights_norm = hp.arch != Arch::Qwen2Moe && hp.arch != Arch::GptOss;
   // gpt-oss: the k largest logits, then a softmax over them (llama.cpp's SOFTMAX_WEIGHT).
   hp.expert_gating = hp.arch == Arch::GptOss ? MoeGating::SoftmaxWeight : MoeGating::Softmax;
+  if (hp.arch == Arch::Glm4Moe) read_sigmoid_routing(r, hp);
 }
 
+
+// The routing of DeepSeek-V3 and GLM-4.5 as llama.cpp reads it: sigmoid scores (gating 2; 0 or
+// absent means sigmoid for glm4moe), the exp_probs_b tensor's bias for the choice only, the
+// best expert_group_used_count of expert_group_count contiguous groups, renormalised weights
+// when expert_weights_norm, times expert_weights_scale (0 means 1); expert_shared_count ungated
+// shared experts; leading_dense_block_count dense layers first.
+void read_sigmoid_routing(const KeyReader& r, HParams& hp) {
+  const GgufFile& f = r.file();
+  const int64_t gating = r.get_int("expert_gating_func", 2);
+  if (gating != 0 && gating != 2)
+    f.fail("metadata '" + r.name("expert_gating_func") + "' = " + std::to_string(gating) +
+           " is not supported for '" + excerpt(hp.arch_name) + "' (2: sigmoid)");
+  hp.expert_gating = MoeGating::Sigmoid;
+  hp.expert_weights_norm = r.get_bool("expert_weights_norm", false);
+  const double scale = r.get_float("expert_weights_scale", 0.0);
+  if (!(scale >= 0 && scale <= 1e6))
+    f.fail("metadata '" + r.name("expert_weights_scale") + "' is out of range");
+  hp.expert_weights_scale = scale == 0 ? 1.0f : float(scale);
+  if (!r.has("expert_shared_count"))
+    f.fail("missing metadata '" + r.name("expert_shared_count") + "' (llama.cpp requires it too)");
+  const int64_t shared = r.get_int("expert_shared_count", 0);
+  if (shared < 0 || shared > 64)
+    f.fail("metadata '" + r.name("expert_shared_count") + "' = " + std::to_string(shared) +
+           " is out of range (0..64)");
+  hp.n_expert_shared = int(shared);
+  const int64_t groups = r.get_int("expert_group_count", 0);
+  const int64_t used = r.get_int("expert_group_used_count", 0);
+  if (groups > 1) {
+    if (hp.n_expert % groups != 0 || groups >= hp.n_expert)
+      f.fail("metadata '" + r.name("expert_group_count") + "' = " + std::to_string(groups) +
+             " does not divide expert_count = " + std::to_string(hp.n_expert) + " into groups");
+    if (used < 1 || used >= groups)
+      f.fail("metadata '" + r.name("expert_group_used_count") + "' = " + std::to_string(used) +
+             " does not fit expert_group_count = " + std::to_string(groups) + " (1..groups-1)");
+    if (hp.n_expert_used > used * (hp.n_expert / groups))
+      f.fail("metadata '" + r.name("expert_used_count") + "' = " +
+             std::to_string(hp.n_expert_used) + " is more than the " +
+             std::to_string(used * (hp.n_expert / groups)) + " experts of the chosen groups");
+    hp.n_expert_groups = int(groups);
+    hp.n_expert_groups_used = int(used);
+  }
+  const int64_t lead = r.get_int("leading_dense_block_count", 0);
+  if (lead < 0 || lead > hp.n_layer)
+    f.fail("metadata '" + r.name("leading_dense_block_count") + "' = " + std::to_string(lead) +
+           " is out of range (0..block_count)");
+  hp.n_layer_dense_lead = int(lead);
+  if (lead > 0 && hp.n_ff <= 0)
+    f.fail("metadata '" + r.name("feed_forward_length") +
+           "' is needed: the leading dense layers are that wide");
+}
 
 // The sliding-window period: one integer (llama.cpp reads a scalar for gemma2 and gemma3 and
 // ignores an array; tzero refuses one rather than guess which layers it means).
@@ -253,15 +307,25 @@ HParams read_hparams(const GgufFile& f) {
   if (!arch)
     f.fail("architecture '" + excerpt(hp.arch_name) +
            "' is not supported (supported: llama, mistral, " +
-           "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss)");
+           "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss, glm4moe)");
   hp.arch = *arch;
   const KeyReader r(f, hp.arch, hp.arch_name);
   hp.n_embd = r.required_positive("embedding_length", 1 << 20);
   hp.n_layer = r.required_positive("block_count", 4096);
+  if (hp.arch == Arch::Glm4Moe) {
+    // The last nextn_predict_layers blocks are GLM's multi-token-prediction (NextN) layers:
+    // llama.cpp checks their tensors and never runs them; so does tzero.
+    const int64_t nextn = r.get_int("nextn_predict_layers", 0);
+    if (nextn < 0 || nextn >= hp.n_layer)
+      r.file().fail("metadata '" + r.name("nextn_predict_layers") + "' = " +
+                    std::to_string(nextn) + " does not fit block_count = " +
+                    std::to_string(hp.n_layer));
+    hp.n_layer_nextn = int(nextn);
+  }
   hp.n_head = r.per_layer("attention.head_count", hp.n_layer, 0, true, 4096);
   hp.n_head_kv = r.per_layer("attention.head_count_kv", hp.n_layer, hp.n_head, false, 4096);
-  const bool moe_arch =
-      hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Moe || hp.arch == Arch::GptOss;
+  const bool moe_arch = hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Moe ||
+                        hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe;
   if (hp.arch == Arch::GptOss || (moe_arch && !r.has("feed_forward_length")))
     hp.n_ff = 0;  // experts only: their own length below (gpt-oss's graph never reads it)
   else
@@ -303,6 +367,7 @@ HParams read_hparams(const GgufFile& f) {
     hp.pooling_type = pt >= 0 && pt <= 1000 ? int(pt) : 1000;  // unknown: refused when used
   }
   check_refused_keys(f, hp.arch, hp.arch_name);
+  hp.n_layer -= hp.n_layer_nextn;  // the layers that run
   return hp;
 }
 

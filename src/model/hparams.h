@@ -11,15 +11,18 @@
 
 namespace tzero {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma2, Gemma3, Phi3, GptOss };
-// general.architecture -> Arch ("mistral" is llama, "gpt-oss" GptOss); nullopt for the ones
+enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma2, Gemma3, Phi3, GptOss, Glm4Moe };
+// general.architecture -> Arch ("mistral" is llama, "gpt-oss" GptOss, "glm4moe" Glm4Moe);
+// nullopt for the ones
 // tzero cannot run.
 std::optional<Arch> arch_from_name(std::string_view name);
 
 // How a mixture-of-experts layer turns router logits into the k experts and their weights
 // (kernels/moe.h): Softmax over every expert, then the k largest (qwen*moe, Mixtral); or
-// SoftmaxWeight, the k largest logits, then a softmax over those k (gpt-oss).
-enum class MoeGating { Softmax, SoftmaxWeight };
+// SoftmaxWeight, the k largest logits, then a softmax over those k (gpt-oss); or Sigmoid, each
+// expert's sigmoid, chosen by sigmoid + exp_probs_b within the best groups (DeepSeek-V3,
+// GLM-4.5: expert_gating_func 2).
+enum class MoeGating { Softmax, SoftmaxWeight, Sigmoid };
 
 // {arch}.rope.scaling.type, as llama.cpp reads it (absent: Linear).
 enum class RopeScaling { None, Linear, Yarn, LongRope };
@@ -70,11 +73,18 @@ struct HParams {
   int n_ff_shexp = 0;               // expert_shared_feed_forward_length (qwen2moe's shared expert)
   bool expert_weights_norm = true;  // renormalise the k weights (qwen2moe: false)
   MoeGating expert_gating = MoeGating::Softmax;
+  int n_expert_shared = 0;          // expert_shared_count: ungated shared experts (glm4moe)
+  float expert_weights_scale = 1;   // expert_weights_scale (0 in the file means 1)
+  int n_expert_groups = 1;          // expert_group_count: experts in this many contiguous groups
+  int n_expert_groups_used = 1;     // expert_group_used_count: the best groups chosen from
+  int n_layer_dense_lead = 0;       // leading_dense_block_count: dense layers before the experts
+  int n_layer_nextn = 0;            // glm4moe's NextN blocks after n_layer: loaded, never run
   // {arch}.pooling_type as llama.cpp numbers it (0 none, 1 mean, 2 cls, 3 last, 4 rank), -1
   // when the file does not say: what embedding requests pool by default (batch/engine).
   int pooling_type = -1;
 
   bool moe() const { return n_expert > 0; }
+  bool moe_layer(int il) const { return n_expert > 0 && il >= n_layer_dense_lead; }
   bool is_swa(int il) const {
     return n_swa > 0 && (swa_pattern == 0 || il % swa_pattern < swa_pattern - 1);
   }

@@ -155,6 +155,26 @@ const std::vector<ModelKey> kGptOss = {
      "llama.cpp does not read it for this architecture"},
 };
 
+const std::vector<ModelKey> kGlm4Moe = {
+    {"expert_shared_count", K::Honoured, "required",
+     "ungated shared experts, each expert_feed_forward_length wide, added to every token's"},
+    {"expert_weights_scale", K::Honoured, "0 (none)", "the chosen experts' weights times it"},
+    {"expert_weights_norm", K::Honoured, "false",
+     "renormalise the chosen experts' weights to sum 1"},
+    {"expert_gating_func", K::Refused, "0|2",
+     "sigmoid scores only (2; absent or 0 means sigmoid for this architecture)"},
+    {"leading_dense_block_count", K::Honoured, "0",
+     "the first N layers are dense (feed_forward_length wide)"},
+    {"nextn_predict_layers", K::Honoured, "0",
+     "the last N blocks are NextN (multi-token prediction) layers: accepted, never run"},
+    {"attn_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
+    {"final_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
+    {"attention.sliding_window", K::Refused, "0",
+     "llama.cpp does not read a sliding window for this architecture"},
+};
+
 const std::vector<ModelKey> kPhi3 = {
     {"attention.sliding_window", K::NoMath, "",
      "read and turned off by llama.cpp (\"Phi SWA is currently disabled\"); not applied"},
@@ -168,6 +188,21 @@ std::vector<ModelKey> join(std::initializer_list<const std::vector<ModelKey>*> p
   std::vector<ModelKey> v;
   for (const auto* p : parts) v.insert(v.end(), p->begin(), p->end());
   return v;
+}
+
+bool value_is_neutral(const GgufValue& v, std::string_view values);
+
+// An array of numbers is neutral when each of its elements is (rope.dimension_sections 0 0 0 0).
+bool array_is_neutral(const GgufFile& f, const std::string& key, std::string_view values) {
+  const GgufValue* v = f.find(key);
+  if (!v || v->type != GgufValueType::ARRAY || v->elem_type == GgufValueType::STRING) return false;
+  for (const int64_t x : f.get_int_array(key)) {
+    GgufValue e;
+    e.type = GgufValueType::I64;
+    e.i = x;
+    if (!value_is_neutral(e, values)) return false;
+  }
+  return true;
 }
 
 bool value_is_neutral(const GgufValue& v, std::string_view values) {
@@ -228,6 +263,37 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
              "expert_feed_forward_length)"};
     return v;
   }();
+  static const std::vector<ModelKey> glm4moe = [] {
+    std::vector<ModelKey> ex = {
+        {"expert_count", K::Honoured, "required", "experts per layer, at most 512"},
+        {"expert_used_count", K::Honoured, "required", "experts each token runs (top k)"},
+        {"expert_feed_forward_length", K::Honoured, "required", "the width of each expert"},
+    };
+    auto v = join({&kCommon, &ex, &kGlm4Moe});
+    for (auto& k : v) {
+      if (k.suffix == "expert_group_count")
+        k = {k.suffix, K::Honoured, "1", "experts in this many contiguous groups (DeepSeek-V3's)"};
+      if (k.suffix == "expert_group_used_count")
+        k = {k.suffix, K::Honoured, "1",
+             "choose only among the experts of this many groups, by each group's two best scores"};
+      if (k.suffix == "leading_dense_block_count") k.use = K::Honoured;
+      if (k.suffix == "rope.dimension_sections")
+        k = {k.suffix, K::Refused, "0", "multi-section rope (GLM-4.5V's M-RoPE) is not supported"};
+    }
+    // leading_dense_block_count is in kCommon (refused) and kGlm4Moe (honoured): keep the latter.
+    std::vector<ModelKey> out;
+    for (const auto& k : v) {
+      bool later = false;
+      for (const auto& o : out) later = later || o.suffix == k.suffix;
+      if (later) {
+        for (auto& o : out)
+          if (o.suffix == k.suffix) o = k;
+      } else {
+        out.push_back(k);
+      }
+    }
+    return out;
+  }();
   switch (arch) {
     case Arch::Llama: return llama;
     case Arch::Qwen2:
@@ -238,6 +304,7 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
     case Arch::Gemma3: return gemma3;
     case Arch::Phi3: return phi3;
     case Arch::GptOss: return gpt_oss;
+    case Arch::Glm4Moe: return glm4moe;
   }
   return dense;
 }
@@ -263,6 +330,14 @@ void check_refused_keys(const GgufFile& f, Arch arch, const std::string& arch_na
     const std::string key = arch_name + "." + std::string(k.suffix);
     const GgufValue* v = f.find(key);
     if (!v || value_is_neutral(*v, k.values)) continue;
+    if (v->type == GgufValueType::ARRAY && !k.values.empty()) {
+      bool neutral = false;
+      try {
+        neutral = array_is_neutral(f, key, k.values);
+      } catch (const std::exception&) {  // not an array of integers
+      }
+      if (neutral) continue;
+    }
     f.fail("metadata '" + key + "' = " + excerpt(v->to_display(4)) + " is refused: " +
            std::string(k.what) +
            (k.values.empty() ? "" : " (accepted: " + std::string(k.values) + ")"));

@@ -100,6 +100,15 @@ void Model::load_experts(const std::string& p, LayerWeights& l) {
     l.up_exps_b = table(p + "ffn_up_exps.bias", X, F);
     l.down_exps_b = table(p + "ffn_down_exps.bias", X, E);
   }
+  if (hp_.expert_gating == MoeGating::Sigmoid)  // glm4moe requires it, deepseek2 may have it
+    l.exp_probs_b = vector(p + "exp_probs_b.bias", X, hp_.arch == Arch::Glm4Moe);
+  if (hp_.n_expert_shared > 0) {  // ungated shared experts, as one of their summed width
+    const int64_t S = F * hp_.n_expert_shared;
+    l.gate_shexp = matrix(p + "ffn_gate_shexp.weight", S, E);
+    l.up_shexp = matrix(p + "ffn_up_shexp.weight", S, E);
+    l.down_shexp = matrix(p + "ffn_down_shexp.weight", E, S);
+    return;
+  }
   if (hp_.arch != Arch::Qwen2Moe) return;
   const int64_t S = hp_.n_ff_shexp;
   l.gate_shexp = matrix(p + "ffn_gate_shexp.weight", S, E);
@@ -127,10 +136,10 @@ const float* Model::table(const std::string& name, int64_t n_rows, int64_t n_col
   return widened_.back().data();
 }
 
-const float* Model::vector(const std::string& name, int64_t n, bool required) {
+const float* Model::vector(const std::string& name, int64_t n, bool required, bool optional) {
   const GgufTensorInfo* t = use(name);
   if (!t) {
-    if (required) file_->fail("missing tensor '" + name + "'");
+    if (required && !optional) file_->fail("missing tensor '" + name + "'");
     return nullptr;
   }
   if (t->n_elements() != n || t->ne[0] != n)
@@ -155,6 +164,7 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
                 D = hp_.head_dim;
   const bool biases = hp_.arch == Arch::Qwen2 || hp_.arch == Arch::Qwen2Moe;
   const bool gpt_oss = hp_.arch == Arch::GptOss;
+  const bool glm = hp_.arch == Arch::Glm4Moe;
   const bool gemma = hp_.arch == Arch::Gemma2 || hp_.arch == Arch::Gemma3;
   const bool qk_norm =
       hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe || hp_.arch == Arch::Gemma3;
@@ -197,22 +207,27 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
       l.wv = matrix(p + "attn_v.weight", KV, E);
     }
     l.wo = matrix(p + "attn_output.weight", E, Q);
-    l.bq = vector(p + "attn_q.bias", Q, biases);
-    l.bk = vector(p + "attn_k.bias", KV, biases);
-    l.bv = vector(p + "attn_v.bias", KV, biases);
+    // glm4moe: biases and per-head norms when the file has them (llama.cpp: optional).
+    l.bq = vector(p + "attn_q.bias", Q, biases, glm);
+    l.bk = vector(p + "attn_k.bias", KV, biases, glm);
+    l.bv = vector(p + "attn_v.bias", KV, biases, glm);
     if (gpt_oss) {
       l.bo = vector(p + "attn_output.bias", E);
       l.sinks = vector(p + "attn_sinks.weight", hp_.n_head);
     }
-    l.q_norm = vector(p + "attn_q_norm.weight", D, qk_norm);
-    l.k_norm = vector(p + "attn_k_norm.weight", D, qk_norm);
+    l.q_norm = vector(p + "attn_q_norm.weight", D, qk_norm, glm);
+    l.k_norm = vector(p + "attn_k_norm.weight", D, qk_norm, glm);
+    if ((l.q_norm == nullptr) != (l.k_norm == nullptr))
+      file_->fail("tensor '" + p + (l.q_norm ? "attn_k_norm" : "attn_q_norm") +
+                  ".weight' is missing (the query and key norms come together)");
     // gpt-oss names the feed-forward's norm post_attention_norm (it comes after the attention).
-    l.ffn_norm = vector(p + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"), E);
+    l.ffn_norm =
+        vector(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), E);
     if (gemma) {
       l.attn_post_norm = vector(p + "post_attention_norm.weight", E);
       l.ffn_post_norm = vector(p + "post_ffw_norm.weight", E);
     }
-    if (hp_.moe()) {
+    if (hp_.moe_layer(il)) {
       load_experts(p, l);
     } else if (phi3 && !file_->find_tensor(p + "ffn_gate.weight")) {
       // phi3's fused gate and up: ffn_up holds the gate rows, then the up rows.
@@ -226,6 +241,13 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
       l.w_down = matrix(p + "ffn_down.weight", E, F);
     }
     layers_.push_back(l);
+  }
+  // glm4moe's NextN blocks come after the layers that run: accepted and never read (llama.cpp
+  // creates them with TENSOR_SKIP and never runs them).
+  for (int il = hp_.n_layer; il < hp_.n_layer + hp_.n_layer_nextn; ++il) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    for (const auto& t : file_->tensors())
+      if (t.name.rfind(p, 0) == 0) used_.insert(t.name);
   }
   // A tensor tzero does not read would be skipped silently (llama.cpp refuses a file with
   // tensors it does not load, and loads some that tzero has no op for, such as llama's biases).

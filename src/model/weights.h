@@ -35,7 +35,9 @@ struct LayerWeights {
   ExpertMatrix down_exps;                   // (n_expert, n_embd, n_ff_exp)
   Matrix gate_shexp, up_shexp, down_shexp;  // qwen2moe's shared expert: (n_ff_shexp, n_embd)
                                             // x2, (n_embd, n_ff_shexp)
-  Matrix gate_inp_shexp;                    // (1, n_embd) f32: its gate's logit
+  Matrix gate_inp_shexp;                    // (1, n_embd) f32: its gate's logit (qwen2moe;
+                                            // glm4moe's shared experts have none)
+  const float* exp_probs_b = nullptr;       // (n_expert) glm4moe, deepseek2: the choice's bias
   // gpt-oss: biases of the router (n_expert) and of each expert's gate, up and down
   // ((n_expert, n_ff_exp) x2, (n_expert, n_embd): row e is expert e's).
   const float* gate_inp_b = nullptr;
@@ -67,7 +69,9 @@ class Model {
 
  private:
   Matrix matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required = true);
-  const float* vector(const std::string& name, int64_t n, bool required = true);
+  // optional: null when absent even where `required` (glm4moe's optional biases and norms).
+  const float* vector(const std::string& name, int64_t n, bool required = true,
+                      bool optional = false);
   // An (n_rows, n_cols) table of floats (ne {n_cols, n_rows}), widened to f32 when stored as
   // another type: per-expert biases.
   const float* table(const std::string& name, int64_t n_rows, int64_t n_cols);

@@ -278,6 +278,12 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithGptOss) {
   check_random_schedules(tzero::test::generated_model("tiny-gpt-oss", "q8_0"), 3);
 }
 
+// glm4moe: a dense first layer, then sigmoid-routed experts (bias for the choice, weights
+// renormalised and scaled) with an ungated shared expert; partial neox rotary.
+TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithGlm4Moe) {
+  EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny-glm4moe", "q4_k"), 5), 0u);
+}
+
 // Proves: a pool far too small for the load forces preemption and recomputation, and outputs
 // still equal the solo runs; the pool's free count returns to full afterwards.
 TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {

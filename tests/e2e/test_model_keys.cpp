@@ -129,6 +129,7 @@ std::string preset_for(Arch arch, std::string_view suffix) {
     case Arch::Gemma3: return "tiny-gemma3";
     case Arch::Phi3: return "tiny-phi3";
     case Arch::GptOss: return "tiny-gpt-oss";
+    case Arch::Glm4Moe: return "tiny-glm4moe";
   }
   return "tiny";
 }
@@ -137,7 +138,8 @@ const std::vector<std::pair<Arch, std::string>>& archs() {
   static const std::vector<std::pair<Arch, std::string>> a = {
       {Arch::Llama, "llama"},       {Arch::Qwen2, "qwen2"},       {Arch::Qwen3, "qwen3"},
       {Arch::Qwen2Moe, "qwen2moe"}, {Arch::Qwen3Moe, "qwen3moe"}, {Arch::Gemma2, "gemma2"},
-      {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},         {Arch::GptOss, "gpt-oss"}};
+      {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},         {Arch::GptOss, "gpt-oss"},
+      {Arch::Glm4Moe, "glm4moe"}};
   return a;
 }
 
@@ -180,7 +182,19 @@ std::map<std::string, Variant> honoured_variants(Arch arch) {
       {"rope.freq_base_swa", {{}, {{"rope.freq_base_swa", f32(17.0f)}}}},
       {"attn_logit_softcapping", {{}, {{"attn_logit_softcapping", f32(0.5f)}}}},
       {"final_logit_softcapping", {{}, {{"final_logit_softcapping", f32(0.5f)}}}},
+      {"expert_shared_count", {{}, {{"expert_shared_count", u32(2)}}}},
+      {"expert_weights_scale", {{}, {{"expert_weights_scale", f32(0.5f)}}}},
+      {"expert_weights_norm", {{}, {{"expert_weights_norm", boolean(false)}}}},
+      {"leading_dense_block_count", {{}, {{"leading_dense_block_count", u32(2)}}}},
+      {"nextn_predict_layers", {{}, {{"nextn_predict_layers", u32(2)}}}},
+      {"expert_group_count",
+       {{{"expert_group_used_count", u32(2)}}, {{"expert_group_count", u32(4)}}}},
+      {"expert_group_used_count",
+       {{{"expert_group_count", u32(4)}, {"expert_group_used_count", u32(2)}},
+        {{"expert_group_used_count", u32(1)}}}},
   };
+  if (arch == Arch::Glm4Moe)  // its experts are 128 wide already
+    v["expert_feed_forward_length"] = {{}, {{"expert_feed_forward_length", u32(64)}}};
   // The experts' own width is given in these files, so the dense width matters only as its
   // default: without it, n_ff / k no longer fits the expert tensors.
   v["feed_forward_length"] =
@@ -214,7 +228,8 @@ TEST(ModelKeys, EveryHonouredKeyChangesTheResultOrIsRefused) {
           "context_length", "embedding_length", "block_count", "feed_forward_length",
           "attention.head_count", "attention.head_count_kv", "attention.key_length",
           "attention.value_length", "rope.dimension_count", "expert_count",
-          "expert_feed_forward_length", "expert_shared_feed_forward_length"};
+          "expert_feed_forward_length", "expert_shared_feed_forward_length", "expert_shared_count",
+          "leading_dense_block_count", "nextn_predict_layers"};
       if (changed.ok) {
         EXPECT_NE(changed.result, base.result)
             << full << ": changing it alone changes nothing: it is not honoured";

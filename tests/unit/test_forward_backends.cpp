@@ -146,7 +146,7 @@ TEST_P(ForwardBackends, PerturbationOnTheDeviceIsTheHostsPerturbation) {
 
 INSTANTIATE_TEST_SUITE_P(Presets, ForwardBackends,
                          ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2", "tiny-gemma3",
-                                           "tiny-phi3", "tiny-gpt-oss"),
+                                           "tiny-phi3", "tiny-gpt-oss", "tiny-glm4moe"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& ch : s)

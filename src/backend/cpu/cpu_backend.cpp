@@ -175,7 +175,13 @@ void CpuBackend::moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, 
   float* w = out(weights, rows);
   expert_ids_.resize(k);
   for (size_t t = 0; t < rows; ++t) {
-    if (spec.gating == MoeGating::SoftmaxWeight)
+    if (spec.gating == MoeGating::Sigmoid) {
+      sel_.resize(E);
+      moe_route_sigmoid_ref(&l[t * logits.len], spec.selection_bias, E, k, size_t(spec.n_groups),
+                            size_t(spec.n_groups_used), spec.norm_weights, spec.scale,
+                            &p[t * probs.len], expert_ids_.data(), &w[t * weights.len],
+                            sel_.data());
+    } else if (spec.gating == MoeGating::SoftmaxWeight)
       moe_route_softmax_weight_ref(&l[t * logits.len], E, k, &p[t * probs.len],
                                    expert_ids_.data(), &w[t * weights.len]);
     else

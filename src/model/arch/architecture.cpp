@@ -27,6 +27,7 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::Qwen3Moe:
     case Arch::Phi3:
     case Arch::GptOss:
+    case Arch::Glm4Moe:
       return make_llama_family(model);
     case Arch::Gemma2:
     case Arch::Gemma3:

@@ -5,7 +5,9 @@
 // (Phi-3, Phi-3.5, Phi-4: its fused attn_qkv and gate/up tensors are loaded as row views of
 // one matrix, its partial rotary and LongRoPE factors are the rope table's); and gpt-oss
 // (attention sinks and output bias, sliding windows on even layers, a MoE block with biases and
-// its clamped SwiGLU; its ffn_norm is the file's post_attention_norm). They differ by optional
+// its clamped SwiGLU; its ffn_norm is the file's post_attention_norm); and glm4moe (biases,
+// optional Q/K norms, partial neox rotary, leading dense layers, sigmoid-routed experts with
+// ungated shared ones). They differ by optional
 // tensors, the RoPE layout and the feed-forward block, not by copies of the loop.
 //
 // Per layer (names as traced):
@@ -34,10 +36,8 @@ class LlamaFamily final : public Architecture {
     xb_ = layout_.add(E);             // (n_tok, n_embd) normed input of a block
     proj_ = layout_.add(E);           // (n_tok, n_embd) attention or ffn output
     attn_.emplace(hp_, layout_);
-    if (hp_.moe())
-      moe_.emplace(hp_, layout_);
-    else
-      ffn_.emplace(hp_, Activation::SiLU, layout_);
+    if (hp_.moe()) moe_.emplace(hp_, layout_);
+    if (!hp_.moe() || hp_.n_layer_dense_lead > 0) ffn_.emplace(hp_, Activation::SiLU, layout_);
     rows_ = layout_.add(E);                      // (n_out, n_embd) residual rows of the logits rows
     normed_ = out_ = layout_.add(E);             // (n_out, n_embd) their final norm
     logits_ = layout_.add(size_t(hp_.n_vocab));  // (n_logits, n_vocab)
@@ -59,7 +59,7 @@ class LlamaFamily final : public Architecture {
     p.trace("ffn_inp", il, x_, n);
     o.rmsnorm(x_, L.ffn_norm, hp_.rms_eps, xb_, n);
     p.trace("ffn_norm", il, xb_, n);
-    if (moe_)
+    if (hp_.moe_layer(il))
       moe_->run(p, il, L, xb_, proj_);
     else
       ffn_->run(p, il, L, xb_, proj_);

@@ -3,12 +3,15 @@
 namespace tzero {
 
 MoeFeedForward::MoeFeedForward(const HParams& hp, ActLayout& layout)
-    : shared_(hp.arch == Arch::Qwen2Moe),
+    : shared_(hp.arch == Arch::Qwen2Moe || hp.n_expert_shared > 0),
       act_(hp.arch == Arch::GptOss ? Activation::SwigluOai : Activation::SiLU) {
   spec_.n_expert = hp.n_expert;
   spec_.n_used = hp.n_expert_used;
   spec_.norm_weights = hp.expert_weights_norm;
   spec_.gating = hp.expert_gating;
+  spec_.n_groups = hp.n_expert_groups;
+  spec_.n_groups_used = hp.n_expert_groups_used;
+  spec_.scale = hp.expert_weights_scale;
   const size_t X = size_t(hp.n_expert), k = size_t(hp.n_expert_used), F = size_t(hp.n_ff_exp),
                E = size_t(hp.n_embd);
   logits_ = layout.add(X);    // (n_tok, n_expert) router logits
@@ -19,7 +22,8 @@ MoeFeedForward::MoeFeedForward(const HParams& hp, ActLayout& layout)
   up_ = layout.add(k * F);    // (n_tok, k, n_ff_exp)
   down_ = layout.add(k * E);  // (n_tok, k, n_embd)
   if (shared_) {
-    const size_t S = size_t(hp.n_ff_shexp);
+    const size_t S = hp.n_expert_shared > 0 ? size_t(hp.n_ff_exp) * size_t(hp.n_expert_shared)
+                                            : size_t(hp.n_ff_shexp);
     sh_gate_ = layout.add(S);   // (n_tok, n_ff_shexp)
     sh_up_ = layout.add(S);     // (n_tok, n_ff_shexp)
     sh_out_ = layout.add(E);    // (n_tok, n_embd)
@@ -33,7 +37,9 @@ void MoeFeedForward::run(const Pass& p, int il, const LayerWeights& L, Act x, Ac
   o.matmul(L.gate_inp, x, logits_, n);
   if (L.gate_inp_b) o.add_bias(logits_, L.gate_inp_b, n);
   p.trace("ffn_moe_logits", il, logits_, n);
-  o.moe_route(logits_, spec_, probs_, ids_, weights_, n);
+  MoeSpec spec = spec_;
+  spec.selection_bias = L.exp_probs_b;
+  o.moe_route(logits_, spec, probs_, ids_, weights_, n);
   p.trace("ffn_moe_probs", il, probs_, n);
   p.trace("ffn_moe_topk", il, ids_, n);
   p.trace("ffn_moe_weights", il, weights_, n);
@@ -58,10 +64,12 @@ void MoeFeedForward::run(const Pass& p, int il, const LayerWeights& L, Act x, Ac
   o.glu(Activation::SiLU, sh_gate_, sh_up_, sh_gate_, n);
   o.matmul(L.down_shexp, sh_gate_, sh_out_, n);
   p.trace("ffn_shexp", il, sh_out_, n);
-  o.matmul(L.gate_inp_shexp, x, sh_logit_, n);
-  p.trace("ffn_shexp_gate_inp", il, sh_logit_, n);
-  o.scale_by_sigmoid(sh_out_, sh_logit_, n);
-  p.trace("ffn_shexp_out", il, sh_out_, n);
+  if (L.gate_inp_shexp.data) {  // qwen2moe's gate; glm4moe's shared experts are ungated
+    o.matmul(L.gate_inp_shexp, x, sh_logit_, n);
+    p.trace("ffn_shexp_gate_inp", il, sh_logit_, n);
+    o.scale_by_sigmoid(sh_out_, sh_logit_, n);
+    p.trace("ffn_shexp_out", il, sh_out_, n);
+  }
   o.add(out, sh_out_, n);
   p.trace("ffn_out", il, out, n);
 }

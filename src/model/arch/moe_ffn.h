@@ -11,6 +11,9 @@
 // gpt-oss adds biases (router, each expert's gate, up and down: the gate and up biases before the
 // activation, the down bias before the combine), routes by the k largest logits with a softmax
 // over them (MoeGating::SoftmaxWeight), and activates with its clamped SwiGLU (SwigluOai).
+// glm4moe (and deepseek2) route by sigmoid scores with the layer's exp_probs_b bias for the
+// choice only, within the best groups (MoeGating::Sigmoid), and add ungated shared experts:
+// ffn_out = ffn_moe_out + ffn_shexp.
 // qwen2moe adds its shared expert: ffn_shexp = dense SwiGLU of x, ffn_shexp_gate_inp = w . x,
 // ffn_shexp_out = sigmoid(gate_inp) * ffn_shexp, ffn_out = ffn_moe_out + ffn_shexp_out.
 #pragma once
