@@ -133,6 +133,20 @@ const std::vector<ModelPreset>& model_presets() {
       {"glm-4.5-air-4l", "GLM-4.5-Air shape, 4 of 46 layers (1 dense)", "glm4moe", 151552, 4096,
        10944, 4, 96, 8, 128, 131072, 1000000.0, 1e-5f, false, 128, 8, 1408, 0, 0, 1.0, 64, 0,
        false, 0, 1, 1, 0, 1.0f},
+      // deepseek2 (DeepSeek-V3 style): MLA with a 64-wide latent and a 16-wide rope key, query
+      // compression 96, 4 heads of 32 + 16 (output 32); one dense layer, then two of 16 experts
+      // in 4 groups (2 chosen), top 4, sigmoid + bias, renormalised and scaled by 2.5, one
+      // shared expert; YaRN factor 4 over 64 with yarn_log_multiplier 0.1.
+      {"tiny-deepseek2",
+       "deepseek2 (MLA, sigmoid routing in groups, shared expert, 1 dense layer, YaRN): for tests",
+       "deepseek2", 512, 256, 512, 3, 4, 1, 80, 2048, 10000.0, 1e-6f, false, 16, 4, 128, 0, 0,
+       4.0, 16, 0, false, 64, 1, 1, 0, 2.5f, 4, 2, 96, 64, 48, 32, 0.1f},
+      // DeepSeek-V3's layer and vocabulary (MLA 512 + 64, query compression 1536, 128 heads of
+      // 192 / 128; 256 experts in 8 groups (4 chosen), top 8, 2048 wide, one shared; YaRN 40)
+      // with 2 of its 61 layers: the first dense one and one with experts.
+      {"deepseek-v3-2l", "DeepSeek-V3 shape, 2 of 61 layers (1 dense)", "deepseek2", 129280,
+       7168, 18432, 2, 128, 1, 576, 163840, 10000.0, 1e-6f, false, 256, 8, 2048, 0, 0, 40.0, 64, 0,
+       false, 4096, 1, 1, 0, 2.5f, 8, 4, 1536, 512, 192, 128, 0.1f},
       // tiny with llama 3.1's rope_freqs (and Llama 3's vocabulary-free shape otherwise).
       {"tiny-llama3",
        "llama with rope_freqs (Llama 3.1 and later): for tests",
@@ -232,6 +246,12 @@ double preset_parameters(const ModelPreset& P) {
                KV = double(P.n_head_kv) * P.head_dim, X = P.n_expert, FX = P.n_ff_exp,
                S = P.n_ff_shexp;
   double layer = 2 * E + 2 * E * Q + 2 * E * KV;  // norms, q and o, k and v
+  if (P.kv_lora_rank > 0) {                       // MLA instead
+    const double H = P.n_head, C = P.kv_lora_rank, R = P.n_rot, DK = P.head_dim_k_mla,
+                 DV = P.head_dim_v_mla, QR = P.q_lora_rank;
+    layer = 2 * E + (QR > 0 ? E * QR + QR + QR * H * DK : E * H * DK) + E * (C + R) + C +
+            H * (DK - R) * C + H * C * DV + H * DV * E;
+  }
   if (P.arch == "qwen2" || P.arch == "qwen2moe") layer += Q + 2 * KV;
   if (P.arch == "qwen3" || P.arch == "qwen3moe" || P.arch == "gemma3") layer += 2 * P.head_dim;
   if (P.arch == "gemma2" || P.arch == "gemma3") layer += 2 * E;  // post-attention, post-ffn norms
@@ -431,7 +451,8 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
   w.add_u32(a + "attention.head_count_kv", uint32_t(P.n_head_kv));
   if (P.head_dim * P.n_head != P.n_embd) {
     w.add_u32(a + "attention.key_length", uint32_t(P.head_dim));
-    w.add_u32(a + "attention.value_length", uint32_t(P.head_dim));
+    w.add_u32(a + "attention.value_length",
+              uint32_t(P.kv_lora_rank > 0 ? P.kv_lora_rank : P.head_dim));  // MLA: the latent
   }
   const int n_rot = P.n_rot > 0 ? P.n_rot : P.head_dim;
   w.add_u32(a + "rope.dimension_count", uint32_t(n_rot));
@@ -444,6 +465,14 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       w.add_u32(a + "rope.scaling.original_context_length", uint32_t(P.yarn_orig_ctx));
   }
   if (P.n_swa > 0) w.add_u32(a + "attention.sliding_window", uint32_t(P.n_swa));
+  if (P.kv_lora_rank > 0) {  // MLA as a current llama.cpp conversion writes it
+    w.add_u32(a + "attention.kv_lora_rank", uint32_t(P.kv_lora_rank));
+    if (P.q_lora_rank > 0) w.add_u32(a + "attention.q_lora_rank", uint32_t(P.q_lora_rank));
+    w.add_u32(a + "attention.key_length_mla", uint32_t(P.head_dim_k_mla));
+    w.add_u32(a + "attention.value_length_mla", uint32_t(P.head_dim_v_mla));
+    if (P.yarn_log_multiplier > 0)
+      w.add_f32(a + "rope.scaling.yarn_log_multiplier", P.yarn_log_multiplier);
+  }
   if (P.arch == "gemma2") {
     w.add_f32(a + "attn_logit_softcapping", 50.0f);
     w.add_f32(a + "final_logit_softcapping", 30.0f);
@@ -461,7 +490,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     if (P.arch != "llama") w.add_u32(a + "expert_feed_forward_length", uint32_t(P.n_ff_exp));
     if (P.n_ff_shexp > 0)
       w.add_u32(a + "expert_shared_feed_forward_length", uint32_t(P.n_ff_shexp));
-    if (P.arch == "glm4moe") {  // as llama.cpp's converter writes GLM-4.5
+    if (P.arch == "glm4moe" || P.arch == "deepseek2") {  // as llama.cpp's converter writes them
       w.add_u32(a + "expert_shared_count", uint32_t(P.n_expert_shared));
       w.add_u32(a + "leading_dense_block_count", uint32_t(P.n_dense_lead));
       w.add_f32(a + "expert_weights_scale", P.expert_weights_scale);
@@ -469,7 +498,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       w.add_u32(a + "expert_gating_func", 2);
       w.add_u32(a + "expert_group_count", uint32_t(P.n_groups));
       w.add_u32(a + "expert_group_used_count", uint32_t(P.n_groups_used));
-      w.add_u32(a + "nextn_predict_layers", uint32_t(P.n_nextn));
+      if (P.arch == "glm4moe") w.add_u32(a + "nextn_predict_layers", uint32_t(P.n_nextn));
     }
   }
   SpmVocabData vocab = make_synthetic_spm_vocab(P.n_vocab);
@@ -556,14 +585,31 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     layer = l;
     const std::string p = "blk." + std::to_string(l) + ".";
     add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
-    if (phi3) {
+    const bool mla = P.kv_lora_rank > 0;
+    if (mla) {  // deepseek2's attention (model/arch/mla_attention.h)
+      const int64_t H = P.n_head, C = P.kv_lora_rank, RR = n_rot, DK = P.head_dim_k_mla,
+                    DV = P.head_dim_v_mla, QR = P.q_lora_rank;
+      if (QR > 0) {
+        add(p + "attn_q_a.weight", {E, QR}, 0.0f, amp(E), true);
+        add(p + "attn_q_a_norm.weight", {QR}, 1.0f, 0.1f, false);
+        add(p + "attn_q_b.weight", {QR, H * DK}, 0.0f, amp(QR), true);
+      } else {
+        add(p + "attn_q.weight", {E, H * DK}, 0.0f, amp(E), true);
+      }
+      add(p + "attn_kv_a_mqa.weight", {E, C + RR}, 0.0f, amp(E), true);
+      add(p + "attn_kv_a_norm.weight", {C}, 1.0f, 0.1f, false);
+      add(p + "attn_k_b.weight", {DK - RR, C, H}, 0.0f, amp(DK - RR), true);
+      add(p + "attn_v_b.weight", {C, DV, H}, 0.0f, amp(C), true);
+      add(p + "attn_output.weight", {H * DV, E}, 0.0f, amp(H * DV), true);
+    } else if (phi3) {
       add(p + "attn_qkv.weight", {E, Q + 2 * KV}, 0.0f, amp(E), true);
     } else {
       add(p + "attn_q.weight", {E, Q}, 0.0f, amp(E), true);
       add(p + "attn_k.weight", {E, KV}, 0.0f, amp(E), true);
       add(p + "attn_v.weight", {E, KV}, 0.0f, amp(E), true);
     }
-    const bool gpt_oss = P.arch == "gpt-oss", glm = P.arch == "glm4moe";
+    const bool gpt_oss = P.arch == "gpt-oss", glm = P.arch == "glm4moe",
+               ds = P.arch == "deepseek2";
     if (P.arch == "qwen2" || P.arch == "qwen2moe" || gpt_oss || glm) {
       add(p + "attn_q.bias", {Q}, 0.0f, 0.1f, false);
       add(p + "attn_k.bias", {KV}, 0.0f, 0.1f, false);
@@ -573,7 +619,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       add(p + "attn_q_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
       add(p + "attn_k_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
     }
-    add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
+    if (!mla) add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
     if (gpt_oss) {
       add(p + "attn_output.bias", {E}, 0.0f, 0.1f, false);
       add(p + "attn_sinks.weight", {P.n_head}, 0.0f, 1.0f, false);
@@ -583,6 +629,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     // gpt-oss's norm before the experts is named post_attention_norm.
     add(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, 1.0f, 0.1f,
         false);
+    (void)ds;
     if (l >= P.n_layer) {  // a NextN block's own tensors (GLM's multi-token prediction)
       add(p + "nextn.eh_proj.weight", {2 * E, E}, 0.0f, amp(2 * E), true);
       add(p + "nextn.enorm.weight", {E}, 1.0f, 0.1f, false);
@@ -607,7 +654,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     add(p + "ffn_gate_exps.weight", {E, FX, X}, 0.0f, amp(E), true);
     add(p + "ffn_up_exps.weight", {E, FX, X}, 0.0f, amp(E), true);
     add(p + "ffn_down_exps.weight", {FX, E, X}, 0.0f, amp(FX), true);
-    if (glm) {  // the choice's bias (sigmoid scores are in (0, 1)); ungated shared experts
+    if (glm || ds) {  // the choice's bias (sigmoid scores are in (0, 1)); ungated shared experts
       add(p + "exp_probs_b.bias", {X}, 0.0f, 0.05f, false);
       const int64_t SH = FX * P.n_expert_shared;
       add(p + "ffn_gate_shexp.weight", {E, SH}, 0.0f, amp(E), true);

@@ -42,6 +42,10 @@ struct ModelPreset {
   int n_expert_shared = 0, n_dense_lead = 0, n_nextn = 0;
   float expert_weights_scale = 0;
   int n_groups = 1, n_groups_used = 1;
+  // deepseek2 (MLA): the query's and the latent's compressed widths, the query head width
+  // (no-rope + n_rot) and the output head width; a YaRN log multiplier (as written: 0.1 x).
+  int q_lora_rank = 0, kv_lora_rank = 0, head_dim_k_mla = 0, head_dim_v_mla = 0;
+  float yarn_log_multiplier = 0;
 };
 
 // Tokenizer metadata a preset adds to the synthetic vocabulary, written only when set (so the

@@ -27,10 +27,11 @@ void attn_finish(size_t n_q, size_t head_dim, const float* z, float* o, size_t o
 void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t n_q,
                      const KvRows& kr, const KvRows& vr, size_t n_kv, size_t head_dim, float scale,
                      AttnScratch& sc, float* out, size_t out_stride, float softcap,
-                     const float* sinks) {
+                     const float* sinks, size_t v_dim) {
+  const size_t vd = v_dim ? v_dim : head_dim;
   const size_t ld = (n_kv + 15) / 16 * 16;
   if (sc.s.size() < n_q * ld) sc.s.resize(n_q * ld);
-  if (sc.o_j.size() < n_q * head_dim) sc.o_j.resize(n_q * head_dim);
+  if (sc.o_j.size() < n_q * vd) sc.o_j.resize(n_q * vd);
   sc.z_j.resize(n_q);
   sc.z.resize(n_q);
   sc.m.assign(n_q, -INFINITY);
@@ -40,17 +41,16 @@ void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t
   for (size_t t0 = 0; t0 < n_kv; t0 += kAttnBlock) {
     const size_t t1 = t0 + kAttnBlock < n_kv ? t0 + kAttnBlock : n_kv;
     if (t0 == 0) {  // the first block's o goes straight into out
-      k.attn_block(sc.s.data(), ld, n_q, sc.m.data(), vr, t0, t1, head_dim, sc.z.data(), out,
+      k.attn_block(sc.s.data(), ld, n_q, sc.m.data(), vr, t0, t1, vd, sc.z.data(), out,
                    out_stride);
       continue;
     }
-    k.attn_block(sc.s.data() + t0, ld, n_q, sc.m.data(), vr, t0, t1, head_dim, sc.z_j.data(),
-                 sc.o_j.data(), head_dim);
-    attn_merge(n_q, head_dim, false, sc.z_j.data(), sc.o_j.data(), head_dim, sc.z.data(), out,
-               out_stride);
+    k.attn_block(sc.s.data() + t0, ld, n_q, sc.m.data(), vr, t0, t1, vd, sc.z_j.data(),
+                 sc.o_j.data(), vd);
+    attn_merge(n_q, vd, false, sc.z_j.data(), sc.o_j.data(), vd, sc.z.data(), out, out_stride);
   }
   if (sinks) attn_sink_sum(n_q, sinks, sc.m.data(), sc.z.data());
-  attn_finish(n_q, head_dim, sc.z.data(), out, out_stride);
+  attn_finish(n_q, vd, sc.z.data(), out, out_stride);
 }
 
 void attn_sink_max(size_t n_q, const float* sinks, float* m) {

@@ -27,7 +27,9 @@ struct AttnScratch {
 void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t n_q,
                      const KvRows& kr, const KvRows& vr, size_t n_kv, size_t head_dim, float scale,
                      AttnScratch& scratch, float* out, size_t out_stride, float softcap = 0.0f,
-                     const float* sinks = nullptr);
+                     const float* sinks = nullptr, size_t v_dim = 0);
+// v_dim > 0: the values are the first v_dim floats of each value row (MLA reads them from the
+// key rows), and out has v_dim per head; 0: head_dim.
 
 // The sink's two steps (kernels/attention.h, SINK): m[g] = fmax(m[g], sinks[g]) after the
 // scores, and z[g] = z[g] + exp_ref(sinks[g] - m[g]) after the last merge.

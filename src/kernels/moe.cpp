@@ -41,11 +41,18 @@ void moe_route_softmax_weight_ref(const float* logits, size_t n_expert, size_t k
 
 void moe_route_sigmoid_ref(const float* logits, const float* bias, size_t n_expert, size_t k,
                            size_t n_groups, size_t n_groups_used, bool norm, float scale,
-                           float* probs, int32_t* ids, float* weights, float* sel) {
-  for (size_t i = 0; i < n_expert; ++i) {
-    probs[i] = sigmoid_ref(logits[i]);
-    sel[i] = bias ? probs[i] + bias[i] : probs[i];
+                           float* probs, int32_t* ids, float* weights, float* sel,
+                           bool softmax_scores) {
+  if (softmax_scores) {
+    float m = logits[0];
+    for (size_t i = 1; i < n_expert; ++i) m = std::max(m, logits[i]);
+    for (size_t i = 0; i < n_expert; ++i) probs[i] = exp_ref(logits[i] - m);
+    const float z = sum_f32_ref(probs, n_expert);
+    for (size_t i = 0; i < n_expert; ++i) probs[i] = probs[i] / z;
+  } else {
+    for (size_t i = 0; i < n_expert; ++i) probs[i] = sigmoid_ref(logits[i]);
   }
+  for (size_t i = 0; i < n_expert; ++i) sel[i] = bias ? probs[i] + bias[i] : probs[i];
   if (n_groups > 1) {
     const size_t P = n_expert / n_groups;
     std::vector<float> score(n_groups);

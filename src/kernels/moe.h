@@ -41,9 +41,12 @@ void moe_route_softmax_weight_ref(const float* logits, size_t n_expert, size_t k
                                   int32_t* ids, float* weights);
 
 // The same with SIGMOID gating. bias: (n_expert) or null; sel: (n_expert) scratch.
+// softmax_scores: probs are moe_route_ref's softmax instead of sigmoids (DeepSeek-V2's
+// GroupedSoftmax), the rest unchanged.
 void moe_route_sigmoid_ref(const float* logits, const float* bias, size_t n_expert, size_t k,
                            size_t n_groups, size_t n_groups_used, bool norm, float scale,
-                           float* probs, int32_t* ids, float* weights, float* sel);
+                           float* probs, int32_t* ids, float* weights, float* sel,
+                           bool softmax_scores = false);
 
 // y: (k, n) the token's expert outputs in rank order; w: (k); out: (n).
 void moe_combine_ref(const float* y, const float* w, size_t k, size_t n, float* out);

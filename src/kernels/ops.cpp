@@ -43,7 +43,8 @@ RopeTable::RopeTable(int n_rot, int n_pos, double base, double freq_scale,
       const double y = (double(i) - low) / std::max(0.001, double(high) - low);
       mix[i] = (1.0 - std::min(1.0, std::max(0.0, y))) * yarn->ext_factor;
     }
-    const double m = mscale * (1.0 + 0.1 * std::log(1.0 / freq_scale));
+    const double m =
+        yarn->unit_magnitude ? mscale : mscale * (1.0 + 0.1 * std::log(1.0 / freq_scale));
     for (int p = 0; p < n_pos; ++p)
       for (int i = 0; i < half; ++i) {
         const double extrap = double(p) * freq[i];

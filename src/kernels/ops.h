@@ -23,6 +23,9 @@ struct RopeYarn {
   double beta_fast = 32.0;
   double beta_slow = 1.0;
   double ext_factor = 1.0;
+  // true: cos and sin are not multiplied by (1 + 0.1 ln(1 / freq_scale)) (deepseek2 with
+  // yarn_log_multiplier, whose llama.cpp attention factor cancels it exactly).
+  bool unit_magnitude = false;
 };
 
 // Rotary position embedding tables, built once in double and rounded once to float:

@@ -64,6 +64,9 @@ struct AttentionSpec {
   int window = 0;
   float softcap = 0;  // > 0: scores soft-capped before the softmax (Gemma 2; attn_softcap_ref)
   const float* sinks = nullptr;  // (n_head) each query head's sink logit (gpt-oss), or null
+  // > 0: values and output heads are v_dim wide and the values are the first v_dim floats of
+  // the cached key rows (MLA: the cache holds keys only); q and k stay head_dim wide.
+  int v_dim = 0;
 };
 
 // A mixture-of-experts layer's routing (moe-v1): softmax over n_expert router logits, the
@@ -125,6 +128,11 @@ class BackendOps {
   // out row t = attention (attn-v2) of token t's query heads over its sequence's cached keys
   // and values of `layer`.
   virtual void attention(int layer, Act q, Act out, const AttentionSpec& spec) = 0;
+  // Column ranges between buffers, exact copies: for each row t < rows and group g < groups,
+  // dst row t [g * dst_stride + dst_off, + width) = src row t [g * src_stride + src_off, + width)
+  // (MLA's split of heads into their no-rope and rope parts, and their joins).
+  virtual void copy_cols(Act src, size_t src_stride, size_t src_off, Act dst, size_t dst_stride,
+                         size_t dst_off, size_t width, size_t groups, size_t rows) = 0;
   // x += y, element by element.
   virtual void add(Act x, Act y, size_t rows) = 0;
   // x *= s, element by element (gemma's embedding scale).

@@ -20,6 +20,7 @@ std::optional<Arch> arch_from_name(std::string_view name) {
   if (name == "phi3") return Arch::Phi3;
   if (name == "gpt-oss") return Arch::GptOss;
   if (name == "glm4moe") return Arch::Glm4Moe;
+  if (name == "deepseek2") return Arch::DeepSeek2;
   return std::nullopt;
 }
 
@@ -119,7 +120,8 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   hp.n_expert_used = int(n_used);
   if (hp.arch == Arch::Llama) {
     hp.n_ff_exp = hp.n_ff;  // Mixtral: each expert has the dense width (llama.cpp)
-  } else if (hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe) {
+  } else if (hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe ||
+             hp.arch == Arch::DeepSeek2) {
     hp.n_ff_exp = r.required_positive("expert_feed_forward_length", 1 << 22);
   } else {
     // qwen*moe default to n_ff / k as llama.cpp does.
@@ -138,7 +140,7 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   hp.expert_weights_norm = hp.arch != Arch::Qwen2Moe && hp.arch != Arch::GptOss;
   // gpt-oss: the k largest logits, then a softmax over them (llama.cpp's SOFTMAX_WEIGHT).
   hp.expert_gating = hp.arch == Arch::GptOss ? MoeGating::SoftmaxWeight : MoeGating::Softmax;
-  if (hp.arch == Arch::Glm4Moe) read_sigmoid_routing(r, hp);
+  if (hp.arch == Arch::Glm4Moe || hp.arch == Arch::DeepSeek2) read_sigmoid_routing(r, hp);
 }
 
 
@@ -149,11 +151,15 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
 // shared experts; leading_dense_block_count dense layers first.
 void read_sigmoid_routing(const KeyReader& r, HParams& hp) {
   const GgufFile& f = r.file();
-  const int64_t gating = r.get_int("expert_gating_func", 2);
-  if (gating != 0 && gating != 2)
+  // Absent or 0: glm4moe's sigmoid, deepseek2's softmax (DeepSeek-V2), as llama.cpp.
+  const bool ds = hp.arch == Arch::DeepSeek2;
+  int64_t gating = r.get_int("expert_gating_func", 0);
+  if (gating == 0) gating = ds ? 1 : 2;
+  if (gating != 2 && !(ds && gating == 1))
     f.fail("metadata '" + r.name("expert_gating_func") + "' = " + std::to_string(gating) +
-           " is not supported for '" + excerpt(hp.arch_name) + "' (2: sigmoid)");
-  hp.expert_gating = MoeGating::Sigmoid;
+           " is not supported for '" + excerpt(hp.arch_name) + "' (" +
+           (ds ? "1: softmax, 2: sigmoid" : "2: sigmoid") + ")");
+  hp.expert_gating = gating == 2 ? MoeGating::Sigmoid : MoeGating::GroupedSoftmax;
   hp.expert_weights_norm = r.get_bool("expert_weights_norm", false);
   const double scale = r.get_float("expert_weights_scale", 0.0);
   if (!(scale >= 0 && scale <= 1e6))
@@ -217,6 +223,63 @@ void read_gpt_oss(const KeyReader& r, HParams& hp) {
   if (!(hp.rope_base_swa > 1))
     r.file().fail("metadata '" + r.name("rope.freq_base_swa") + "' is out of range");
   hp.rope_freq_scale_swa = hp.rope_freq_scale;
+}
+
+// deepseek2 (DeepSeek-V2/V3/R1, Kimi-K2) as llama.cpp reads a current conversion: MLA with
+// kv_lora_rank, an optional q_lora_rank, key_length_mla = nope + rope and value_length_mla, one
+// cached key row of kv_lora_rank + n_rot (= key_length; value_length = kv_lora_rank), the scores
+// scaled by mscale^2 / sqrt(key_length_mla) with mscale from yarn_log_multiplier.
+void read_deepseek2(const KeyReader& r, HParams& hp) {
+  const GgufFile& f = r.file();
+  if (!r.has("attention.key_length_mla") || !r.has("attention.value_length_mla"))
+    f.fail("metadata '" + r.name("attention.key_length_mla") +
+           "' is missing: an older deepseek2 conversion (attn_kv_b, no MLA split) that tzero "
+           "does not run; convert it again with a current llama.cpp");
+  hp.kv_lora_rank = r.required_positive("attention.kv_lora_rank", 1 << 16);
+  hp.q_lora_rank = int(r.get_int("attention.q_lora_rank", 0));
+  if (hp.q_lora_rank < 0 || hp.q_lora_rank > (1 << 16))
+    f.fail("metadata '" + r.name("attention.q_lora_rank") + "' is out of range");
+  hp.head_dim_k_mla = r.required_positive("attention.key_length_mla", 1 << 16);
+  hp.head_dim_v_mla = r.required_positive("attention.value_length_mla", 1 << 16);
+  if (hp.n_head_kv != 1)
+    f.fail("metadata '" + r.name("attention.head_count_kv") + "' = " +
+           std::to_string(hp.n_head_kv) + ": MLA files have one (the latent)");
+  if (hp.head_dim != hp.kv_lora_rank + hp.n_rot || hp.head_dim_v != hp.kv_lora_rank)
+    f.fail("metadata '" + r.name("attention.key_length") + "' = " + std::to_string(hp.head_dim) +
+           " and value_length = " + std::to_string(hp.head_dim_v) +
+           " do not fit kv_lora_rank = " + std::to_string(hp.kv_lora_rank) +
+           " and rope.dimension_count = " + std::to_string(hp.n_rot) +
+           " (key = latent + rope, value = latent)");
+  if (hp.head_dim_k_mla <= hp.n_rot)
+    f.fail("metadata '" + r.name("attention.key_length_mla") + "' = " +
+           std::to_string(hp.head_dim_k_mla) + " leaves no non-rotated part (rope.dimension_count " +
+           std::to_string(hp.n_rot) + ")");
+  const double log_mul = r.get_float("rope.scaling.yarn_log_multiplier", 0.0);
+  if (!(log_mul >= 0 && log_mul < 100))
+    f.fail("metadata '" + r.name("rope.scaling.yarn_log_multiplier") + "' is out of range");
+  hp.yarn_log_mul = log_mul / 0.1;  // llama.cpp stores mscale_all_dim
+  // llama.cpp's arithmetic, in float: the rope's attention factor (llama-context.cpp), then the
+  // graph's mscale and kq_scale (models/deepseek2.cpp).
+  const bool yarn = hp.rope_scaling == RopeScaling::Yarn;
+  const float fs = float(hp.rope_freq_scale), factor = 1.0f / fs;
+  auto get_mscale = [](float s, float m) { return s <= 1.0f ? 1.0f : 1.0f + 0.1f * m * std::log(s); };
+  float attn_factor = float(hp.rope_attn_factor);
+  if (yarn) {
+    float a = get_mscale(factor, 1.0f);
+    if (hp.yarn_log_mul != 0) {
+      const float m_all = float(hp.yarn_log_mul);
+      const float m = m_all != 1.0f ? m_all : 1.0f;
+      a = get_mscale(factor, m) / get_mscale(factor, m_all);
+    }
+    a *= 1.0f / (1.0f + 0.1f * std::log(factor));
+    attn_factor = a * float(hp.rope_attn_factor);
+    hp.yarn_unit_magnitude = hp.yarn_log_mul != 0;
+  }
+  const float attn_factor_org = attn_factor * (1.0f + 0.1f * std::log(1.0f / fs));
+  const float mscale =
+      attn_factor_org * (1.0f + 0.1f * float(hp.yarn_log_mul) * std::log(1.0f / fs));
+  hp.mla_kq_scale = mscale * mscale / std::sqrt(float(hp.head_dim_k_mla));
+  hp.attn_scale = hp.mla_kq_scale;
 }
 
 // gemma2 and gemma3 as llama.cpp reads them:
@@ -307,7 +370,7 @@ HParams read_hparams(const GgufFile& f) {
   if (!arch)
     f.fail("architecture '" + excerpt(hp.arch_name) +
            "' is not supported (supported: llama, mistral, " +
-           "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss, glm4moe)");
+           "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss, glm4moe, deepseek2)");
   hp.arch = *arch;
   const KeyReader r(f, hp.arch, hp.arch_name);
   hp.n_embd = r.required_positive("embedding_length", 1 << 20);
@@ -325,7 +388,8 @@ HParams read_hparams(const GgufFile& f) {
   hp.n_head = r.per_layer("attention.head_count", hp.n_layer, 0, true, 4096);
   hp.n_head_kv = r.per_layer("attention.head_count_kv", hp.n_layer, hp.n_head, false, 4096);
   const bool moe_arch = hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Moe ||
-                        hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe;
+                        hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe ||
+                        hp.arch == Arch::DeepSeek2;
   if (hp.arch == Arch::GptOss || (moe_arch && !r.has("feed_forward_length")))
     hp.n_ff = 0;  // experts only: their own length below (gpt-oss's graph never reads it)
   else
@@ -337,7 +401,10 @@ HParams read_hparams(const GgufFile& f) {
                            r.get_int("attention.key_length", hp.n_embd / hp.n_head), 1 << 16);
   const int v_len = r.positive("attention.value_length",
                                r.get_int("attention.value_length", hp.head_dim), 1 << 16);
-  if (v_len != hp.head_dim) f.fail("attention.value_length differs from key_length (unsupported)");
+  if (hp.arch == Arch::DeepSeek2)
+    hp.head_dim_v = v_len;  // MLA: the latent, a prefix of the key row (read_deepseek2)
+  else if (v_len != hp.head_dim)
+    f.fail("attention.value_length differs from key_length (unsupported)");
   if (hp.n_head % hp.n_head_kv != 0)
     f.fail("attention.head_count " + std::to_string(hp.n_head) +
            " is not a multiple of head_count_kv " + std::to_string(hp.n_head_kv));
@@ -357,10 +424,11 @@ HParams read_hparams(const GgufFile& f) {
   hp.rope_base = r.get_float("rope.freq_base", 10000.0);
   if (!(hp.rope_base > 1)) f.fail("rope.freq_base is out of range");
   read_rope_scaling(r, hp);
-  hp.rope_neox = hp.arch != Arch::Llama;
+  hp.rope_neox = hp.arch != Arch::Llama && hp.arch != Arch::DeepSeek2;  // deepseek2: pairs
   hp.attn_scale = 1.0f / std::sqrt(float(hp.head_dim));
   if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3) read_gemma(r, hp);
   if (hp.arch == Arch::GptOss) read_gpt_oss(r, hp);
+  if (hp.arch == Arch::DeepSeek2) read_deepseek2(r, hp);
   read_experts(r, moe_arch, hp);
   if (r.has("pooling_type")) {
     const int64_t pt = r.get_int("pooling_type", -1);

@@ -11,7 +11,9 @@
 
 namespace tzero {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma2, Gemma3, Phi3, GptOss, Glm4Moe };
+enum class Arch {
+  Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma2, Gemma3, Phi3, GptOss, Glm4Moe, DeepSeek2
+};
 // general.architecture -> Arch ("mistral" is llama, "gpt-oss" GptOss, "glm4moe" Glm4Moe);
 // nullopt for the ones
 // tzero cannot run.
@@ -22,7 +24,9 @@ std::optional<Arch> arch_from_name(std::string_view name);
 // SoftmaxWeight, the k largest logits, then a softmax over those k (gpt-oss); or Sigmoid, each
 // expert's sigmoid, chosen by sigmoid + exp_probs_b within the best groups (DeepSeek-V3,
 // GLM-4.5: expert_gating_func 2).
-enum class MoeGating { Softmax, SoftmaxWeight, Sigmoid };
+// GroupedSoftmax: Sigmoid's choice (bias, groups, scale) over softmax scores (DeepSeek-V2:
+// expert_gating_func 1, or absent, for deepseek2).
+enum class MoeGating { Softmax, SoftmaxWeight, Sigmoid, GroupedSoftmax };
 
 // {arch}.rope.scaling.type, as llama.cpp reads it (absent: Linear).
 enum class RopeScaling { None, Linear, Yarn, LongRope };
@@ -49,6 +53,9 @@ struct HParams {
   // beta_fast 32 and beta_slow 1 give for n_ctx_orig, and cos and sin times (1 + 0.1 ln factor).
   double yarn_beta_fast = 32.0;
   double yarn_beta_slow = 1.0;
+  // deepseek2 with rope.scaling.yarn_log_multiplier: llama.cpp cancels YaRN's cos/sin factor
+  // (1 + 0.1 ln factor) and puts it in the scores' scale (mla_kq_scale) instead.
+  bool yarn_unit_magnitude = false;
   // rope.scaling.original_context_length: a context longer than this takes a LongRoPE model's
   // long frequency factors (rope_factors_long), otherwise its short ones (phi3).
   int n_ctx_orig = 0;
@@ -94,6 +101,17 @@ struct HParams {
   int context_or_default(int requested) const {
     return requested > 0 ? requested : (n_ctx_train < 4096 ? n_ctx_train : 4096);
   }
+
+  // Multi-head latent attention (deepseek2), in llama.cpp's absorbed form: one cached key row per
+  // token of kv_lora_rank + n_rot floats (the normed latent, then the roped key), which is also
+  // the value (its first kv_lora_rank floats); head_dim = key_length = kv_lora_rank + n_rot,
+  // head_dim_v = value_length = kv_lora_rank, n_head_kv = 1. Each query head is
+  // head_dim_k_mla = nope + n_rot wide (no-rope part first), each output head head_dim_v_mla.
+  int head_dim_v = 0;  // 0: head_dim
+  int q_lora_rank = 0, kv_lora_rank = 0, head_dim_k_mla = 0, head_dim_v_mla = 0;
+  double yarn_log_mul = 0;  // rope.scaling.yarn_log_multiplier / 0.1 (mscale_all_dim)
+  float mla_kq_scale = 0;   // the scores' scale: mscale^2 / sqrt(head_dim_k_mla)
+  bool mla() const { return kv_lora_rank > 0; }
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }

@@ -14,7 +14,7 @@ KvType parse_kv_type(const std::string& name) {
 }
 
 size_t KvStore::bytes_per_block(const HParams& hp, int block_size, KvType type) {
-  return 2 * size_t(hp.n_layer) * size_t(block_size) * size_t(hp.kv_dim()) *
+  return (hp.mla() ? 1 : 2) * size_t(hp.n_layer) * size_t(block_size) * size_t(hp.kv_dim()) *
          (type == KvType::F16 ? 2 : 4);
 }
 
@@ -23,9 +23,10 @@ KvStore::KvStore(const HParams& hp, int n_blocks, int block_size, KvType type)
       n_blocks_(n_blocks),
       block_size_(block_size),
       kv_dim_(size_t(hp.kv_dim())),
+      parts_(hp.mla() ? 1 : 2),
       type_(type) {
   check(n_blocks >= 1 && block_size >= 1, "internal: empty KV store");
-  const size_t n = size_t(n_blocks) * 2 * size_t(n_layer_) * size_t(block_size) * kv_dim_;
+  const size_t n = size_t(n_blocks) * parts_ * size_t(n_layer_) * size_t(block_size) * kv_dim_;
   if (type == KvType::F16)
     f16_.resize(n);
   else
@@ -34,23 +35,22 @@ KvStore::KvStore(const HParams& hp, int n_blocks, int block_size, KvType type)
 
 void KvStore::write(int layer, int block, int slot, const float* k, const float* v) {
   const size_t ko = offset(block, layer, 0) + size_t(slot) * kv_dim_;
-  const size_t vo = offset(block, layer, 1) + size_t(slot) * kv_dim_;
+  const size_t vo = offset(block, layer, parts_ - 1) + size_t(slot) * kv_dim_;
   if (type_ == KvType::F32) {
     std::copy_n(k, kv_dim_, &f32_[ko]);
-    std::copy_n(v, kv_dim_, &f32_[vo]);
+    if (parts_ == 2) std::copy_n(v, kv_dim_, &f32_[vo]);
     return;
   }
-  for (size_t i = 0; i < kv_dim_; ++i) {
-    f16_[ko + i] = float_to_fp16(k[i]);
-    f16_[vo + i] = float_to_fp16(v[i]);
-  }
+  for (size_t i = 0; i < kv_dim_; ++i) f16_[ko + i] = float_to_fp16(k[i]);
+  if (parts_ == 2)
+    for (size_t i = 0; i < kv_dim_; ++i) f16_[vo + i] = float_to_fp16(v[i]);
 }
 
 void KvStore::read(const int32_t* table, int layer, int n, float* k, float* v) const {
   for (int p = 0; p < n; ++p) {
     const int block = table[p / block_size_], slot = p % block_size_;
     const size_t ko = offset(block, layer, 0) + size_t(slot) * kv_dim_;
-    const size_t vo = offset(block, layer, 1) + size_t(slot) * kv_dim_;
+    const size_t vo = offset(block, layer, parts_ - 1) + size_t(slot) * kv_dim_;
     float* kd = k + size_t(p) * kv_dim_;
     float* vd = v + size_t(p) * kv_dim_;
     if (type_ == KvType::F32) {

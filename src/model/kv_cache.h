@@ -31,27 +31,31 @@ class KvStore {
   KvType type() const { return type_; }
   static size_t bytes_per_block(const HParams& hp, int block_size, KvType type);
 
-  // Stores one position's key and value rows (kv_dim floats each).
+  // Stores one position's key and value rows (kv_dim floats each). A key-only store (MLA: the
+  // value is a prefix of the key row) ignores v, and its value rows are its key rows.
   void write(int layer, int block, int slot, const float* k, const float* v);
 
   // F32 storage: the first key (value) row of `layer` in `block`; rows of a block are
   // consecutive with stride kv_dim.
   const float* k_rows(int block, int layer) const { return &f32_[offset(block, layer, 0)]; }
-  const float* v_rows(int block, int layer) const { return &f32_[offset(block, layer, 1)]; }
+  const float* v_rows(int block, int layer) const {
+    return &f32_[offset(block, layer, parts_ - 1)];
+  }
   // Any storage: widens rows [0, n) of `layer` for the block table into k and v
   // ((n, kv_dim) floats each).
   void read(const int32_t* table, int layer, int n, float* k, float* v) const;
 
  private:
   size_t offset(int block, int layer, int which) const {
-    return ((size_t(block) * 2 + size_t(which)) * size_t(n_layer_) + size_t(layer)) *
+    return ((size_t(block) * parts_ + size_t(which)) * size_t(n_layer_) + size_t(layer)) *
            size_t(block_size_) * kv_dim_;
   }
 
   int n_layer_, n_blocks_, block_size_;
   size_t kv_dim_;
+  size_t parts_;  // 2: keys and values; 1: keys only (MLA)
   KvType type_;
-  std::vector<float> f32_;     // (n_blocks, 2 [K, V], n_layer, block_size, kv_dim)
+  std::vector<float> f32_;     // (n_blocks, parts [K, V], n_layer, block_size, kv_dim)
   std::vector<uint16_t> f16_;  // the same, in half precision
 };
 

@@ -175,6 +175,70 @@ const std::vector<ModelKey> kGlm4Moe = {
      "llama.cpp does not read a sliding window for this architecture"},
 };
 
+const std::vector<ModelKey> kDeepSeek2 = {
+    {"expert_shared_count", K::Honoured, "required",
+     "ungated shared experts, each expert_feed_forward_length wide, added to every token's"},
+    {"expert_weights_scale", K::Honoured, "0 (none)", "the chosen experts' weights times it"},
+    {"expert_weights_norm", K::Honoured, "false",
+     "renormalise the chosen experts' weights to sum 1"},
+    {"expert_gating_func", K::Honoured, "0 (softmax, DeepSeek-V2)",
+     "the experts' scores: 1 softmax, 2 sigmoid (V3, R1, Kimi-K2); others refused"},
+    {"leading_dense_block_count", K::Honoured, "0",
+     "the first N layers are dense (feed_forward_length wide)"},
+    {"attention.q_lora_rank", K::Honoured, "0 (attn_q, no query compression)",
+     "the queries' compressed width (attn_q_a, attn_q_a_norm, attn_q_b)"},
+    {"attention.kv_lora_rank", K::Honoured, "required",
+     "the latent's width: the cached key row is it plus the rope part"},
+    {"attention.key_length_mla", K::Honoured, "required (older conversions are refused)",
+     "each query head: no-rope part + rope part (its root scales the scores)"},
+    {"attention.value_length_mla", K::Honoured, "required (older conversions are refused)",
+     "each head's output width after attn_v_b"},
+    {"rope.scaling.yarn_log_multiplier", K::Honoured, "0",
+     "YaRN's mscale_all_dim times 0.1: the scores scale by mscale^2, cos and sin by 1"},
+    {"attention.temperature_scale", K::Refused, "0",
+     "position-dependent query temperature (Mistral-Large) is not supported"},
+    {"attention.temperature_length", K::Refused, "0",
+     "position-dependent query temperature (Mistral-Large) is not supported"},
+    {"attn_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
+    {"final_logit_softcapping", K::Refused, "0",
+     "llama.cpp does not read it for this architecture"},
+    {"attention.sliding_window", K::Refused, "0",
+     "llama.cpp does not read a sliding window for this architecture"},
+};
+
+// An architecture with routed experts and groups (glm4moe, deepseek2): the common keys, the
+// expert counts and width, its own keys (which replace common ones of the same name), the
+// group keys honoured.
+std::vector<ModelKey> routed_table(const std::vector<ModelKey>& own) {
+  std::vector<ModelKey> v = {
+      {"expert_count", K::Honoured, "required", "experts per layer, at most 512"},
+      {"expert_used_count", K::Honoured, "required", "experts each token runs (top k)"},
+      {"expert_feed_forward_length", K::Honoured, "required", "the width of each expert"},
+  };
+  std::vector<ModelKey> out = kCommon;
+  out.insert(out.end(), v.begin(), v.end());
+  for (const auto& k : own) {
+    bool replaced = false;
+    for (auto& o : out)
+      if (o.suffix == k.suffix) {
+        o = k;
+        replaced = true;
+      }
+    if (!replaced) out.push_back(k);
+  }
+  for (auto& k : out) {
+    if (k.suffix == "expert_group_count")
+      k = {k.suffix, K::Honoured, "1", "experts in this many contiguous groups (DeepSeek-V3's)"};
+    if (k.suffix == "expert_group_used_count")
+      k = {k.suffix, K::Honoured, "1",
+           "choose only among the experts of this many groups, by each group's two best scores"};
+    if (k.suffix == "rope.dimension_sections")
+      k = {k.suffix, K::Refused, "0", "multi-section rope (M-RoPE) is not supported"};
+  }
+  return out;
+}
+
 const std::vector<ModelKey> kPhi3 = {
     {"attention.sliding_window", K::NoMath, "",
      "read and turned off by llama.cpp (\"Phi SWA is currently disabled\"); not applied"},
@@ -263,37 +327,8 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
              "expert_feed_forward_length)"};
     return v;
   }();
-  static const std::vector<ModelKey> glm4moe = [] {
-    std::vector<ModelKey> ex = {
-        {"expert_count", K::Honoured, "required", "experts per layer, at most 512"},
-        {"expert_used_count", K::Honoured, "required", "experts each token runs (top k)"},
-        {"expert_feed_forward_length", K::Honoured, "required", "the width of each expert"},
-    };
-    auto v = join({&kCommon, &ex, &kGlm4Moe});
-    for (auto& k : v) {
-      if (k.suffix == "expert_group_count")
-        k = {k.suffix, K::Honoured, "1", "experts in this many contiguous groups (DeepSeek-V3's)"};
-      if (k.suffix == "expert_group_used_count")
-        k = {k.suffix, K::Honoured, "1",
-             "choose only among the experts of this many groups, by each group's two best scores"};
-      if (k.suffix == "leading_dense_block_count") k.use = K::Honoured;
-      if (k.suffix == "rope.dimension_sections")
-        k = {k.suffix, K::Refused, "0", "multi-section rope (GLM-4.5V's M-RoPE) is not supported"};
-    }
-    // leading_dense_block_count is in kCommon (refused) and kGlm4Moe (honoured): keep the latter.
-    std::vector<ModelKey> out;
-    for (const auto& k : v) {
-      bool later = false;
-      for (const auto& o : out) later = later || o.suffix == k.suffix;
-      if (later) {
-        for (auto& o : out)
-          if (o.suffix == k.suffix) o = k;
-      } else {
-        out.push_back(k);
-      }
-    }
-    return out;
-  }();
+  static const std::vector<ModelKey> glm4moe = routed_table(kGlm4Moe);
+  static const std::vector<ModelKey> deepseek2 = routed_table(kDeepSeek2);
   switch (arch) {
     case Arch::Llama: return llama;
     case Arch::Qwen2:
@@ -305,6 +340,7 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
     case Arch::Phi3: return phi3;
     case Arch::GptOss: return gpt_oss;
     case Arch::Glm4Moe: return glm4moe;
+    case Arch::DeepSeek2: return deepseek2;
   }
   return dense;
 }

@@ -82,6 +82,29 @@ ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n
                       n_expert};
 }
 
+// deepseek2's attention as a current llama.cpp conversion stores it (hparams.h, MLA).
+void Model::load_mla(const std::string& p, LayerWeights& l) {
+  const int64_t E = hp_.n_embd, H = hp_.n_head, R = hp_.n_rot, C = hp_.kv_lora_rank;
+  const int64_t DK = hp_.head_dim_k_mla, DV = hp_.head_dim_v_mla, NOPE = DK - R;
+  if (file_->find_tensor(p + "attn_kv_b.weight"))
+    file_->fail("tensor '" + p +
+                "attn_kv_b.weight': an older deepseek2 conversion (no attn_k_b / attn_v_b) "
+                "that tzero does not run; convert it again with a current llama.cpp");
+  if (hp_.q_lora_rank > 0) {
+    const int64_t QR = hp_.q_lora_rank;
+    l.wq_a = matrix(p + "attn_q_a.weight", QR, E);
+    l.q_a_norm = vector(p + "attn_q_a_norm.weight", QR);
+    l.wq_b = matrix(p + "attn_q_b.weight", H * DK, QR);
+  } else {
+    l.wq = matrix(p + "attn_q.weight", H * DK, E);
+  }
+  l.wkv_a = matrix(p + "attn_kv_a_mqa.weight", C + R, E);
+  l.kv_a_norm = vector(p + "attn_kv_a_norm.weight", C);
+  l.wk_b = experts(p + "attn_k_b.weight", H, C, NOPE);
+  l.wv_b = experts(p + "attn_v_b.weight", H, DV, C);
+  l.wo = matrix(p + "attn_output.weight", E, H * DV);
+}
+
 void Model::load_experts(const std::string& p, LayerWeights& l) {
   const int64_t E = hp_.n_embd, X = hp_.n_expert, F = hp_.n_ff_exp;
   if (!file_->find_tensor(p + "ffn_gate_exps.weight") &&
@@ -100,7 +123,8 @@ void Model::load_experts(const std::string& p, LayerWeights& l) {
     l.up_exps_b = table(p + "ffn_up_exps.bias", X, F);
     l.down_exps_b = table(p + "ffn_down_exps.bias", X, E);
   }
-  if (hp_.expert_gating == MoeGating::Sigmoid)  // glm4moe requires it, deepseek2 may have it
+  if (hp_.expert_gating == MoeGating::Sigmoid || hp_.expert_gating == MoeGating::GroupedSoftmax)
+    // glm4moe requires it, deepseek2 may have it
     l.exp_probs_b = vector(p + "exp_probs_b.bias", X, hp_.arch == Arch::Glm4Moe);
   if (hp_.n_expert_shared > 0) {  // ungated shared experts, as one of their summed width
     const int64_t S = F * hp_.n_expert_shared;
@@ -194,7 +218,9 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
     const std::string p = "blk." + std::to_string(il) + ".";
     LayerWeights l;
     l.attn_norm = vector(p + "attn_norm.weight", E);
-    if (phi3 && file_->find_tensor(p + "attn_qkv.weight")) {
+    if (hp_.mla()) {
+      load_mla(p, l);
+    } else if (phi3 && file_->find_tensor(p + "attn_qkv.weight")) {
       // One fused tensor, q then k then v rows: each part's rows are its own matrix's (a row's
       // dot product does not depend on the rows around it), so no split op is needed.
       const Matrix qkv = matrix(p + "attn_qkv.weight", Q + 2 * KV, E);
@@ -206,7 +232,7 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
       l.wk = matrix(p + "attn_k.weight", KV, E);
       l.wv = matrix(p + "attn_v.weight", KV, E);
     }
-    l.wo = matrix(p + "attn_output.weight", E, Q);
+    if (!hp_.mla()) l.wo = matrix(p + "attn_output.weight", E, Q);
     // glm4moe: biases and per-head norms when the file has them (llama.cpp: optional).
     l.bq = vector(p + "attn_q.bias", Q, biases, glm);
     l.bk = vector(p + "attn_k.bias", KV, biases, glm);

@@ -284,6 +284,14 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithGlm4Moe) {
   EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny-glm4moe", "q4_k"), 5), 0u);
 }
 
+// deepseek2: MLA in its one (absorbed) form for prefill, decode and every batch, over a
+// key-only paged cache (the value is each key row's latent); grouped sigmoid routing. Chunks,
+// batch mates, prefix-cache hits and preemption change no bit.
+TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithDeepSeek2) {
+  EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny-deepseek2", "q8_0"), 6), 0u);
+  check_random_schedules(tzero::test::generated_model("tiny-deepseek2", "f16"), 3);
+}
+
 // Proves: a pool far too small for the load forces preemption and recomputation, and outputs
 // still equal the solo runs; the pool's free count returns to full afterwards.
 TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {

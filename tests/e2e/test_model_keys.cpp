@@ -130,6 +130,7 @@ std::string preset_for(Arch arch, std::string_view suffix) {
     case Arch::Phi3: return "tiny-phi3";
     case Arch::GptOss: return "tiny-gpt-oss";
     case Arch::Glm4Moe: return "tiny-glm4moe";
+    case Arch::DeepSeek2: return "tiny-deepseek2";
   }
   return "tiny";
 }
@@ -139,7 +140,7 @@ const std::vector<std::pair<Arch, std::string>>& archs() {
       {Arch::Llama, "llama"},       {Arch::Qwen2, "qwen2"},       {Arch::Qwen3, "qwen3"},
       {Arch::Qwen2Moe, "qwen2moe"}, {Arch::Qwen3Moe, "qwen3moe"}, {Arch::Gemma2, "gemma2"},
       {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},         {Arch::GptOss, "gpt-oss"},
-      {Arch::Glm4Moe, "glm4moe"}};
+      {Arch::Glm4Moe, "glm4moe"},   {Arch::DeepSeek2, "deepseek2"}};
   return a;
 }
 
@@ -187,13 +188,26 @@ std::map<std::string, Variant> honoured_variants(Arch arch) {
       {"expert_weights_norm", {{}, {{"expert_weights_norm", boolean(false)}}}},
       {"leading_dense_block_count", {{}, {{"leading_dense_block_count", u32(2)}}}},
       {"nextn_predict_layers", {{}, {{"nextn_predict_layers", u32(2)}}}},
+      {"expert_gating_func", {{}, {{"expert_gating_func", u32(1)}}}},
+      {"attention.q_lora_rank", {{}, {{"attention.q_lora_rank", u32(48)}}}},
+      {"attention.kv_lora_rank", {{}, {{"attention.kv_lora_rank", u32(32)}}}},
+      {"attention.key_length_mla", {{}, {{"attention.key_length_mla", u32(40)}}}},
+      {"attention.value_length_mla", {{}, {{"attention.value_length_mla", u32(16)}}}},
+      {"rope.scaling.yarn_log_multiplier",
+       {{}, {{"rope.scaling.yarn_log_multiplier", f32(0.3f)}}}},
       {"expert_group_count",
        {{{"expert_group_used_count", u32(2)}}, {{"expert_group_count", u32(4)}}}},
       {"expert_group_used_count",
        {{{"expert_group_count", u32(4)}, {"expert_group_used_count", u32(2)}},
         {{"expert_group_used_count", u32(1)}}}},
   };
-  if (arch == Arch::Glm4Moe)  // its experts are 128 wide already
+  if (arch == Arch::DeepSeek2) {  // its preset has 16 rotary dims and 4 groups (2 used) already
+    v["rope.dimension_count"] = {{}, {{"rope.dimension_count", u32(8)}}};
+    v["rope.scaling.factor"] = {{}, {{"rope.scaling.factor", f32(8.0f)}}};
+    v["expert_group_count"] = {{}, {{"expert_group_count", u32(8)}}};
+    v["expert_group_used_count"] = {{}, {{"expert_group_used_count", u32(3)}}};
+  }
+  if (arch == Arch::Glm4Moe || arch == Arch::DeepSeek2)  // experts 128 wide already
     v["expert_feed_forward_length"] = {{}, {{"expert_feed_forward_length", u32(64)}}};
   // The experts' own width is given in these files, so the dense width matters only as its
   // default: without it, n_ff / k no longer fits the expert tensors.
@@ -229,7 +243,8 @@ TEST(ModelKeys, EveryHonouredKeyChangesTheResultOrIsRefused) {
           "attention.head_count", "attention.head_count_kv", "attention.key_length",
           "attention.value_length", "rope.dimension_count", "expert_count",
           "expert_feed_forward_length", "expert_shared_feed_forward_length", "expert_shared_count",
-          "leading_dense_block_count", "nextn_predict_layers"};
+          "leading_dense_block_count", "nextn_predict_layers", "attention.q_lora_rank",
+          "attention.kv_lora_rank", "attention.key_length_mla", "attention.value_length_mla"};
       if (changed.ok) {
         EXPECT_NE(changed.result, base.result)
             << full << ": changing it alone changes nothing: it is not honoured";

@@ -55,6 +55,10 @@ class OpaqueCpu final : public BackendOps {
                       size_t rows) override {
     c_->matmul_experts(w, x, per_slot, i, y, rows);
   }
+  void copy_cols(Act s, size_t ss, size_t so, Act d, size_t ds, size_t dof, size_t w, size_t g,
+                 size_t rows) override {
+    c_->copy_cols(s, ss, so, d, ds, dof, w, g, rows);
+  }
   void add_expert_bias(Act y, const float* b, Act i, size_t rows) override {
     c_->add_expert_bias(y, b, i, rows);
   }
@@ -146,7 +150,7 @@ TEST_P(ForwardBackends, PerturbationOnTheDeviceIsTheHostsPerturbation) {
 
 INSTANTIATE_TEST_SUITE_P(Presets, ForwardBackends,
                          ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2", "tiny-gemma3",
-                                           "tiny-phi3", "tiny-gpt-oss", "tiny-glm4moe"),
+                                           "tiny-phi3", "tiny-gpt-oss", "tiny-glm4moe", "tiny-deepseek2"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& ch : s)

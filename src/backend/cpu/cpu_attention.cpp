@@ -103,7 +103,8 @@ std::vector<size_t> balanced_ranges(size_t n, size_t parts, Cost cost) {
 void CpuBackend::attention_canonical(const float* q, float* att, const AttentionSpec& a) {
   const ForwardBatch& b = *batch_;
   const size_t hd = size_t(a.head_dim), n_head = size_t(a.n_head), n_kvh = size_t(a.n_head_kv);
-  const size_t group = n_head / n_kvh, q_dim = n_head * hd;
+  const size_t vd = a.v_dim > 0 ? size_t(a.v_dim) : hd;  // value and output head width
+  const size_t group = n_head / n_kvh, q_dim = n_head * hd, o_dim = n_head * vd;
   const size_t n_tok = b.size(), n_items = n_tok * n_kvh, threads = size_t(pool_.size());
   // Item i is (kv head i / n_tok, token i % n_tok): consecutive items of a thread read the same
   // head's keys and values, which then stay in its cache.
@@ -122,6 +123,9 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
   auto q_of = [&](size_t item) {  // offset of the item's first query head
     return tok_of(item) * q_dim + size_t(kvh_of(item)) * group * hd;
   };
+  auto o_of = [&](size_t item) {  // offset of the item's first output head
+    return tok_of(item) * o_dim + size_t(kvh_of(item)) * group * vd;
+  };
   size_t max_kv = 0;
   for (size_t i = 0; i < n_tok; ++i) max_kv = std::max(max_kv, n_kv_of(i));
 
@@ -131,8 +135,8 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
       thread_local AttnScratch scratch;
       for (size_t i = bounds[p0]; i < bounds[p1]; ++i)
         attention_heads(kern_, &q[q_of(i)], hd, group, keys(i), values(i), n_kv_of(i), hd, a.scale,
-                        scratch, &att[q_of(i)], hd, a.softcap,
-                        a.sinks ? a.sinks + size_t(kvh_of(i)) * group : nullptr);
+                        scratch, &att[o_of(i)], vd, a.softcap,
+                        a.sinks ? a.sinks + size_t(kvh_of(i)) * group : nullptr, vd);
     });
     return;
   }
@@ -157,7 +161,7 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
   split_s_.resize(s_total);
   split_m_.assign(n_units * group, -INFINITY);  // (unit, head) max of the unit's scores
   split_z_.resize(n_units * group);             // (unit, head) z_j
-  split_o_.resize(n_units * group * hd);        // (unit, head, hd) o_j
+  split_o_.resize(n_units * group * vd);        // (unit, head, vd) o_j
   const auto bounds =
       balanced_ranges(n_units, threads, [&](size_t u) { return units[u].t1 - units[u].t0; });
   pool_.run(threads, [&](size_t p0, size_t p1) {  // scores
@@ -182,21 +186,21 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
     for (size_t u = bounds[p0]; u < bounds[p1]; ++u) {
       const Unit& un = units[u];
       kern_.attn_block(&split_s_[un.s_off], item_ld[un.item], group, &m[un.item * group],
-                       values(un.item), un.t0, un.t1, hd, &split_z_[u * group],
-                       &split_o_[u * group * hd], hd);
+                       values(un.item), un.t0, un.t1, vd, &split_z_[u * group],
+                       &split_o_[u * group * vd], vd);
     }
   });
   std::vector<float> z(group);
   for (size_t u = 0; u < n_units; ++u) {  // merge left to right, then divide
     const Unit& un = units[u];
-    float* o = &att[q_of(un.item)];
-    attn_merge(group, hd, un.t0 == 0, &split_z_[u * group], &split_o_[u * group * hd], hd,
-               &split_z_[(u - un.t0 / kAttnBlock) * group], o, hd);
+    float* o = &att[o_of(un.item)];
+    attn_merge(group, vd, un.t0 == 0, &split_z_[u * group], &split_o_[u * group * vd], vd,
+               &split_z_[(u - un.t0 / kAttnBlock) * group], o, vd);
     if (un.t1 == n_kv_of(un.item)) {
       float* zi = &split_z_[(u - un.t0 / kAttnBlock) * group];
       if (a.sinks)
         attn_sink_sum(group, a.sinks + size_t(kvh_of(un.item)) * group, &m[un.item * group], zi);
-      attn_finish(group, hd, zi, o, hd);
+      attn_finish(group, vd, zi, o, vd);
     }
   }
 }
@@ -204,8 +208,9 @@ void CpuBackend::attention_canonical(const float* q, float* att, const Attention
 void CpuBackend::attention_fast(const float* q_all, float* att, const AttentionSpec& a) {
   constexpr size_t kParts = 3;
   const ForwardBatch& batch = *batch_;
-  const int hd = a.head_dim, n_head = a.n_head, group = a.n_head / a.n_head_kv;
-  const size_t q_dim = size_t(n_head) * size_t(hd);
+  const int kd = a.head_dim, n_head = a.n_head, group = a.n_head / a.n_head_kv;
+  const int hd = a.v_dim > 0 ? a.v_dim : kd;  // value and output head width
+  const size_t q_dim = size_t(n_head) * size_t(kd), o_dim = size_t(n_head) * size_t(hd);
   const float scale = a.scale;
   const size_t items = batch.size() * size_t(n_head);
   struct State {
@@ -228,11 +233,11 @@ void CpuBackend::attention_fast(const float* q_all, float* att, const AttentionS
       const KvRows kr = k_rows(batch.seq[size_t(t)], h / group).from(lo);
       const KvRows vr = v_rows(batch.seq[size_t(t)], h / group).from(lo);
       const size_t p_lo = n_kv * part / kParts, p_hi = n_kv * (part + 1) / kParts;
-      const float* q = &q_all[size_t(t) * q_dim + size_t(h) * size_t(hd)];
+      const float* q = &q_all[size_t(t) * q_dim + size_t(h) * size_t(kd)];
       float m = -INFINITY, l = 0;
       e.resize(p_hi - p_lo);
       for (size_t s = p_lo; s < p_hi; ++s) {
-        e[s - p_lo] = kern_.dot_f32(q, kr.row(s), size_t(hd)) * scale;
+        e[s - p_lo] = kern_.dot_f32(q, kr.row(s), size_t(kd)) * scale;
         if (a.softcap > 0) e[s - p_lo] = softcap_ref(e[s - p_lo], a.softcap);
         m = std::fmax(m, e[s - p_lo]);
       }
@@ -269,7 +274,7 @@ void CpuBackend::attention_fast(const float* q_all, float* att, const AttentionS
           st.m = m_new;
         }
         for (int d = 0; d < hd; ++d)
-          att[size_t(t) * q_dim + size_t(h) * size_t(hd) + size_t(d)] = out[d] / st.l;
+          att[size_t(t) * o_dim + size_t(h) * size_t(hd) + size_t(d)] = out[d] / st.l;
       }
       st.lock.clear(std::memory_order_release);
     }

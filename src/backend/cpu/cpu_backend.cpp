@@ -18,6 +18,7 @@ const RopeYarn* yarn_of(const HParams& hp, RopeYarn& y) {
   y.beta_fast = hp.yarn_beta_fast;
   y.beta_slow = hp.yarn_beta_slow;
   y.ext_factor = 1.0;
+  y.unit_magnitude = hp.yarn_unit_magnitude;
   return &y;
 }
 }  // namespace
@@ -154,6 +155,16 @@ void CpuBackend::glu(Activation act, Act gate, Act up, Act o, size_t rows) {
   }
 }
 
+void CpuBackend::copy_cols(Act src, size_t src_stride, size_t src_off, Act dst, size_t dst_stride,
+                           size_t dst_off, size_t width, size_t groups, size_t rows) {
+  const float* a = in(src);
+  float* b = dst.id == src.id ? in(dst) : out(dst, rows);
+  for (size_t t = 0; t < rows; ++t)
+    for (size_t g = 0; g < groups; ++g)
+      std::memcpy(&b[t * dst.len + g * dst_stride + dst_off],
+                  &a[t * src.len + g * src_stride + src_off], width * sizeof(float));
+}
+
 void CpuBackend::add_expert_bias(Act y, const float* b, Act ids, size_t rows) {
   const size_t k = ids.len, n = y.len / k;
   float* a = in(y);
@@ -175,12 +186,12 @@ void CpuBackend::moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, 
   float* w = out(weights, rows);
   expert_ids_.resize(k);
   for (size_t t = 0; t < rows; ++t) {
-    if (spec.gating == MoeGating::Sigmoid) {
+    if (spec.gating == MoeGating::Sigmoid || spec.gating == MoeGating::GroupedSoftmax) {
       sel_.resize(E);
       moe_route_sigmoid_ref(&l[t * logits.len], spec.selection_bias, E, k, size_t(spec.n_groups),
                             size_t(spec.n_groups_used), spec.norm_weights, spec.scale,
                             &p[t * probs.len], expert_ids_.data(), &w[t * weights.len],
-                            sel_.data());
+                            sel_.data(), spec.gating == MoeGating::GroupedSoftmax);
     } else if (spec.gating == MoeGating::SoftmaxWeight)
       moe_route_softmax_weight_ref(&l[t * logits.len], E, k, &p[t * probs.len],
                                    expert_ids_.data(), &w[t * weights.len]);

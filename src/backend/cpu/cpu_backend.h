@@ -51,6 +51,8 @@ class CpuBackend final : public BackendOps {
   void matmul_experts(const ExpertMatrix& w, Act x, bool x_per_slot, Act ids, Act y,
                       size_t rows) override;
   void add_expert_bias(Act y, const float* b, Act ids, size_t rows) override;
+  void copy_cols(Act src, size_t src_stride, size_t src_off, Act dst, size_t dst_stride,
+                 size_t dst_off, size_t width, size_t groups, size_t rows) override;
   void moe_combine(Act y, Act weights, Act out, size_t rows) override;
   void scale_by_sigmoid(Act x, Act g, size_t rows) override;
   void gather_logits_rows(Act x, Act out) override;

@@ -189,6 +189,9 @@ class CudaBackend final : public BackendOps {
   void matmul_experts(const ExpertMatrix&, Act, bool, Act, Act, size_t) override { no_moe(); }
   void moe_combine(Act, Act, Act, size_t) override { no_moe(); }
   void add_expert_bias(Act, const float*, Act, size_t) override { no_moe(); }
+  void copy_cols(Act, size_t, size_t, Act, size_t, size_t, size_t, size_t, size_t) override {
+    throw Error("--gpu-layers: the CUDA backend does not run MLA (deepseek2) layers yet");
+  }
   void scale_by_sigmoid(Act, Act, size_t) override { no_moe(); }
   [[noreturn]] static void no_moe() {
     throw Error("--gpu-layers: the CUDA backend does not run mixture-of-experts layers yet");

@@ -28,6 +28,7 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::Phi3:
     case Arch::GptOss:
     case Arch::Glm4Moe:
+    case Arch::DeepSeek2:
       return make_llama_family(model);
     case Arch::Gemma2:
     case Arch::Gemma3:

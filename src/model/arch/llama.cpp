@@ -7,7 +7,8 @@
 // (attention sinks and output bias, sliding windows on even layers, a MoE block with biases and
 // its clamped SwiGLU; its ffn_norm is the file's post_attention_norm); and glm4moe (biases,
 // optional Q/K norms, partial neox rotary, leading dense layers, sigmoid-routed experts with
-// ungated shared ones). They differ by optional
+// ungated shared ones); and deepseek2 (multi-head latent attention, mla_attention.h, with
+// glm4moe's routing, groups and leading dense layers). They differ by optional
 // tensors, the RoPE layout and the feed-forward block, not by copies of the loop.
 //
 // Per layer (names as traced):
@@ -21,6 +22,7 @@
 
 #include "model/arch/architecture.h"
 #include "model/arch/gated_ffn.h"
+#include "model/arch/mla_attention.h"
 #include "model/arch/moe_ffn.h"
 #include "model/arch/self_attention.h"
 
@@ -35,7 +37,10 @@ class LlamaFamily final : public Architecture {
     x_ = residual_ = layout_.add(E);  // (n_tok, n_embd) residual stream
     xb_ = layout_.add(E);             // (n_tok, n_embd) normed input of a block
     proj_ = layout_.add(E);           // (n_tok, n_embd) attention or ffn output
-    attn_.emplace(hp_, layout_);
+    if (hp_.mla())
+      mla_.emplace(hp_, layout_);
+    else
+      attn_.emplace(hp_, layout_);
     if (hp_.moe()) moe_.emplace(hp_, layout_);
     if (!hp_.moe() || hp_.n_layer_dense_lead > 0) ffn_.emplace(hp_, Activation::SiLU, layout_);
     rows_ = layout_.add(E);                      // (n_out, n_embd) residual rows of the logits rows
@@ -54,7 +59,10 @@ class LlamaFamily final : public Architecture {
     const size_t n = p.n_tok;
     o.rmsnorm(x_, L.attn_norm, hp_.rms_eps, xb_, n);
     p.trace("attn_norm", il, xb_, n);
-    attn_->run(p, il, L, xb_, proj_);
+    if (mla_)
+      mla_->run(p, il, L, xb_, proj_);
+    else
+      attn_->run(p, il, L, xb_, proj_);
     o.add(x_, proj_, n);
     p.trace("ffn_inp", il, x_, n);
     o.rmsnorm(x_, L.ffn_norm, hp_.rms_eps, xb_, n);
@@ -74,6 +82,7 @@ class LlamaFamily final : public Architecture {
   const HParams& hp_;
   Act x_, xb_, proj_, rows_, out_;
   std::optional<SelfAttention> attn_;
+  std::optional<MlaAttention> mla_;
   std::optional<GatedFeedForward> ffn_;
   std::optional<MoeFeedForward> moe_;
 };
