@@ -28,6 +28,10 @@ Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string
   // fingerprints of the others stay what they were.
   if (hp.arch == Arch::GptOss)
     hashed["model_orders"] = {"sink-v1", "moe-softmax-weight-v1", "swiglu-oai-v1", "rope-yarn-v1"};
+  else if (hp.mla())
+    hashed["model_orders"] = {"mla-absorbed-v1", "moe-grouped-v1", "rope-yarn-v1"};
+  else if (hp.arch == Arch::Glm4Moe)
+    hashed["model_orders"] = {"moe-grouped-v1"};
   else if (hp.rope_scaling == RopeScaling::Yarn)
     hashed["model_orders"] = {"rope-yarn-v1"};
   if (model.longrope())

@@ -2,7 +2,8 @@
 # make test-peer-keys: the key table (docs/MODELS.md) against llama.cpp. Writes gen-model presets
 # with hyper-parameters other than the presets' (tests/peer/gguf_set.py: gemma3 and gemma2
 # sliding-window periods and bases, gemma3 without a window and with logit soft-capping, YaRN,
-# rope.scale_linear without a type, per-layer arrays) and runs tests/peer/run_peer.sh on them:
+# rope.scale_linear without a type, per-layer arrays; gpt-oss's window, glm4moe's groups, and
+# deepseek2's softmax routing and plain rope) and runs tests/peer/run_peer.sh on them:
 # tokens equal up to near-ties, logits within tolerance, KV cache f32.
 #
 #   tests/peer/key_variants.sh TZERO_BIN
@@ -39,6 +40,15 @@ variant llama-none-ignores-factor tiny llama.rope.scaling.type=str:none llama.ro
 variant qwen3-head-arrays tiny-qwen3 qwen3.attention.head_count=i32[]:4,4 \
   qwen3.attention.head_count_kv=i32[]:2,2 qwen3.feed_forward_length=i32[]:512,512
 variant mixtral-k1 tiny-mixtral llama.expert_used_count=u32:1
+variant gptoss-window4-period3-swabase5e4 tiny-gpt-oss gpt-oss.attention.sliding_window=u32:4 \
+  gpt-oss.attention.sliding_window_pattern=u32:3 gpt-oss.rope.freq_base_swa=f32:50000
+variant glm-groups4of2-scale1.5-nonorm tiny-glm4moe glm4moe.expert_group_count=u32:4 \
+  glm4moe.expert_group_used_count=u32:2 glm4moe.expert_weights_norm=bool:false \
+  glm4moe.expert_weights_scale=f32:1.5
+variant ds-softmax-no-logmul tiny-deepseek2 deepseek2.expert_gating_func=u32:1 \
+  -deepseek2.rope.scaling.yarn_log_multiplier deepseek2.expert_weights_norm=bool:false
+variant ds-no-groups-no-yarn tiny-deepseek2 deepseek2.expert_group_count=u32:1 \
+  deepseek2.expert_group_used_count=u32:1 deepseek2.rope.scaling.type=str:none
 PEER_MODELS="$MODELS" PEER_PRESETS=" " PEER_STORIES=0 PEER_KV=${PEER_KV:-f32} PEER_N=${PEER_N:-24} \
   PEER_REPORT=${PEER_REPORT:-$(dirname "$TZ")/peer-keys-report.json} \
   PEER_PROMPT=${PEER_PROMPT:-"Once upon a time there was a little girl who"} \
