@@ -448,3 +448,80 @@ TEST(BadFiles, Phi3FusedTensorsAndRopeFactorsThatDoNotFit) {
         clean_error(run(f), f, "tensor 'rope_factors_short.weight' has shape [12], expected [24]"));
   }
 }
+
+// The 2025-26 architectures' settings that do not fit: expert groups that do not divide the
+// experts, too few chosen groups for k, MLA's shapes, an older deepseek2 conversion, NextN
+// layers that leave none to run, a gpt-oss sink tensor of the wrong size: one line, exit 2.
+TEST(BadFiles, NewArchitectureSettingsThatDoNotFit) {
+  auto set = [](std::vector<std::pair<std::string, uint32_t>> kv) {
+    return [kv](tzero::GgufWriter& w, const std::string& key) {
+      for (const auto& [k, v] : kv)
+        if (k == key) {
+          w.add_u32(k, v);
+          return true;
+        }
+      return false;
+    };
+  };
+  const std::string ds = "deepseek2.";
+  {
+    const std::string f = rewrite_model("tiny-deepseek2", "ds_groups3.gguf",
+                                        set({{ds + "expert_group_count", 3}}), true);
+    EXPECT_TRUE(clean_error(run(f), f,
+                            "metadata '" + ds + "expert_group_count' = 3 does not divide "
+                            "expert_count = 16 into groups"));
+  }
+  {
+    const std::string f = rewrite_model("tiny-deepseek2", "ds_groups_used.gguf",
+                                        set({{ds + "expert_group_used_count", 4}}), true);
+    EXPECT_TRUE(clean_error(run(f), f,
+                            "metadata '" + ds + "expert_group_used_count' = 4 does not fit "
+                            "expert_group_count = 4"));
+  }
+  {
+    const std::string f =
+        rewrite_model("tiny-deepseek2", "ds_k_too_big.gguf",
+                      set({{ds + "expert_group_used_count", 1}, {ds + "expert_used_count", 6}}),
+                      true);
+    EXPECT_TRUE(clean_error(run(f), f,
+                            "metadata '" + ds + "expert_used_count' = 6 is more than the 4 "
+                            "experts of the chosen groups"));
+  }
+  {
+    const std::string f = rewrite_model("tiny-deepseek2", "ds_kv_heads.gguf",
+                                        set({{ds + "attention.head_count_kv", 2}}), true);
+    EXPECT_TRUE(clean_error(run(f), f, "MLA files have one (the latent)"));
+  }
+  {  // an older conversion: no key_length_mla
+    const std::string f = rewrite_model(
+        "tiny-deepseek2", "ds_old.gguf",
+        [&](tzero::GgufWriter&, const std::string& key) {
+          return key == ds + "attention.key_length_mla";
+        },
+        true);
+    EXPECT_TRUE(clean_error(run(f), f, "an older deepseek2 conversion"));
+  }
+  {
+    const std::string f =
+        rewrite_model("tiny-glm4moe", "glm_nextn.gguf", set({{"glm4moe.nextn_predict_layers", 4}}),
+                      true);
+    EXPECT_TRUE(clean_error(run(f), f,
+                            "metadata 'glm4moe.nextn_predict_layers' = 4 does not fit "
+                            "block_count = 4"));
+  }
+  {
+    const std::string f =
+        rewrite_model("tiny-gpt-oss", "gptoss_sinks.gguf", nullptr, true, "",
+                      tzero::TensorType::F32, "blk.1.attn_sinks.weight", {4});
+    EXPECT_TRUE(
+        clean_error(run(f), f, "tensor 'blk.1.attn_sinks.weight' has shape [4], expected [8]"));
+  }
+  {
+    const std::string f = rewrite_model("tiny-gpt-oss", "gptoss_window.gguf",
+                                        [](tzero::GgufWriter&, const std::string& key) {
+                                          return key == "gpt-oss.attention.sliding_window";
+                                        },
+                                        true);
+    EXPECT_TRUE(clean_error(run(f), f, "gpt-oss.attention.sliding_window"));
+  }
+}

@@ -76,7 +76,7 @@ ROWS="$CACHE/rows.jsonl"
 default_n() {
   case "$1" in
     stories*) echo 200 ;;
-    tiny | tiny-qwen2 | tiny-qwen3 | tiny-qwen3moe | tiny-mixtral | tiny-qwen2moe | tiny-gpt-oss) echo 64 ;;
+    tiny | tiny-qwen2 | tiny-qwen3 | tiny-qwen3moe | tiny-mixtral | tiny-qwen2moe | tiny-gpt-oss | tiny-glm4moe | tiny-deepseek2) echo 64 ;;
     110m) echo 32 ;;
     *) echo 8 ;;
   esac
@@ -88,7 +88,7 @@ gap_threshold() {
   if [ -n "${PEER_GAP_THRESHOLD:-}" ]; then echo "$PEER_GAP_THRESHOLD"; return; fi
   case "$1" in f32 | f16) echo 0.05 ;; bf16 | q8_0 | q4_0) echo 0.25 ;; *) echo 0.5 ;; esac
 }
-is_small() { case "$1" in tiny | tiny-qwen2 | tiny-qwen3 | tiny-qwen3moe | tiny-mixtral | tiny-qwen2moe | tiny-gpt-oss | 110m) return 0 ;; *) return 1 ;; esac; }
+is_small() { case "$1" in tiny | tiny-qwen2 | tiny-qwen3 | tiny-qwen3moe | tiny-mixtral | tiny-qwen2moe | tiny-gpt-oss | tiny-glm4moe | tiny-deepseek2 | 110m) return 0 ;; *) return 1 ;; esac; }
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
