@@ -9,6 +9,8 @@
 #include <random>
 #include <thread>
 
+#include "model/kv_cache.h"
+#include "model/weights.h"
 #include "runtime/generate.h"
 #include "support/test_support.h"
 #include "tokenizer/vocab.h"
@@ -360,6 +362,32 @@ TEST(EngineBatching, F16CacheIsInvariantAndNamed) {
   EngineOptions o32 = o;
   o32.kv_type = "f32";
   EXPECT_NE(Engine(o).info().fingerprint, Engine(o32).info().fingerprint);
+}
+
+// Proves: MLA's key-only cache (deepseek2: one latent + rope row per token, the values read from
+// it) in F16 is batch-invariant too, differs from F32, and takes half the bytes per block of a
+// key-and-value cache of the same row width.
+TEST(EngineBatching, MlaKeyOnlyF16CacheIsInvariant) {
+  const std::string model = tzero::test::generated_model("tiny-deepseek2", "f32");
+  const auto reqs = random_requests(5, 512, 19);
+  const std::vector<Output> solo16 = run_solo(model, reqs, "f16");
+  const std::vector<Output> solo32 = run_solo(model, reqs, "f32");
+  EngineOptions o = options_for(model);
+  o.kv_type = "f16";
+  o.block_size = 8;
+  o.max_batch_tokens = 40;
+  const std::vector<Output> got = run_batched(o, reqs, 3);
+  int differ = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    expect_same(solo16[i], got[i], "request " + std::to_string(i));
+    differ += solo16[i].digest != solo32[i].digest;
+  }
+  EXPECT_GT(differ, 0);
+  const auto m = tzero::Model::load(model);
+  tzero::HParams dense = m->hparams();
+  dense.kv_lora_rank = 0;  // the same row width as a key-and-value cache
+  EXPECT_EQ(2 * tzero::KvStore::bytes_per_block(m->hparams(), 16, tzero::KvType::F16),
+            tzero::KvStore::bytes_per_block(dense, 16, tzero::KvType::F16));
 }
 
 // Proves: cancelling waiting and running requests delivers one "cancelled" final event each,

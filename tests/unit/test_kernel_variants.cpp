@@ -308,6 +308,52 @@ TEST(KernelVariants, AttentionWithSinksEqualsReference) {
   }
 }
 
+// MLA's attention (deepseek2): keys of head_dim 80 whose first 64 floats are the values
+// (v_dim 64, the value rows are the key rows), through every kernel set, paged, over one and
+// three position blocks, equal attention_head_ref over separate copies of those prefixes.
+TEST(KernelVariants, KeyPrefixValuesEqualReference) {
+  const size_t kd = 80, vd = 64, n_q = 4;
+  for (size_t n_kv : {size_t(3), size_t(600)}) {
+    const auto q = tzero::test::random_floats(n_q * kd, 401, 2.0f);
+    const auto kc = tzero::test::random_floats(n_kv * kd, 402, 2.0f);
+    std::vector<float> vc(n_kv * vd);  // the prefixes, as their own rows
+    for (size_t t = 0; t < n_kv; ++t) std::copy_n(&kc[t * kd], vd, &vc[t * vd]);
+    const float *kp = kc.data(), *vp = vc.data();
+    std::vector<float> scratch(n_kv), ref(n_q * vd);
+    // The reference's head_dim is the value width; its scores need the whole key: compute them
+    // with the key rows, through the pieces, then the blocks over the value copies.
+    for (size_t g = 0; g < n_q; ++g) {
+      float m = -INFINITY;
+      tzero::attn_scores_ref(&q[g * kd], 0, 1, tzero::single_block(&kp, kd), 0, n_kv, kd, 0.1f,
+                             scratch.data(), n_kv, &m);
+      std::vector<float> o(vd), oj(vd);
+      float z = 0;
+      for (size_t t0 = 0; t0 < n_kv; t0 += tzero::kAttnBlock) {
+        const size_t t1 = std::min(n_kv, t0 + tzero::kAttnBlock);
+        float zj;
+        tzero::attn_block_ref(scratch.data() + t0, 0, 1, &m, tzero::single_block(&vp, vd), t0, t1,
+                              vd, &zj, oj.data(), 0);
+        if (t0 == 0) {
+          z = zj;
+          o = oj;
+        } else {
+          z = z + zj;
+          for (size_t d = 0; d < vd; ++d) o[d] = o[d] + oj[d];
+        }
+      }
+      for (size_t d = 0; d < vd; ++d) ref[g * vd + d] = o[d] / z;
+    }
+    const PagedCopy kpaged(kc, n_kv, kd, 16, true);
+    for (const KernelSet* k : tzero::available_kernels()) {
+      tzero::AttnScratch sc;
+      std::vector<float> got(n_q * vd, -1.0f);
+      tzero::attention_heads(*k, q.data(), kd, n_q, kpaged.rows, kpaged.rows, n_kv, kd, 0.1f, sc,
+                             got.data(), vd, 0.0f, nullptr, vd);
+      EXPECT_TRUE(same_bits(ref.data(), got.data(), ref.size())) << k->name << " n_kv=" << n_kv;
+    }
+  }
+}
+
 // The pieces on their own, as a backend that splits position blocks over threads calls them:
 // scores of a sub-range land at their offsets and the running max only grows.
 TEST(KernelVariants, AttentionScoresOfSubrangesEqualScalarBits) {

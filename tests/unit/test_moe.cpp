@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -127,6 +128,72 @@ TEST(MoeRoute, SoftmaxWeightChoosesByLogitsThenNormalisesOverTheChosen) {
       }
     }
   }
+}
+
+// Grouped routing (glm4moe, deepseek2), re-implemented from moe.h's SIGMOID comment: sigmoid
+// (or softmax) scores, the bias for the choice only, groups scored by their two best, the
+// chosen groups' experts only, weights the unbiased scores renormalised then scaled; both top-k
+// levels break ties to the lower id.
+TEST(MoeRoute, GroupedSigmoidChoosesWithinTheBestGroupsAndWeighsUnbiased) {
+  SplitMix64 rng(17);
+  for (bool softmax : {false, true})
+    for (size_t G : {1, 4, 8}) {
+      const size_t E = 32, P = E / G, k = 4, used = G > 1 ? G / 2 : 1;
+      std::vector<float> l(E), b(E);
+      for (auto& x : l) x = 3.0f * (2.0f * rng.uniform() - 1.0f);
+      for (auto& x : b) x = 0.2f * (2.0f * rng.uniform() - 1.0f);
+      std::vector<float> probs(E), w(k), sel(E);
+      std::vector<int32_t> ids(k);
+      moe_route_sigmoid_ref(l.data(), b.data(), E, k, G, used, true, 2.5f, probs.data(),
+                            ids.data(), w.data(), sel.data(), softmax);
+      // The scores.
+      std::vector<float> p(E);
+      if (softmax) {
+        const Route r = route(l, 1, false);
+        p = r.probs;
+      } else {
+        for (size_t i = 0; i < E; ++i) p[i] = sigmoid_ref(l[i]);
+      }
+      ASSERT_TRUE(same_bits(p.data(), probs.data(), E));
+      // The groups that stay.
+      std::vector<float> s(E);
+      for (size_t i = 0; i < E; ++i) s[i] = p[i] + b[i];
+      std::vector<bool> stays(G, true);
+      if (G > 1) {
+        std::vector<std::pair<float, size_t>> score;
+        for (size_t g = 0; g < G; ++g) {
+          std::vector<float> v(s.begin() + long(g * P), s.begin() + long((g + 1) * P));
+          std::sort(v.begin(), v.end(), std::greater<float>());
+          score.push_back({v[0] + v[1], g});
+        }
+        std::stable_sort(score.begin(), score.end(),
+                         [](const auto& a, const auto& c) { return a.first > c.first; });
+        stays.assign(G, false);
+        for (size_t j = 0; j < used; ++j) stays[score[j].second] = true;
+      }
+      // Every chosen expert is in a staying group, and no staying expert beats the last chosen.
+      std::set<int32_t> chosen(ids.begin(), ids.end());
+      ASSERT_EQ(chosen.size(), k);
+      for (int32_t id : ids) EXPECT_TRUE(stays[size_t(id) / P]) << "expert " << id;
+      for (size_t i = 0; i < E; ++i) {
+        if (stays[i / P] && !chosen.count(int32_t(i))) {
+          EXPECT_LE(s[i], s[size_t(ids[k - 1])]);
+        }
+      }
+      // Weights: unbiased scores, renormalised (rank order, clamped), then scaled.
+      float sum = p[size_t(ids[0])];
+      for (size_t j = 1; j < k; ++j) sum += p[size_t(ids[j])];
+      sum = std::max(sum, 6.103515625e-5f);
+      for (size_t j = 0; j < k; ++j)
+        EXPECT_EQ(std::bit_cast<uint32_t>((p[size_t(ids[j])] / sum) * 2.5f),
+                  std::bit_cast<uint32_t>(w[j]));
+    }
+  // Ties: equal selection scores go to the lower id; equal group scores to the lower group.
+  std::vector<float> l(8, 0.0f), probs(8), w(2), sel(8);
+  std::vector<int32_t> ids(2);
+  moe_route_sigmoid_ref(l.data(), nullptr, 8, 2, 4, 2, false, 1.0f, probs.data(), ids.data(),
+                        w.data(), sel.data());
+  EXPECT_EQ(ids, (std::vector<int32_t>{0, 1}));
 }
 
 TEST(MoeCombine, RankOrderLeftToRightAndTheOrderMatters) {
