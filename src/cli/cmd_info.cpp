@@ -43,15 +43,16 @@ Command add_info(CLI::App& app) {
   sub->add_flag("--all", *all, "Show every element of long arrays' first items (up to 64)");
   sub->add_option("--keys", *keys,
                   "Print the key table of an architecture (llama, qwen2, qwen3, qwen2moe, "
-                  "qwen3moe, gemma2, gemma3, phi3, gpt-oss, glm4moe, deepseek2): every GGUF key llama.cpp reads for it and "
+                  "qwen3moe, gemma2, gemma3, phi3, gpt-oss, glm4moe, deepseek2): every GGUF key "
+                  "llama.cpp reads for it and "
                   "what tzero does with it");
   return {sub, [model, all, keys] {
             if (!keys->empty()) {
               const auto arch = arch_from_name(*keys);
               if (!arch)
                 throw Error("--keys: unknown architecture '" + excerpt(*keys) +
-                                 "' (llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, "
-                                 "phi3, gpt-oss, glm4moe, deepseek2)");
+                            "' (llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, "
+                            "phi3, gpt-oss, glm4moe, deepseek2)");
               std::printf("%s", key_table_markdown(*keys, *arch).c_str());
               return 0;
             }

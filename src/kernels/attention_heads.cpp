@@ -41,8 +41,7 @@ void attention_heads(const KernelSet& k, const float* q, size_t q_stride, size_t
   for (size_t t0 = 0; t0 < n_kv; t0 += kAttnBlock) {
     const size_t t1 = t0 + kAttnBlock < n_kv ? t0 + kAttnBlock : n_kv;
     if (t0 == 0) {  // the first block's o goes straight into out
-      k.attn_block(sc.s.data(), ld, n_q, sc.m.data(), vr, t0, t1, vd, sc.z.data(), out,
-                   out_stride);
+      k.attn_block(sc.s.data(), ld, n_q, sc.m.data(), vr, t0, t1, vd, sc.z.data(), out, out_stride);
       continue;
     }
     k.attn_block(sc.s.data() + t0, ld, n_q, sc.m.data(), vr, t0, t1, vd, sc.z_j.data(),

@@ -12,8 +12,9 @@
 //   w_j     = e_j / z, m = logits[ids_0], e_j = exp_ref(logits[ids_j] - m), z = sum_f32_ref(e)
 //   (a softmax over the k chosen logits, in rank order); probs = the logits, unchanged
 // SIGMOID gating (DeepSeek-V3, GLM-4.5; moe_route_sigmoid_ref), as llama.cpp's build_moe_ffn:
-//   probs_i = sigmoid_ref(logits_i);  sel_i = probs_i + bias_i (the exp_probs_b tensor; none: probs)
-//   with G > 1 groups of P = E / G contiguous experts: score_g = a + b, a >= b the two largest
+//   probs_i = sigmoid_ref(logits_i);  sel_i = probs_i + bias_i (the exp_probs_b tensor; none:
+//   probs) with G > 1 groups of P = E / G contiguous experts: score_g = a + b, a >= b the two
+//   largest
 //     sel of group g (P = 1: its one sel); the G_used largest scores' groups (equal: lower group
 //     first) stay, every other expert's sel becomes -inf
 //   ids = the k largest sel, largest first; equal: lower id first

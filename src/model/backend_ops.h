@@ -85,8 +85,8 @@ struct MoeSpec {
 
 // The gated feed-forward activation: out = act(gate) * up.
 enum class Activation {
-  SiLU,      // SwiGLU (silu-v1): llama, qwen
-  GeluTanh,  // GeGLU with the tanh approximation (gelu-v1): gemma3
+  SiLU,       // SwiGLU (silu-v1): llama, qwen
+  GeluTanh,   // GeGLU with the tanh approximation (gelu-v1): gemma3
   SwigluOai,  // gpt-oss's clamped SwiGLU (swiglu_oai_ref, swiglu-oai-v1): the gate clamped
               // above at 7, the up to [-7, 7], out = gate * sigmoid(1.702 gate) * (up + 1)
 };

@@ -107,11 +107,10 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
     f.fail("metadata '" + given + "' on architecture '" + excerpt(an) +
            "', which has no experts (" + excerpt(an) + "moe has)");
   if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3 || hp.arch == Arch::Phi3)
-    f.fail("metadata '" + given + "' on architecture '" + excerpt(an) +
-           "', which has no experts");
+    f.fail("metadata '" + given + "' on architecture '" + excerpt(an) + "', which has no experts");
   if (n_expert < 1 || n_expert > kMaxExperts)
-    f.fail("metadata '" + count_key + "' = " + std::to_string(n_expert) +
-           " is out of range (1.." + std::to_string(kMaxExperts) + ")");
+    f.fail("metadata '" + count_key + "' = " + std::to_string(n_expert) + " is out of range (1.." +
+           std::to_string(kMaxExperts) + ")");
   if (n_used < 1 || n_used > n_expert)
     f.fail("metadata '" + an + ".expert_used_count' = " + std::to_string(n_used) +
            " does not fit expert_count = " + std::to_string(n_expert) +
@@ -120,17 +119,15 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   hp.n_expert_used = int(n_used);
   if (hp.arch == Arch::Llama) {
     hp.n_ff_exp = hp.n_ff;  // Mixtral: each expert has the dense width (llama.cpp)
-  } else if (hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe ||
-             hp.arch == Arch::DeepSeek2) {
+  } else if (hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe || hp.arch == Arch::DeepSeek2) {
     hp.n_ff_exp = r.required_positive("expert_feed_forward_length", 1 << 22);
   } else {
     // qwen*moe default to n_ff / k as llama.cpp does.
     const int64_t def = hp.n_ff / hp.n_expert_used;
     if (def <= 0 && !r.has("expert_feed_forward_length"))
       f.fail("missing metadata '" + r.name("expert_feed_forward_length") + "'");
-    hp.n_ff_exp =
-        r.positive("expert_feed_forward_length", r.get_int("expert_feed_forward_length", def),
-                   1 << 22);
+    hp.n_ff_exp = r.positive("expert_feed_forward_length",
+                             r.get_int("expert_feed_forward_length", def), 1 << 22);
   }
   if (hp.arch == Arch::Qwen2Moe)
     hp.n_ff_shexp = r.positive("expert_shared_feed_forward_length",
@@ -142,7 +139,6 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   hp.expert_gating = hp.arch == Arch::GptOss ? MoeGating::SoftmaxWeight : MoeGating::Softmax;
   if (hp.arch == Arch::Glm4Moe || hp.arch == Arch::DeepSeek2) read_sigmoid_routing(r, hp);
 }
-
 
 // The routing of DeepSeek-V3 and GLM-4.5 as llama.cpp reads it: sigmoid scores (gating 2; 0 or
 // absent means sigmoid for glm4moe), the exp_probs_b tensor's bias for the choice only, the
@@ -182,8 +178,8 @@ void read_sigmoid_routing(const KeyReader& r, HParams& hp) {
       f.fail("metadata '" + r.name("expert_group_used_count") + "' = " + std::to_string(used) +
              " does not fit expert_group_count = " + std::to_string(groups) + " (1..groups-1)");
     if (hp.n_expert_used > used * (hp.n_expert / groups))
-      f.fail("metadata '" + r.name("expert_used_count") + "' = " +
-             std::to_string(hp.n_expert_used) + " is more than the " +
+      f.fail("metadata '" + r.name("expert_used_count") +
+             "' = " + std::to_string(hp.n_expert_used) + " is more than the " +
              std::to_string(used * (hp.n_expert / groups)) + " experts of the chosen groups");
     hp.n_expert_groups = int(groups);
     hp.n_expert_groups_used = int(used);
@@ -242,8 +238,8 @@ void read_deepseek2(const KeyReader& r, HParams& hp) {
   hp.head_dim_k_mla = r.required_positive("attention.key_length_mla", 1 << 16);
   hp.head_dim_v_mla = r.required_positive("attention.value_length_mla", 1 << 16);
   if (hp.n_head_kv != 1)
-    f.fail("metadata '" + r.name("attention.head_count_kv") + "' = " +
-           std::to_string(hp.n_head_kv) + ": MLA files have one (the latent)");
+    f.fail("metadata '" + r.name("attention.head_count_kv") +
+           "' = " + std::to_string(hp.n_head_kv) + ": MLA files have one (the latent)");
   if (hp.head_dim != hp.kv_lora_rank + hp.n_rot || hp.head_dim_v != hp.kv_lora_rank)
     f.fail("metadata '" + r.name("attention.key_length") + "' = " + std::to_string(hp.head_dim) +
            " and value_length = " + std::to_string(hp.head_dim_v) +
@@ -251,9 +247,9 @@ void read_deepseek2(const KeyReader& r, HParams& hp) {
            " and rope.dimension_count = " + std::to_string(hp.n_rot) +
            " (key = latent + rope, value = latent)");
   if (hp.head_dim_k_mla <= hp.n_rot)
-    f.fail("metadata '" + r.name("attention.key_length_mla") + "' = " +
-           std::to_string(hp.head_dim_k_mla) + " leaves no non-rotated part (rope.dimension_count " +
-           std::to_string(hp.n_rot) + ")");
+    f.fail("metadata '" + r.name("attention.key_length_mla") +
+           "' = " + std::to_string(hp.head_dim_k_mla) +
+           " leaves no non-rotated part (rope.dimension_count " + std::to_string(hp.n_rot) + ")");
   const double log_mul = r.get_float("rope.scaling.yarn_log_multiplier", 0.0);
   if (!(log_mul >= 0 && log_mul < 100))
     f.fail("metadata '" + r.name("rope.scaling.yarn_log_multiplier") + "' is out of range");
@@ -262,7 +258,9 @@ void read_deepseek2(const KeyReader& r, HParams& hp) {
   // graph's mscale and kq_scale (models/deepseek2.cpp).
   const bool yarn = hp.rope_scaling == RopeScaling::Yarn;
   const float fs = float(hp.rope_freq_scale), factor = 1.0f / fs;
-  auto get_mscale = [](float s, float m) { return s <= 1.0f ? 1.0f : 1.0f + 0.1f * m * std::log(s); };
+  auto get_mscale = [](float s, float m) {
+    return s <= 1.0f ? 1.0f : 1.0f + 0.1f * m * std::log(s);
+  };
   float attn_factor = float(hp.rope_attn_factor);
   if (yarn) {
     float a = get_mscale(factor, 1.0f);
@@ -335,7 +333,7 @@ void read_rope_scaling(const KeyReader& r, HParams& hp) {
   }
   const std::string factor_key =
       r.name(r.has("rope.scaling.factor") || !r.has("rope.scale_linear") ? "rope.scaling.factor"
-                                                                          : "rope.scale_linear");
+                                                                         : "rope.scale_linear");
   double factor = f.get_float(factor_key, 1.0);
   if (factor == 0) factor = 1.0;  // llama.cpp: a factor of 0 is none
   if (!(factor > 0 && factor <= 1024))
@@ -345,9 +343,9 @@ void read_rope_scaling(const KeyReader& r, HParams& hp) {
   hp.rope_attn_factor = r.get_float("rope.scaling.attn_factor", 1.0);
   if (!(hp.rope_attn_factor > 0 && hp.rope_attn_factor <= 16))
     f.fail("metadata '" + r.name("rope.scaling.attn_factor") + "' is out of range (0..16)");
-  hp.n_ctx_orig = r.positive("rope.scaling.original_context_length",
-                             r.get_int("rope.scaling.original_context_length", hp.n_ctx_train),
-                             1 << 24);
+  hp.n_ctx_orig =
+      r.positive("rope.scaling.original_context_length",
+                 r.get_int("rope.scaling.original_context_length", hp.n_ctx_train), 1 << 24);
 }
 
 }  // namespace
@@ -380,9 +378,8 @@ HParams read_hparams(const GgufFile& f) {
     // llama.cpp checks their tensors and never runs them; so does tzero.
     const int64_t nextn = r.get_int("nextn_predict_layers", 0);
     if (nextn < 0 || nextn >= hp.n_layer)
-      r.file().fail("metadata '" + r.name("nextn_predict_layers") + "' = " +
-                    std::to_string(nextn) + " does not fit block_count = " +
-                    std::to_string(hp.n_layer));
+      r.file().fail("metadata '" + r.name("nextn_predict_layers") + "' = " + std::to_string(nextn) +
+                    " does not fit block_count = " + std::to_string(hp.n_layer));
     hp.n_layer_nextn = int(nextn);
   }
   hp.n_head = r.per_layer("attention.head_count", hp.n_layer, 0, true, 4096);

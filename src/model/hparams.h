@@ -12,11 +12,20 @@
 namespace tzero {
 
 enum class Arch {
-  Llama, Qwen2, Qwen3, Qwen2Moe, Qwen3Moe, Gemma2, Gemma3, Phi3, GptOss, Glm4Moe, DeepSeek2
+  Llama,
+  Qwen2,
+  Qwen3,
+  Qwen2Moe,
+  Qwen3Moe,
+  Gemma2,
+  Gemma3,
+  Phi3,
+  GptOss,
+  Glm4Moe,
+  DeepSeek2
 };
-// general.architecture -> Arch ("mistral" is llama, "gpt-oss" GptOss, "glm4moe" Glm4Moe);
-// nullopt for the ones
-// tzero cannot run.
+// general.architecture -> Arch ("mistral" is llama, "gpt-oss" GptOss, "glm4moe" Glm4Moe,
+// "deepseek2" DeepSeek2); nullopt for the ones tzero cannot run.
 std::optional<Arch> arch_from_name(std::string_view name);
 
 // How a mixture-of-experts layer turns router logits into the k experts and their weights
@@ -45,7 +54,7 @@ struct HParams {
   int n_rot = 0;  // rope.dimension_count, default head_dim
   float rms_eps = 1e-5f;
   double rope_base = 10000.0;
-  bool rope_neox = false;         // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+  bool rope_neox = false;  // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
   RopeScaling rope_scaling = RopeScaling::Linear;
   double rope_freq_scale = 1.0;   // 1 / rope.scaling.factor (linear, yarn, longrope); 1: none
   double rope_attn_factor = 1.0;  // rope.scaling.attn_factor: multiplies every cos and sin
@@ -63,9 +72,9 @@ struct HParams {
   float embd_scale = 1.0f;  // token embeddings are multiplied by it (gemma: sqrt(n_embd))
   float attn_softcap = 0;   // > 0: attention scores soft-capped (gemma2: 50)
   float final_softcap = 0;  // > 0: the logits soft-capped (gemma2: 30)
-  // Sliding-window attention (gemma2, gemma3, gpt-oss): with n_swa > 0, layer il attends to the last
-  // n_swa positions when il % swa_pattern < swa_pattern - 1 (every layer when swa_pattern is 0;
-  // the others see every position); windowed layers rotate with rope_base_swa and
+  // Sliding-window attention (gemma2, gemma3, gpt-oss): with n_swa > 0, layer il attends to the
+  // last n_swa positions when il % swa_pattern < swa_pattern - 1 (every layer when swa_pattern is
+  // 0; the others see every position); windowed layers rotate with rope_base_swa and
   // rope_freq_scale_swa (rope.freq_base_swa; gemma3: 10000 and 1, gemma2 and gpt-oss: the
   // model's).
   int n_swa = 0;
@@ -80,12 +89,12 @@ struct HParams {
   int n_ff_shexp = 0;               // expert_shared_feed_forward_length (qwen2moe's shared expert)
   bool expert_weights_norm = true;  // renormalise the k weights (qwen2moe: false)
   MoeGating expert_gating = MoeGating::Softmax;
-  int n_expert_shared = 0;          // expert_shared_count: ungated shared experts (glm4moe)
-  float expert_weights_scale = 1;   // expert_weights_scale (0 in the file means 1)
-  int n_expert_groups = 1;          // expert_group_count: experts in this many contiguous groups
-  int n_expert_groups_used = 1;     // expert_group_used_count: the best groups chosen from
-  int n_layer_dense_lead = 0;       // leading_dense_block_count: dense layers before the experts
-  int n_layer_nextn = 0;            // glm4moe's NextN blocks after n_layer: loaded, never run
+  int n_expert_shared = 0;         // expert_shared_count: ungated shared experts (glm4moe)
+  float expert_weights_scale = 1;  // expert_weights_scale (0 in the file means 1)
+  int n_expert_groups = 1;         // expert_group_count: experts in this many contiguous groups
+  int n_expert_groups_used = 1;    // expert_group_used_count: the best groups chosen from
+  int n_layer_dense_lead = 0;      // leading_dense_block_count: dense layers before the experts
+  int n_layer_nextn = 0;           // glm4moe's NextN blocks after n_layer: loaded, never run
   // {arch}.pooling_type as llama.cpp numbers it (0 none, 1 mean, 2 cls, 3 last, 4 rank), -1
   // when the file does not say: what embedding requests pool by default (batch/engine).
   int pooling_type = -1;

@@ -115,8 +115,7 @@ std::vector<ModelKey> experts(std::string_view norm, bool own_width, bool shared
 const std::vector<ModelKey> kNoWindow = {
     {"attention.sliding_window", K::Refused, "0",
      "llama.cpp does not read a sliding window for this architecture"},
-    {"attn_logit_softcapping", K::Refused, "0",
-     "llama.cpp does not read it for this architecture"},
+    {"attn_logit_softcapping", K::Refused, "0", "llama.cpp does not read it for this architecture"},
     {"final_logit_softcapping", K::Refused, "0",
      "llama.cpp does not read it for this architecture"},
 };
@@ -149,8 +148,7 @@ const std::vector<ModelKey> kGptOss = {
      "period P: layer il slides when il % P < P - 1 (the even layers); an array is refused"},
     {"rope.freq_base_swa", K::Honoured, "rope.freq_base",
      "the rope base of sliding layers (their scale is the model's)"},
-    {"attn_logit_softcapping", K::Refused, "0",
-     "llama.cpp does not read it for this architecture"},
+    {"attn_logit_softcapping", K::Refused, "0", "llama.cpp does not read it for this architecture"},
     {"final_logit_softcapping", K::Refused, "0",
      "llama.cpp does not read it for this architecture"},
 };
@@ -167,8 +165,7 @@ const std::vector<ModelKey> kGlm4Moe = {
      "the first N layers are dense (feed_forward_length wide)"},
     {"nextn_predict_layers", K::Honoured, "0",
      "the last N blocks are NextN (multi-token prediction) layers: accepted, never run"},
-    {"attn_logit_softcapping", K::Refused, "0",
-     "llama.cpp does not read it for this architecture"},
+    {"attn_logit_softcapping", K::Refused, "0", "llama.cpp does not read it for this architecture"},
     {"final_logit_softcapping", K::Refused, "0",
      "llama.cpp does not read it for this architecture"},
     {"attention.sliding_window", K::Refused, "0",
@@ -199,8 +196,7 @@ const std::vector<ModelKey> kDeepSeek2 = {
      "position-dependent query temperature (Mistral-Large) is not supported"},
     {"attention.temperature_length", K::Refused, "0",
      "position-dependent query temperature (Mistral-Large) is not supported"},
-    {"attn_logit_softcapping", K::Refused, "0",
-     "llama.cpp does not read it for this architecture"},
+    {"attn_logit_softcapping", K::Refused, "0", "llama.cpp does not read it for this architecture"},
     {"final_logit_softcapping", K::Refused, "0",
      "llama.cpp does not read it for this architecture"},
     {"attention.sliding_window", K::Refused, "0",
@@ -242,8 +238,7 @@ std::vector<ModelKey> routed_table(const std::vector<ModelKey>& own) {
 const std::vector<ModelKey> kPhi3 = {
     {"attention.sliding_window", K::NoMath, "",
      "read and turned off by llama.cpp (\"Phi SWA is currently disabled\"); not applied"},
-    {"attn_logit_softcapping", K::Refused, "0",
-     "llama.cpp does not read it for this architecture"},
+    {"attn_logit_softcapping", K::Refused, "0", "llama.cpp does not read it for this architecture"},
     {"final_logit_softcapping", K::Refused, "0",
      "llama.cpp does not read it for this architecture"},
 };
@@ -282,9 +277,8 @@ bool value_is_neutral(const GgufValue& v, std::string_view values) {
     } else if (v.is_integer() || v.is_float()) {
       char* end = nullptr;
       const double want = std::strtod(one.c_str(), &end);
-      const double got = v.is_float()                        ? v.f
-                         : v.type == GgufValueType::U64 ||
-                                 v.type == GgufValueType::U32 ||
+      const double got = v.is_float() ? v.f
+                         : v.type == GgufValueType::U64 || v.type == GgufValueType::U32 ||
                                  v.type == GgufValueType::U16 || v.type == GgufValueType::U8
                              ? double(v.u)
                              : double(v.i);
@@ -330,17 +324,27 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
   static const std::vector<ModelKey> glm4moe = routed_table(kGlm4Moe);
   static const std::vector<ModelKey> deepseek2 = routed_table(kDeepSeek2);
   switch (arch) {
-    case Arch::Llama: return llama;
+    case Arch::Llama:
+      return llama;
     case Arch::Qwen2:
-    case Arch::Qwen3: return dense;
-    case Arch::Qwen2Moe: return qwen2moe;
-    case Arch::Qwen3Moe: return qwen3moe;
-    case Arch::Gemma2: return gemma2;
-    case Arch::Gemma3: return gemma3;
-    case Arch::Phi3: return phi3;
-    case Arch::GptOss: return gpt_oss;
-    case Arch::Glm4Moe: return glm4moe;
-    case Arch::DeepSeek2: return deepseek2;
+    case Arch::Qwen3:
+      return dense;
+    case Arch::Qwen2Moe:
+      return qwen2moe;
+    case Arch::Qwen3Moe:
+      return qwen3moe;
+    case Arch::Gemma2:
+      return gemma2;
+    case Arch::Gemma3:
+      return gemma3;
+    case Arch::Phi3:
+      return phi3;
+    case Arch::GptOss:
+      return gpt_oss;
+    case Arch::Glm4Moe:
+      return glm4moe;
+    case Arch::DeepSeek2:
+      return deepseek2;
   }
   return dense;
 }
@@ -353,9 +357,12 @@ const ModelKey* find_model_key(Arch arch, std::string_view suffix) {
 
 std::string_view to_string(KeyUse use) {
   switch (use) {
-    case KeyUse::Honoured: return "honoured";
-    case KeyUse::Refused: return "refused";
-    case KeyUse::NoMath: return "no math";
+    case KeyUse::Honoured:
+      return "honoured";
+    case KeyUse::Refused:
+      return "refused";
+    case KeyUse::NoMath:
+      return "no math";
   }
   return "?";
 }
@@ -374,8 +381,8 @@ void check_refused_keys(const GgufFile& f, Arch arch, const std::string& arch_na
       }
       if (neutral) continue;
     }
-    f.fail("metadata '" + key + "' = " + excerpt(v->to_display(4)) + " is refused: " +
-           std::string(k.what) +
+    f.fail("metadata '" + key + "' = " + excerpt(v->to_display(4)) +
+           " is refused: " + std::string(k.what) +
            (k.values.empty() ? "" : " (accepted: " + std::string(k.values) + ")"));
   }
 }

@@ -29,9 +29,8 @@ std::string unknown_keys_note(const Model& model) {
   const HParams& hp = model.hparams();
   const auto keys = unknown_model_keys(model.gguf(), hp.arch, hp.arch_name);
   if (keys.empty()) return "";
-  std::string s = model.gguf().path() + ": " + std::to_string(keys.size()) +
-                  " metadata key" + (keys.size() == 1 ? "" : "s") + " of '" +
-                  excerpt(hp.arch_name) +
+  std::string s = model.gguf().path() + ": " + std::to_string(keys.size()) + " metadata key" +
+                  (keys.size() == 1 ? "" : "s") + " of '" + excerpt(hp.arch_name) +
                   "' that tzero does not know, not applied (see `tzero info`): ";
   for (size_t i = 0; i < keys.size() && i < 8; ++i) s += (i ? ", " : "") + excerpt(keys[i], 80);
   if (keys.size() > 8) s += ", ...";
@@ -247,8 +246,7 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
       file_->fail("tensor '" + p + (l.q_norm ? "attn_k_norm" : "attn_q_norm") +
                   ".weight' is missing (the query and key norms come together)");
     // gpt-oss names the feed-forward's norm post_attention_norm (it comes after the attention).
-    l.ffn_norm =
-        vector(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), E);
+    l.ffn_norm = vector(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), E);
     if (gemma) {
       l.attn_post_norm = vector(p + "post_attention_norm.weight", E);
       l.ffn_post_norm = vector(p + "post_ffw_norm.weight", E);
@@ -280,8 +278,8 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   for (const auto& t : file_->tensors())
     if (!used_.count(t.name))
       file_->fail("tensor '" + excerpt(t.name) + "' is not one tzero reads for '" +
-                  excerpt(hp_.arch_name) + "' (" + std::to_string(file_->tensors().size() -
-                                                                  used_.size()) +
+                  excerpt(hp_.arch_name) + "' (" +
+                  std::to_string(file_->tensors().size() - used_.size()) +
                   " such tensors): refusing rather than running without it");
 }
 

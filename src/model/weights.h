@@ -25,14 +25,14 @@ struct LayerWeights {
   const float* sinks = nullptr;  // gpt-oss: each query head's attention sink logit (n_head)
   // MLA (deepseek2): the query's compression (or wq alone), the latent's, and the per-head
   // absorption matrices.
-  Matrix wq_a;                          // (q_lora_rank, n_embd)
-  const float* q_a_norm = nullptr;      // (q_lora_rank)
-  Matrix wq_b;                          // (n_head * key_length_mla, q_lora_rank)
-  Matrix wkv_a;                         // (kv_lora_rank + n_rot, n_embd)
-  const float* kv_a_norm = nullptr;     // (kv_lora_rank)
-  ExpertMatrix wk_b;                    // per head (kv_lora_rank, nope): q_nope -> latent space
-  ExpertMatrix wv_b;                    // per head (value_length_mla, kv_lora_rank)
-  const float* q_norm = nullptr;  // optional per-head RMSNorm (qwen3, gemma3): (head_dim)
+  Matrix wq_a;                       // (q_lora_rank, n_embd)
+  const float* q_a_norm = nullptr;   // (q_lora_rank)
+  Matrix wq_b;                       // (n_head * key_length_mla, q_lora_rank)
+  Matrix wkv_a;                      // (kv_lora_rank + n_rot, n_embd)
+  const float* kv_a_norm = nullptr;  // (kv_lora_rank)
+  ExpertMatrix wk_b;                 // per head (kv_lora_rank, nope): q_nope -> latent space
+  ExpertMatrix wv_b;                 // per head (value_length_mla, kv_lora_rank)
+  const float* q_norm = nullptr;     // optional per-head RMSNorm (qwen3, gemma3): (head_dim)
   const float* k_norm = nullptr;
   const float* attn_post_norm = nullptr;  // gemma3: after the attention block (n_embd)
   const float* ffn_norm = nullptr;        // (n_embd)

@@ -35,8 +35,8 @@ Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string
   else if (hp.rope_scaling == RopeScaling::Yarn)
     hashed["model_orders"] = {"rope-yarn-v1"};
   if (model.longrope())
-    hashed["rope_factors"] = n_ctx > hp.n_ctx_orig ? "long (context " + std::to_string(n_ctx) + ")"
-                                                   : "short";
+    hashed["rope_factors"] =
+        n_ctx > hp.n_ctx_orig ? "long (context " + std::to_string(n_ctx) + ")" : "short";
   Fingerprint fp;
   fp.hash = xxh128_hex(hashed.dump().data(), hashed.dump().size()).substr(0, 16);
   fp.manifest = hashed;

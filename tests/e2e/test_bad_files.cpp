@@ -468,24 +468,26 @@ TEST(BadFiles, NewArchitectureSettingsThatDoNotFit) {
     const std::string f = rewrite_model("tiny-deepseek2", "ds_groups3.gguf",
                                         set({{ds + "expert_group_count", 3}}), true);
     EXPECT_TRUE(clean_error(run(f), f,
-                            "metadata '" + ds + "expert_group_count' = 3 does not divide "
-                            "expert_count = 16 into groups"));
+                            "metadata '" + ds +
+                                "expert_group_count' = 3 does not divide "
+                                "expert_count = 16 into groups"));
   }
   {
     const std::string f = rewrite_model("tiny-deepseek2", "ds_groups_used.gguf",
                                         set({{ds + "expert_group_used_count", 4}}), true);
     EXPECT_TRUE(clean_error(run(f), f,
-                            "metadata '" + ds + "expert_group_used_count' = 4 does not fit "
-                            "expert_group_count = 4"));
+                            "metadata '" + ds +
+                                "expert_group_used_count' = 4 does not fit "
+                                "expert_group_count = 4"));
   }
   {
-    const std::string f =
-        rewrite_model("tiny-deepseek2", "ds_k_too_big.gguf",
-                      set({{ds + "expert_group_used_count", 1}, {ds + "expert_used_count", 6}}),
-                      true);
+    const std::string f = rewrite_model(
+        "tiny-deepseek2", "ds_k_too_big.gguf",
+        set({{ds + "expert_group_used_count", 1}, {ds + "expert_used_count", 6}}), true);
     EXPECT_TRUE(clean_error(run(f), f,
-                            "metadata '" + ds + "expert_used_count' = 6 is more than the 4 "
-                            "experts of the chosen groups"));
+                            "metadata '" + ds +
+                                "expert_used_count' = 6 is more than the 4 "
+                                "experts of the chosen groups"));
   }
   {
     const std::string f = rewrite_model("tiny-deepseek2", "ds_kv_heads.gguf",
@@ -502,26 +504,25 @@ TEST(BadFiles, NewArchitectureSettingsThatDoNotFit) {
     EXPECT_TRUE(clean_error(run(f), f, "an older deepseek2 conversion"));
   }
   {
-    const std::string f =
-        rewrite_model("tiny-glm4moe", "glm_nextn.gguf", set({{"glm4moe.nextn_predict_layers", 4}}),
-                      true);
+    const std::string f = rewrite_model("tiny-glm4moe", "glm_nextn.gguf",
+                                        set({{"glm4moe.nextn_predict_layers", 4}}), true);
     EXPECT_TRUE(clean_error(run(f), f,
                             "metadata 'glm4moe.nextn_predict_layers' = 4 does not fit "
                             "block_count = 4"));
   }
   {
-    const std::string f =
-        rewrite_model("tiny-gpt-oss", "gptoss_sinks.gguf", nullptr, true, "",
-                      tzero::TensorType::F32, "blk.1.attn_sinks.weight", {4});
+    const std::string f = rewrite_model("tiny-gpt-oss", "gptoss_sinks.gguf", nullptr, true, "",
+                                        tzero::TensorType::F32, "blk.1.attn_sinks.weight", {4});
     EXPECT_TRUE(
         clean_error(run(f), f, "tensor 'blk.1.attn_sinks.weight' has shape [4], expected [8]"));
   }
   {
-    const std::string f = rewrite_model("tiny-gpt-oss", "gptoss_window.gguf",
-                                        [](tzero::GgufWriter&, const std::string& key) {
-                                          return key == "gpt-oss.attention.sliding_window";
-                                        },
-                                        true);
+    const std::string f = rewrite_model(
+        "tiny-gpt-oss", "gptoss_window.gguf",
+        [](tzero::GgufWriter&, const std::string& key) {
+          return key == "gpt-oss.attention.sliding_window";
+        },
+        true);
     EXPECT_TRUE(clean_error(run(f), f, "gpt-oss.attention.sliding_window"));
   }
 }

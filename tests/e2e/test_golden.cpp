@@ -82,8 +82,8 @@ TEST(Golden, TableCoversEveryTinyPresetAndDtype) {
   // reach its EOT) and its own file hash (the EOT and chat template metadata).
   for (const char* preset :
        {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-eot", "tiny-qwen3moe", "tiny-mixtral",
-        "tiny-qwen2moe", "tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-llama3",
-        "tiny-gpt-oss", "tiny-glm4moe", "tiny-deepseek2"})
+        "tiny-qwen2moe", "tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-llama3", "tiny-gpt-oss",
+        "tiny-glm4moe", "tiny-deepseek2"})
     for (const char* dtype :
          {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k",
           "q3_k", "q4_k", "q5_k", "q6_k", "iq4_xs", "q3_k_m", "q4_k_m", "q5_k_m"}) {

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,9 +101,8 @@ struct Outcome {
   std::string err;
 };
 Outcome compute(const std::string& path, bool embed) {
-  const CliResult r =
-      embed ? run_tzero({"embed", "-m", path, "-p", kPrompt})
-            : run_tzero({"run", "-m", path, "-n", "3", "-p", kPrompt, "--json"});
+  const CliResult r = embed ? run_tzero({"embed", "-m", path, "-p", kPrompt})
+                            : run_tzero({"run", "-m", path, "-n", "3", "-p", kPrompt, "--json"});
   Outcome o;
   o.ok = r.exit_code == 0;
   o.err = r.err;
@@ -120,26 +119,37 @@ Outcome compute(const std::string& path, bool embed) {
 // The preset each architecture's keys are changed on (llama's expert keys: tiny-mixtral).
 std::string preset_for(Arch arch, std::string_view suffix) {
   switch (arch) {
-    case Arch::Llama: return suffix.rfind("expert_", 0) == 0 ? "tiny-mixtral" : "tiny";
-    case Arch::Qwen2: return "tiny-qwen2";
-    case Arch::Qwen3: return "tiny-qwen3";
-    case Arch::Qwen2Moe: return "tiny-qwen2moe";
-    case Arch::Qwen3Moe: return "tiny-qwen3moe";
-    case Arch::Gemma2: return "tiny-gemma2";
-    case Arch::Gemma3: return "tiny-gemma3";
-    case Arch::Phi3: return "tiny-phi3";
-    case Arch::GptOss: return "tiny-gpt-oss";
-    case Arch::Glm4Moe: return "tiny-glm4moe";
-    case Arch::DeepSeek2: return "tiny-deepseek2";
+    case Arch::Llama:
+      return suffix.rfind("expert_", 0) == 0 ? "tiny-mixtral" : "tiny";
+    case Arch::Qwen2:
+      return "tiny-qwen2";
+    case Arch::Qwen3:
+      return "tiny-qwen3";
+    case Arch::Qwen2Moe:
+      return "tiny-qwen2moe";
+    case Arch::Qwen3Moe:
+      return "tiny-qwen3moe";
+    case Arch::Gemma2:
+      return "tiny-gemma2";
+    case Arch::Gemma3:
+      return "tiny-gemma3";
+    case Arch::Phi3:
+      return "tiny-phi3";
+    case Arch::GptOss:
+      return "tiny-gpt-oss";
+    case Arch::Glm4Moe:
+      return "tiny-glm4moe";
+    case Arch::DeepSeek2:
+      return "tiny-deepseek2";
   }
   return "tiny";
 }
 
 const std::vector<std::pair<Arch, std::string>>& archs() {
   static const std::vector<std::pair<Arch, std::string>> a = {
-      {Arch::Llama, "llama"},       {Arch::Qwen2, "qwen2"},       {Arch::Qwen3, "qwen3"},
-      {Arch::Qwen2Moe, "qwen2moe"}, {Arch::Qwen3Moe, "qwen3moe"}, {Arch::Gemma2, "gemma2"},
-      {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},         {Arch::GptOss, "gpt-oss"},
+      {Arch::Llama, "llama"},       {Arch::Qwen2, "qwen2"},        {Arch::Qwen3, "qwen3"},
+      {Arch::Qwen2Moe, "qwen2moe"}, {Arch::Qwen3Moe, "qwen3moe"},  {Arch::Gemma2, "gemma2"},
+      {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},          {Arch::GptOss, "gpt-oss"},
       {Arch::Glm4Moe, "glm4moe"},   {Arch::DeepSeek2, "deepseek2"}};
   return a;
 }
@@ -193,8 +203,7 @@ std::map<std::string, Variant> honoured_variants(Arch arch) {
       {"attention.kv_lora_rank", {{}, {{"attention.kv_lora_rank", u32(32)}}}},
       {"attention.key_length_mla", {{}, {{"attention.key_length_mla", u32(40)}}}},
       {"attention.value_length_mla", {{}, {{"attention.value_length_mla", u32(16)}}}},
-      {"rope.scaling.yarn_log_multiplier",
-       {{}, {{"rope.scaling.yarn_log_multiplier", f32(0.3f)}}}},
+      {"rope.scaling.yarn_log_multiplier", {{}, {{"rope.scaling.yarn_log_multiplier", f32(0.3f)}}}},
       {"expert_group_count",
        {{{"expert_group_used_count", u32(2)}}, {{"expert_group_count", u32(4)}}}},
       {"expert_group_used_count",
@@ -212,7 +221,8 @@ std::map<std::string, Variant> honoured_variants(Arch arch) {
   // The experts' own width is given in these files, so the dense width matters only as its
   // default: without it, n_ff / k no longer fits the expert tensors.
   v["feed_forward_length"] =
-      moe ? Variant{{}, {{"feed_forward_length", u32(128)}, {"expert_feed_forward_length", nullptr}}}
+      moe ? Variant{{},
+                    {{"feed_forward_length", u32(128)}, {"expert_feed_forward_length", nullptr}}}
           : Variant{{}, {{"feed_forward_length", u32(128)}}};
   return v;
 }
@@ -238,13 +248,25 @@ TEST(ModelKeys, EveryHonouredKeyChangesTheResultOrIsRefused) {
       for (const auto& e : var.variant) edits.push_back(e);
       const Outcome changed = compute(rewrite(preset, name, tag + "_b", edits), var.embed);
       // Keys that fix tensor shapes (or the context) may be refused; the others must run.
-      static const std::set<std::string> may_refuse = {
-          "context_length", "embedding_length", "block_count", "feed_forward_length",
-          "attention.head_count", "attention.head_count_kv", "attention.key_length",
-          "attention.value_length", "rope.dimension_count", "expert_count",
-          "expert_feed_forward_length", "expert_shared_feed_forward_length", "expert_shared_count",
-          "leading_dense_block_count", "nextn_predict_layers", "attention.q_lora_rank",
-          "attention.kv_lora_rank", "attention.key_length_mla", "attention.value_length_mla"};
+      static const std::set<std::string> may_refuse = {"context_length",
+                                                       "embedding_length",
+                                                       "block_count",
+                                                       "feed_forward_length",
+                                                       "attention.head_count",
+                                                       "attention.head_count_kv",
+                                                       "attention.key_length",
+                                                       "attention.value_length",
+                                                       "rope.dimension_count",
+                                                       "expert_count",
+                                                       "expert_feed_forward_length",
+                                                       "expert_shared_feed_forward_length",
+                                                       "expert_shared_count",
+                                                       "leading_dense_block_count",
+                                                       "nextn_predict_layers",
+                                                       "attention.q_lora_rank",
+                                                       "attention.kv_lora_rank",
+                                                       "attention.key_length_mla",
+                                                       "attention.value_length_mla"};
       if (changed.ok) {
         EXPECT_NE(changed.result, base.result)
             << full << ": changing it alone changes nothing: it is not honoured";
@@ -279,9 +301,8 @@ TEST(ModelKeys, EveryRefusedKeyIsRefusedWithItsName) {
       const std::string full = name + "." + std::string(key.suffix);
       const std::string preset = preset_for(arch, key.suffix);
       const std::string path =
-          rewrite(preset, name, name + "_refused", {{std::string(key.suffix),
-                                                     refused_value(key.values)}},
-                  false);
+          rewrite(preset, name, name + "_refused",
+                  {{std::string(key.suffix), refused_value(key.values)}}, false);
       const GgufFile f(path);
       try {
         read_hparams(f);
@@ -299,8 +320,8 @@ TEST(ModelKeys, EveryRefusedKeyIsRefusedWithItsName) {
           const Adder add = one == "true"    ? boolean(true)
                             : one == "false" ? boolean(false)
                                              : u32(uint32_t(std::stoul(one)));
-          const GgufFile g(rewrite(preset, name, name + "_neutral", {{std::string(key.suffix), add}},
-                                   false));
+          const GgufFile g(
+              rewrite(preset, name, name + "_neutral", {{std::string(key.suffix), add}}, false));
           EXPECT_NO_THROW(read_hparams(g)) << full << " = " << one << " is refused";
         }
       }
@@ -332,9 +353,9 @@ TEST(ModelKeys, NoMathKeysChangeNothingAndAreNotReported) {
 // lists it. Keys outside the architecture's namespace are not the table's business.
 TEST(ModelKeys, UnknownKeysAreNamedNotIgnoredSilently) {
   const Outcome base = compute(rewrite("tiny-qwen3", "qwen3", "unknown_a", {}), false);
-  const std::string path = rewrite("tiny-qwen3", "qwen3", "unknown_b",
-                                   {{"attention.temperature_tuning", boolean(true)},
-                                    {"tzero_test.some_future_key", f32(2.0f)}});
+  const std::string path = rewrite(
+      "tiny-qwen3", "qwen3", "unknown_b",
+      {{"attention.temperature_tuning", boolean(true)}, {"tzero_test.some_future_key", f32(2.0f)}});
   const CliResult r = run_tzero({"run", "-m", path, "-n", "3", "-p", kPrompt, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).at("logits_digest").get<std::string>(), base.result);
@@ -357,7 +378,8 @@ TEST(ModelKeys, UnknownKeysAreNamedNotIgnoredSilently) {
 
 // A tensor tzero does not read (llama.cpp would apply llama's attention-output bias) is refused.
 TEST(ModelKeys, TensorsTzeroDoesNotReadAreRefused) {
-  const std::string path = rewrite("tiny", "llama", "extra_tensor", {}, true, "blk.0.attn_output.bias");
+  const std::string path =
+      rewrite("tiny", "llama", "extra_tensor", {}, true, "blk.0.attn_output.bias");
   const CliResult r = run_tzero({"run", "-m", path, "-n", "1", "-p", kPrompt});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("tensor 'blk.0.attn_output.bias' is not one tzero reads for 'llama'"),
@@ -376,16 +398,16 @@ TEST(ModelKeys, Gemma3WindowKeysAsLlamaCppReadsThem) {
   const std::string windowed = digest("base", {{"attention.sliding_window", u32(2)}});
   const std::string none = digest("none", {{"attention.sliding_window", nullptr}});
   const std::string zero = digest("zero", {{"attention.sliding_window", u32(0)}});
-  const std::string period1 = digest("p1", {{"attention.sliding_window", u32(2)},
-                                            {"attention.sliding_window_pattern", u32(1)}});
+  const std::string period1 = digest(
+      "p1", {{"attention.sliding_window", u32(2)}, {"attention.sliding_window_pattern", u32(1)}});
   EXPECT_EQ(none, zero);
   EXPECT_EQ(none, period1);  // a period of 1: no layer slides
   EXPECT_NE(none, windowed);
-  const std::string period6 = digest("p6", {{"attention.sliding_window", u32(2)},
-                                            {"attention.sliding_window_pattern", u32(6)}});
+  const std::string period6 = digest(
+      "p6", {{"attention.sliding_window", u32(2)}, {"attention.sliding_window_pattern", u32(6)}});
   EXPECT_EQ(period6, windowed);  // 6 is the default
-  const std::string base10k = digest("b10k", {{"attention.sliding_window", u32(2)},
-                                              {"rope.freq_base_swa", f32(10000.0f)}});
+  const std::string base10k =
+      digest("b10k", {{"attention.sliding_window", u32(2)}, {"rope.freq_base_swa", f32(10000.0f)}});
   EXPECT_EQ(base10k, windowed);  // 10000 is the default
 }
 
@@ -400,8 +422,8 @@ TEST(ModelKeys, DocsHoldEveryTable) {
     const CliResult r = run_tzero({"info", "--keys", name});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(doc.find(r.out), std::string::npos)
-        << "docs/MODELS.md does not hold the key table of " << name
-        << " as `tzero info --keys " << name << "` prints it:\n"
+        << "docs/MODELS.md does not hold the key table of " << name << " as `tzero info --keys "
+        << name << "` prints it:\n"
         << r.out;
   }
 }

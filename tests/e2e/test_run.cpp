@@ -138,13 +138,12 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
 
 // gemma3 (sliding windows start at every position of the prompt's chunks), phi3 (fused
 // tensors, partial rotary, LongRoPE), llama with rope_freqs, gpt-oss (sinks, biased experts).
-INSTANTIATE_TEST_SUITE_P(MoreArchitectures, RunGenerated,
-                         ::testing::Combine(::testing::Values("tiny-gemma2", "tiny-gemma3",
-                                                              "tiny-phi3", "tiny-llama3",
-                                                              "tiny-gpt-oss", "tiny-glm4moe",
-                                                              "tiny-deepseek2"),
-                                            ::testing::Values("f16", "q8_0", "q4_k")),
-                         preset_dtype_name);
+INSTANTIATE_TEST_SUITE_P(
+    MoreArchitectures, RunGenerated,
+    ::testing::Combine(::testing::Values("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-llama3",
+                                         "tiny-gpt-oss", "tiny-glm4moe", "tiny-deepseek2"),
+                       ::testing::Values("f16", "q8_0", "q4_k")),
+    preset_dtype_name);
 
 // Different weights must give a different digest (the digest is not a constant).
 TEST(RunGenerated, DigestDependsOnWeightsAndPrompt) {

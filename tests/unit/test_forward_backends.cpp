@@ -78,9 +78,9 @@ std::unique_ptr<Forward> split_forward(const Model& m, ThreadPool& pool, int dev
   auto host = std::make_unique<CpuBackend>(m.hparams(), arch->layout(), pool, scalar_kernels(),
                                            false, kCtx, m.rope_factors(kCtx));
   // The "device" uses the SIMD kernels when there are any: same bits either way.
-  auto dev = std::make_unique<OpaqueCpu>(std::make_unique<CpuBackend>(
-      m.hparams(), arch->layout(), pool, select_kernels("auto"), false, kCtx,
-      m.rope_factors(kCtx)));
+  auto dev = std::make_unique<OpaqueCpu>(
+      std::make_unique<CpuBackend>(m.hparams(), arch->layout(), pool, select_kernels("auto"), false,
+                                   kCtx, m.rope_factors(kCtx)));
   return std::make_unique<Forward>(m, std::move(arch), kCtx, kBatch, std::move(host),
                                    std::move(dev), device_layers);
 }
@@ -149,8 +149,9 @@ TEST_P(ForwardBackends, PerturbationOnTheDeviceIsTheHostsPerturbation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, ForwardBackends,
-                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2", "tiny-gemma3",
-                                           "tiny-phi3", "tiny-gpt-oss", "tiny-glm4moe", "tiny-deepseek2"),
+                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2",
+                                           "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss",
+                                           "tiny-glm4moe", "tiny-deepseek2"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& ch : s)

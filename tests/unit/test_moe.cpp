@@ -144,8 +144,8 @@ TEST(MoeRoute, GroupedSigmoidChoosesWithinTheBestGroupsAndWeighsUnbiased) {
       for (auto& x : b) x = 0.2f * (2.0f * rng.uniform() - 1.0f);
       std::vector<float> probs(E), w(k), sel(E);
       std::vector<int32_t> ids(k);
-      moe_route_sigmoid_ref(l.data(), b.data(), E, k, G, used, true, 2.5f, probs.data(),
-                            ids.data(), w.data(), sel.data(), softmax);
+      moe_route_sigmoid_ref(l.data(), b.data(), E, k, G, used, true, 2.5f, probs.data(), ids.data(),
+                            w.data(), sel.data(), softmax);
       // The scores.
       std::vector<float> p(E);
       if (softmax) {

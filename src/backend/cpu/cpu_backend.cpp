@@ -190,11 +190,11 @@ void CpuBackend::moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, 
       sel_.resize(E);
       moe_route_sigmoid_ref(&l[t * logits.len], spec.selection_bias, E, k, size_t(spec.n_groups),
                             size_t(spec.n_groups_used), spec.norm_weights, spec.scale,
-                            &p[t * probs.len], expert_ids_.data(), &w[t * weights.len],
-                            sel_.data(), spec.gating == MoeGating::GroupedSoftmax);
+                            &p[t * probs.len], expert_ids_.data(), &w[t * weights.len], sel_.data(),
+                            spec.gating == MoeGating::GroupedSoftmax);
     } else if (spec.gating == MoeGating::SoftmaxWeight)
-      moe_route_softmax_weight_ref(&l[t * logits.len], E, k, &p[t * probs.len],
-                                   expert_ids_.data(), &w[t * weights.len]);
+      moe_route_softmax_weight_ref(&l[t * logits.len], E, k, &p[t * probs.len], expert_ids_.data(),
+                                   &w[t * weights.len]);
     else
       moe_route_ref(&l[t * logits.len], E, k, spec.norm_weights, &p[t * probs.len],
                     expert_ids_.data(), &w[t * weights.len]);

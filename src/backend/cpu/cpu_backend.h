@@ -83,9 +83,9 @@ class CpuBackend final : public BackendOps {
   const KernelSet kern_;  // a copy: function pointers and a name
   bool fast_;
   std::vector<float> sel_;  // moe_route's selection scores (sigmoid gating)
-  RopeYarn yarn_;       // the model's YaRN settings (used only when its scaling is yarn)
-  RopeTable rope_;      // the model's frequencies
-  RopeTable rope_swa_;  // the sliding-window layers' (n_rot 0 when the model has none)
+  RopeYarn yarn_;           // the model's YaRN settings (used only when its scaling is yarn)
+  RopeTable rope_;          // the model's frequencies
+  RopeTable rope_swa_;      // the sliding-window layers' (n_rot 0 when the model has none)
   MatmulScratch mm_;
   ExpertScratch experts_;
   std::vector<int32_t> expert_ids_;       // (rows, k) the ids of an ids buffer as integers

@@ -8,18 +8,18 @@ MlaAttention::MlaAttention(const HParams& hp, ActLayout& layout) : hp_(hp) {
   const size_t H = size_t(hp.n_head), C = size_t(hp.kv_lora_rank), R = size_t(hp.n_rot),
                DK = size_t(hp.head_dim_k_mla), DV = size_t(hp.head_dim_v_mla), NOPE = DK - R;
   if (hp.q_lora_rank > 0) q_a_ = layout.add(size_t(hp.q_lora_rank));  // (n_tok, q_lora_rank)
-  q_ = layout.add(H * DK);           // (n_tok, H, DK) per head [nope | rope]
-  q_nope_ = layout.add(H * NOPE);    // (n_tok, H, NOPE)
-  q_pe_ = layout.add(H * R);         // (n_tok, H, R)
-  kv_ = layout.add(C + R);           // (n_tok, C + R) latent, then the rope key
-  c_ = layout.add(C);                // (n_tok, C) the normed latent
-  k_pe_ = layout.add(R);             // (n_tok, R)
-  q_abs_ = layout.add(H * C);        // (n_tok, H, C) queries in latent space
-  q_full_ = layout.add(H * (C + R)); // (n_tok, H, C + R)
-  k_full_ = layout.add(C + R);       // (n_tok, C + R) the cached row
-  head_ids_ = layout.add(H);         // (n_tok, H) 0 .. H-1 as floats: head h is "expert" h
-  lat_ = layout.add(H * C);          // (n_tok, H, C) attention output in latent space
-  att_ = layout.add(H * DV);         // (n_tok, H, DV)
+  q_ = layout.add(H * DK);            // (n_tok, H, DK) per head [nope | rope]
+  q_nope_ = layout.add(H * NOPE);     // (n_tok, H, NOPE)
+  q_pe_ = layout.add(H * R);          // (n_tok, H, R)
+  kv_ = layout.add(C + R);            // (n_tok, C + R) latent, then the rope key
+  c_ = layout.add(C);                 // (n_tok, C) the normed latent
+  k_pe_ = layout.add(R);              // (n_tok, R)
+  q_abs_ = layout.add(H * C);         // (n_tok, H, C) queries in latent space
+  q_full_ = layout.add(H * (C + R));  // (n_tok, H, C + R)
+  k_full_ = layout.add(C + R);        // (n_tok, C + R) the cached row
+  head_ids_ = layout.add(H);          // (n_tok, H) 0 .. H-1 as floats: head h is "expert" h
+  lat_ = layout.add(H * C);           // (n_tok, H, C) attention output in latent space
+  att_ = layout.add(H * DV);          // (n_tok, H, DV)
 }
 
 void MlaAttention::run(const Pass& p, int il, const LayerWeights& L, Act x, Act out) const {
