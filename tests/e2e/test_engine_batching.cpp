@@ -341,24 +341,31 @@ TEST(EngineBatching, PrefixCacheHitsKeepTheBits) {
   EXPECT_EQ(e.stats().kv_blocks_used, 0);
 }
 
-// Proves: F16 KV storage is batch-invariant too, and really changes the bits against F32
-// (so the fingerprint must name it, and does).
-TEST(EngineBatching, F16CacheIsInvariantAndNamed) {
-  const std::string model = tzero::test::generated_model("tiny", "f32");
-  const auto reqs = random_requests(6, 512, 9);
+// Batches the requests over an F16 cache of 8-position blocks and checks each against its solo
+// F16 run; returns the F16 options. Some request's F16 digest must differ from its F32 one.
+EngineOptions check_f16_cache(const std::string& model, int n_requests, uint32_t req_seed,
+                              uint32_t batch_seed) {
+  const auto reqs = random_requests(n_requests, 512, req_seed);
   const std::vector<Output> solo16 = run_solo(model, reqs, "f16");
   const std::vector<Output> solo32 = run_solo(model, reqs, "f32");
   EngineOptions o = options_for(model);
   o.kv_type = "f16";
   o.block_size = 8;
   o.max_batch_tokens = 40;
-  const std::vector<Output> got = run_batched(o, reqs, 2);
+  const std::vector<Output> got = run_batched(o, reqs, batch_seed);
   int differ = 0;
   for (size_t i = 0; i < reqs.size(); ++i) {
     expect_same(solo16[i], got[i], "request " + std::to_string(i));
     differ += solo16[i].digest != solo32[i].digest;
   }
   EXPECT_GT(differ, 0);
+  return o;
+}
+
+// Proves: F16 KV storage is batch-invariant too, and really changes the bits against F32
+// (so the fingerprint must name it, and does).
+TEST(EngineBatching, F16CacheIsInvariantAndNamed) {
+  const EngineOptions o = check_f16_cache(tzero::test::generated_model("tiny", "f32"), 6, 9, 2);
   EngineOptions o32 = o;
   o32.kv_type = "f32";
   EXPECT_NE(Engine(o).info().fingerprint, Engine(o32).info().fingerprint);
@@ -369,20 +376,7 @@ TEST(EngineBatching, F16CacheIsInvariantAndNamed) {
 // key-and-value cache of the same row width.
 TEST(EngineBatching, MlaKeyOnlyF16CacheIsInvariant) {
   const std::string model = tzero::test::generated_model("tiny-deepseek2", "f32");
-  const auto reqs = random_requests(5, 512, 19);
-  const std::vector<Output> solo16 = run_solo(model, reqs, "f16");
-  const std::vector<Output> solo32 = run_solo(model, reqs, "f32");
-  EngineOptions o = options_for(model);
-  o.kv_type = "f16";
-  o.block_size = 8;
-  o.max_batch_tokens = 40;
-  const std::vector<Output> got = run_batched(o, reqs, 3);
-  int differ = 0;
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    expect_same(solo16[i], got[i], "request " + std::to_string(i));
-    differ += solo16[i].digest != solo32[i].digest;
-  }
-  EXPECT_GT(differ, 0);
+  check_f16_cache(model, 5, 19, 3);
   const auto m = tzero::Model::load(model);
   tzero::HParams dense = m->hparams();
   dense.kv_lora_rank = 0;  // the same row width as a key-and-value cache
