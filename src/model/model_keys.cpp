@@ -69,8 +69,9 @@ const std::vector<ModelKey> kCommon = {
     {"embedding_scale", K::Refused, "0|1", "llama.cpp does not read it for this architecture"},
     {"logit_scale", K::Refused, "0|1", "llama.cpp does not read it for this architecture"},
     {"residual_scale", K::Refused, "0|1", "llama.cpp does not read it for this architecture"},
-    {"attention.layer_norm_epsilon", K::Refused, "",
-     "a LayerNorm epsilon: this architecture normalises with RMSNorm"},
+    {"attention.layer_norm_epsilon", K::NoMath, "",
+     "llama.cpp's converter writes it when a config has one; this architecture normalises with "
+     "RMSNorm (attention.layer_norm_rms_epsilon), in llama.cpp too"},
     {"use_parallel_residual", K::Refused, "false", "parallel residual blocks are not supported"},
     {"rope.dimension_sections", K::Refused, "", "multi-section rope (M-RoPE) is not supported"},
     {"leading_dense_block_count", K::Refused, "0",
