@@ -481,7 +481,10 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
       throw RequestError(RequestErrorKind::invalid_grammar, "grammar", e.what());
     }
     std::vector<int32_t> ends = r.stop_tokens;
-    if (!r.ignore_eos) ends.push_back(m.vocab.eos()), ends.push_back(m.vocab.eot());
+    if (!r.ignore_eos) {
+      ends.push_back(m.vocab.eos());
+      ends.insert(ends.end(), m.vocab.turn_ends().begin(), m.vocab.turn_ends().end());
+    }
     try {
       constraint = std::make_unique<tzero::TokenConstraint>(std::move(grammar), m.token_trie(),
                                                             std::move(ends));

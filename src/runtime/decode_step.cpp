@@ -88,7 +88,7 @@ void DecodeStep::apply_stop_rules(int32_t tok, int n_gen, StepResult& out) {
   const auto& stops = rules_.stop_tokens;
   if (!rules_.ignore_eos && tok == vocab_.eos())
     stop_ = StopReason::eos;
-  else if (!rules_.ignore_eos && vocab_.eot() >= 0 && tok == vocab_.eot())
+  else if (!rules_.ignore_eos && vocab_.ends_turn(tok))
     stop_ = StopReason::eot;
   else if (std::find(stops.begin(), stops.end(), tok) != stops.end())
     stop_ = StopReason::stop_token;

@@ -119,7 +119,10 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
       throw Error(e.what());
     }
     std::vector<int32_t> ends = opt.stop_tokens;
-    if (!opt.ignore_eos) ends.push_back(vocab.eos()), ends.push_back(vocab.eot());
+    if (!opt.ignore_eos) {
+      ends.push_back(vocab.eos());
+      ends.insert(ends.end(), vocab.turn_ends().begin(), vocab.turn_ends().end());
+    }
     try {
       decode.constrain(std::make_unique<TokenConstraint>(
           std::move(grammar), std::make_shared<const TokenTrie>(vocab), std::move(ends)));

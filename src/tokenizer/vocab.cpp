@@ -67,6 +67,14 @@ Vocab Vocab::from_gguf(const GgufFile& f) {
   v.bos_ = id_key("tokenizer.ggml.bos_token_id", -1);
   v.eos_ = id_key("tokenizer.ggml.eos_token_id", -1);
   v.eot_ = id_key("tokenizer.ggml.eot_token_id", -1);
+  {
+    const int ret = v.find("<|return|>"), call = v.find("<|call|>"), end = v.find("<|end|>");
+    const bool harmony = ret >= 0 && call >= 0 && end >= 0;
+    if (v.eot_ >= 0 && !(harmony && v.eot_ == end)) v.turn_ends_.push_back(v.eot_);
+    if (harmony)
+      for (const int id : {ret, call})
+        if (id != v.eos_ && id != v.eot_) v.turn_ends_.push_back(id);
+  }
   v.pad_ = id_key("tokenizer.ggml.padding_token_id", -1);
   v.unk_ = id_key("tokenizer.ggml.unknown_token_id", v.kind_ == Kind::Spm ? v.find("<unk>") : -1);
   for (int b = 0; b < 256; ++b) {

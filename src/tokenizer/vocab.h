@@ -53,6 +53,15 @@ class Vocab {
   int bos() const { return bos_; }
   int eos() const { return eos_; }
   int eot() const { return eot_; }  // end of turn (tokenizer.ggml.eot_token_id)
+  // The ids besides eos that end a turn: eot, and in a harmony vocabulary (gpt-oss: the tokens
+  // <|return|>, <|call|> and <|end|>) <|return|> and <|call|> but not <|end|>, which separates
+  // the reasoning channel from the answer (llama.cpp's harmony rule); -1 never appears.
+  const std::vector<int>& turn_ends() const { return turn_ends_; }
+  bool ends_turn(int id) const {
+    for (const int e : turn_ends_)
+      if (e == id) return true;
+    return false;
+  }
   int pad() const { return pad_; }
   int unk() const { return unk_; }
   bool add_bos() const { return add_bos_; }
@@ -97,6 +106,7 @@ class Vocab {
   std::array<std::vector<int>, 256> specials_by_byte_;
   int byte_tokens_[256];
   int bos_ = -1, eos_ = -1, eot_ = -1, pad_ = -1, unk_ = -1;
+  std::vector<int> turn_ends_;
   bool add_bos_ = true, add_eos_ = false, add_space_prefix_ = true;
   bool spm_segmentable_ = false;
   std::string pre_;
