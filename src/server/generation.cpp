@@ -105,7 +105,23 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
   if (ev.e.finish_reason == tzero::FinishReason::cancelled) cancelled_ = true;
   if (ev.e.finish_reason == tzero::FinishReason::grammar_budget && !failure_)
     failure_ = grammar_budget_error(ev.choice, ev.e.n_generated);
-  if (tools_) {
+  if (harmony_) {  // split by channels: reasoning, content, tool calls
+    HarmonySplitter split(id_prefix_ + std::to_string(ev.choice) + "_");
+    std::string reasoning, content;
+    for (const int32_t id : c.token_ids) {
+      const std::string marker = harmony_marker(engine_, id);
+      const HarmonySplitter::Piece p =
+          split.push(marker, marker.empty() ? engine_.token_text(id) : std::string());
+      reasoning += p.reasoning;
+      content += p.content;
+    }
+    const HarmonySplitter::Piece p = split.finish();
+    c.reasoning = reasoning + p.reasoning;
+    c.text = content + p.content;
+    c.tool_calls = split.take();
+    if (!c.tool_calls.empty() && ev.e.finish_reason == tzero::FinishReason::stop)
+      c.finish_reason = "tool_calls";
+  } else if (tools_) {
     ToolCallParser parser(tools_->format, id_prefix_ + std::to_string(ev.choice) + "_");
     std::string content = parser.push(c.text);
     content += parser.finish();
@@ -141,7 +157,12 @@ StreamWriter::StreamWriter(ResponseMeta meta, int n_choices, bool include_usage,
       prompt_(size_t(n_choices)),
       prompt_sent_(size_t(n_choices), false),
       ids_(size_t(n_choices)) {
-  if (meta_.tools && meta_.tools->choice != ToolChoice::none) {
+  const std::string call_prefix = "call_" + meta_.id.substr(meta_.id.find('-') + 1) + "_";
+  if (meta_.harmony) {
+    for (int i = 0; i < n_choices; ++i)
+      harmony_.emplace_back(call_prefix + std::to_string(i) + "_");
+    n_calls_.assign(size_t(n_choices), 0);
+  } else if (meta_.tools && meta_.tools->choice != ToolChoice::none) {
     const std::string prefix = "call_" + meta_.id.substr(meta_.id.find('-') + 1) + "_";
     for (int i = 0; i < n_choices; ++i)
       parsers_.emplace_back(meta_.tools->format, prefix + std::to_string(i) + "_");
@@ -192,13 +213,22 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
     // With tools the text goes through the choice's parser: content comes out, calls are
     // sent as tool_calls deltas once complete.
     auto calls = [&] {
-      if (parsers_.empty()) return;
-      std::vector<ToolCall> done = parsers_[ci].take();
+      if (parsers_.empty() && harmony_.empty()) return;
+      std::vector<ToolCall> done = harmony_.empty() ? parsers_[ci].take() : harmony_[ci].take();
       if (done.empty()) return;
       out += sse_tool_calls_chunk(meta_, ev.choice, done, n_calls_[ci], include_usage_);
       n_calls_[ci] += int(done.size());
     };
-    std::string text = parsers_.empty() ? e.text : parsers_[ci].push(e.text);
+    std::string text;
+    if (!harmony_.empty()) {  // channels: the reasoning goes out in its own deltas
+      const HarmonySplitter::Piece p =
+          harmony_[ci].push(e.finished ? std::string() : harmony_marker(engine_, e.token), e.text);
+      if (!p.reasoning.empty())
+        out += sse_reasoning_chunk(meta_, ev.choice, p.reasoning, include_usage_);
+      text = p.content;
+    } else {
+      text = parsers_.empty() ? e.text : parsers_[ci].push(e.text);
+    }
     if (!e.finished) {
       out += prompt_chunk(ev.choice);  // (already sent: nothing)
       std::vector<TokenOut> toks;
@@ -224,8 +254,15 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
     }
     out += prompt_chunk(ev.choice);  // a one-token prompt has no scores to wait for
     std::string reason = to_string(e.finish_reason);
-    if (!parsers_.empty()) {
-      text += parsers_[ci].finish();
+    if (!parsers_.empty() || !harmony_.empty()) {
+      if (harmony_.empty()) {
+        text += parsers_[ci].finish();
+      } else {
+        const HarmonySplitter::Piece p = harmony_[ci].finish();
+        if (!p.reasoning.empty())
+          out += sse_reasoning_chunk(meta_, ev.choice, p.reasoning, include_usage_);
+        text += p.content;
+      }
       calls();
       if (n_calls_[ci] > 0 && e.finish_reason == tzero::FinishReason::stop) reason = "tool_calls";
     }

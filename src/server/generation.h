@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "server/api_error.h"
+#include "server/harmony.h"
 #include "server/metrics.h"
 #include "server/openai_response.h"
 #include "tzero/engine.h"
@@ -70,6 +71,8 @@ class ChoiceAccumulator {
   ChoiceAccumulator(int n_choices, const tzero::Engine& engine, bool logprobs);
   // Chat with tools: each reply is split into content and tool calls (ids from id_prefix).
   void set_tools(std::shared_ptr<const ToolRequest> tools, const std::string& id_prefix);
+  // Chat with a harmony model: each reply is split by its channels (server/harmony.h).
+  void set_harmony(bool harmony) { harmony_ = harmony; }
   void add(const Job::Event& ev);
   const std::vector<ChoiceOut>& choices() const { return choices_; }
   Usage usage() const;
@@ -87,6 +90,7 @@ class ChoiceAccumulator {
   std::optional<ApiError> failure_;
   std::shared_ptr<const ToolRequest> tools_;
   std::string id_prefix_;
+  bool harmony_ = false;
 };
 
 // Turns taken events into the SSE bytes of one stream.
@@ -116,6 +120,7 @@ class StreamWriter {
   std::vector<std::vector<TokenOut>> prompt_;  // per choice: its prompt events so far
   std::vector<bool> prompt_sent_;
   std::vector<ToolCallParser> parsers_;    // chat with tools: one per choice
+  std::vector<HarmonySplitter> harmony_;   // chat with a harmony model: one per choice
   std::vector<int> n_calls_;               // tool calls sent per choice
   std::vector<std::vector<int32_t>> ids_;  // per choice: token ids not yet sent in a chunk
   int n_prompt_ = 0, n_generated_ = 0;

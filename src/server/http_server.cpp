@@ -20,6 +20,7 @@
 #include "server/api_error.h"
 #include "server/embeddings.h"
 #include "server/generation.h"
+#include "server/harmony.h"
 #include "server/http_transport.h"
 #include "server/metrics.h"
 #include "server/openai_request.h"
@@ -108,6 +109,7 @@ struct HttpServer::Impl {
   Impl(tzero::Engine& e, ServerOptions o) : engine(e), opt(std::move(o)) {
     model = opt.model_name.empty() ? engine.info().name : opt.model_name;
     fingerprint = "tz-" + engine.info().fingerprint;
+    harmony = is_harmony(engine);
     chat_template = opt.chat_template;  // "": the engine's rule (chat/template_choice.h)
     for (const std::string& h : opt.allowed_hosts) allowed_hosts.insert(lower(h));
     allowed_hosts.insert(lower(opt.host));  // --host given as a name
@@ -116,6 +118,7 @@ struct HttpServer::Impl {
   tzero::Engine& engine;
   ServerOptions opt;
   std::string model, fingerprint, chat_template;
+  bool harmony = false;  // gpt-oss's vocabulary: chat replies are split by channel
   std::set<std::string> allowed_hosts;
   int bound_port = -1;
   Metrics metrics;
@@ -266,6 +269,7 @@ struct HttpServer::Impl {
       } else {
         acc = std::make_unique<ChoiceAccumulator>(n, srv.engine, want_logprobs);
         acc->set_tools(meta.tools, "call_" + meta.id.substr(meta.id.find('-') + 1) + "_");
+        acc->set_harmony(meta.harmony);
       }
     }
 
@@ -441,6 +445,7 @@ struct HttpServer::Impl {
       meta.first_piece = engine.token_text(r.params.prompt_tokens[0]);
     meta.seed = r.seed ? *r.seed : random_seed();
     meta.tools = r.tools;
+    meta.harmony = ep == Endpoint::chat && harmony;
 
     // The n choices are n engine requests queued at once: more than the queue holds could
     // never be admitted, so that is the client's error, not a busy server.

@@ -145,6 +145,7 @@ json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
     const json ext = tzero_extension(m, int(i), c.logits_digest, c.stop_reason, c.token_ids);
     if (m.endpoint == Endpoint::chat) {
       json message = {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}};
+      if (!c.reasoning.empty()) message["reasoning_content"] = c.reasoning;
       if (!c.tool_calls.empty()) {
         if (c.text.empty()) message["content"] = nullptr;
         message["tool_calls"] = tool_calls_json(c.tool_calls, 0, false);
@@ -188,6 +189,17 @@ std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
       m.logprobs && !tokens.empty() ? logprobs_json(m.endpoint, tokens, offset) : json();
   c["finish_reason"] = finishing ? json(finish_reason) : json();
   if (!extension.is_null()) c["tzero"] = extension;
+  j["choices"] = json::array({c});
+  if (usage_null) j["usage"] = nullptr;
+  return sse(j);
+}
+
+std::string sse_reasoning_chunk(const ResponseMeta& m, int index, const std::string& text,
+                                bool usage_null) {
+  json j = base(m, true);
+  json c = {{"index", index}, {"delta", {{"reasoning_content", text}}}};
+  c["logprobs"] = json();
+  c["finish_reason"] = json();
   j["choices"] = json::array({c});
   if (usage_null) j["usage"] = nullptr;
   return sse(j);

@@ -34,6 +34,9 @@ struct ResponseMeta {
   uint64_t seed = 0;  // choice i was sampled with seed + i (reported in its "tzero")
   // Chat with tools: replies are split into content and tool_calls (server/tool_calls.h).
   std::shared_ptr<const ToolRequest> tools;
+  // Chat with a harmony model (gpt-oss): replies are split into reasoning_content, content and
+  // tool_calls by their channels (server/harmony.h).
+  bool harmony = false;
 };
 
 // One generated token with what logprobs report about it.
@@ -63,6 +66,7 @@ struct ChoiceOut {
   std::vector<int32_t> token_ids;    // every generated token, in order (the "tzero" field)
   std::string finish_reason;         // stop, length, tool_calls or grammar_dead_end
   std::vector<ToolCall> tool_calls;  // chat with tools: the calls (text is the content then)
+  std::string reasoning;             // harmony: the analysis channel (reasoning_content)
   std::string logits_digest;         // TokenEvent::logits_digest, as `tzero run` prints it
   std::string stop_reason;           // TokenEvent::stop_reason (eos, eot, stop_string, ...)
 };
@@ -94,6 +98,9 @@ nlohmann::json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>
 // (delta {"role": "assistant", "content": ""}); a finish chunk has finish_reason set and
 // empty text. usage_null adds "usage": null (when stream_options.include_usage). A non-null
 // `extension` becomes the choice's "tzero" field (the finish chunk's, tzero_extension()).
+// A chat chunk whose delta is {"reasoning_content": text} (harmony's analysis channel).
+std::string sse_reasoning_chunk(const ResponseMeta& m, int index, const std::string& text,
+                                bool usage_null);
 std::string sse_chunk(const ResponseMeta& m, int index, const std::string& text,
                       const std::vector<TokenOut>& tokens, size_t offset, bool role_first,
                       const std::string& finish_reason, bool usage_null,
