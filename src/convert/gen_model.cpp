@@ -688,6 +688,18 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     vocab.scores.back() = 0.0f;
     vocab.types.back() = 3;
   }
+  if (P.arch == "gpt-oss") {
+    // gpt-oss's harmony control tokens (o200k_harmony's names) as the last fillers, so chat
+    // replies go through the server's channel split and turns end as llama.cpp ends them.
+    const char* harmony[] = {"<|start|>",     "<|end|>",    "<|message|>", "<|channel|>",
+                             "<|constrain|>", "<|return|>", "<|call|>"};
+    const size_t n = vocab.tokens.size();
+    for (size_t i = 0; i < 7; ++i) {
+      vocab.tokens[n - 7 + i] = harmony[i];
+      vocab.scores[n - 7 + i] = 0.0f;
+      vocab.types[n - 7 + i] = 3;
+    }
+  }
   write_spm_vocab(w, vocab);
   w.add_string("tokenizer.ggml.pre", "default");
   w.add_bool("tokenizer.ggml.add_bos_token", true);

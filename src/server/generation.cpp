@@ -94,6 +94,12 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
     return;
   }
   c.text += ev.e.text;
+  if (harmony_) {  // the same split as the stream's (StreamWriter::add), text as it arrived
+    const HarmonySplitter::Piece p = split_[size_t(ev.choice)].push(
+        ev.e.finished ? std::string() : harmony_marker(engine_, ev.e.token), ev.e.text);
+    c.reasoning += p.reasoning;
+    c.harmony_content += p.content;
+  }
   if (!ev.e.finished) {
     c.token_ids.push_back(ev.e.token);
     if (logprobs_) c.tokens.push_back(token_out(ev.e, engine_));
@@ -105,19 +111,12 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
   if (ev.e.finish_reason == tzero::FinishReason::cancelled) cancelled_ = true;
   if (ev.e.finish_reason == tzero::FinishReason::grammar_budget && !failure_)
     failure_ = grammar_budget_error(ev.choice, ev.e.n_generated);
-  if (harmony_) {  // split by channels: reasoning, content, tool calls
-    HarmonySplitter split(id_prefix_ + std::to_string(ev.choice) + "_");
-    std::string reasoning, content;
-    for (const int32_t id : c.token_ids) {
-      const std::string marker = harmony_marker(engine_, id);
-      const HarmonySplitter::Piece p =
-          split.push(marker, marker.empty() ? engine_.token_text(id) : std::string());
-      reasoning += p.reasoning;
-      content += p.content;
-    }
+  if (harmony_) {  // split by channels as the text arrived: reasoning, content, tool calls
+    HarmonySplitter& split = split_[size_t(ev.choice)];
     const HarmonySplitter::Piece p = split.finish();
-    c.reasoning = reasoning + p.reasoning;
-    c.text = content + p.content;
+    c.reasoning += p.reasoning;
+    c.harmony_content += p.content;
+    c.text = c.harmony_content;
     c.tool_calls = split.take();
     if (!c.tool_calls.empty() && ev.e.finish_reason == tzero::FinishReason::stop)
       c.finish_reason = "tool_calls";
@@ -140,6 +139,14 @@ void ChoiceAccumulator::set_tools(std::shared_ptr<const ToolRequest> tools,
   if (tools && tools->choice == ToolChoice::none) tools = nullptr;
   tools_ = std::move(tools);
   id_prefix_ = id_prefix;
+}
+
+void ChoiceAccumulator::set_harmony(bool harmony) {
+  harmony_ = harmony;
+  split_.clear();
+  if (harmony)
+    for (size_t i = 0; i < choices_.size(); ++i)
+      split_.emplace_back(id_prefix_ + std::to_string(i) + "_");
 }
 
 Usage ChoiceAccumulator::usage() const {

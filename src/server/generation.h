@@ -72,7 +72,7 @@ class ChoiceAccumulator {
   // Chat with tools: each reply is split into content and tool calls (ids from id_prefix).
   void set_tools(std::shared_ptr<const ToolRequest> tools, const std::string& id_prefix);
   // Chat with a harmony model: each reply is split by its channels (server/harmony.h).
-  void set_harmony(bool harmony) { harmony_ = harmony; }
+  void set_harmony(bool harmony);
   void add(const Job::Event& ev);
   const std::vector<ChoiceOut>& choices() const { return choices_; }
   Usage usage() const;
@@ -91,6 +91,7 @@ class ChoiceAccumulator {
   std::shared_ptr<const ToolRequest> tools_;
   std::string id_prefix_;
   bool harmony_ = false;
+  std::vector<HarmonySplitter> split_;  // harmony: one per choice
 };
 
 // Turns taken events into the SSE bytes of one stream.

@@ -67,6 +67,7 @@ struct ChoiceOut {
   std::string finish_reason;         // stop, length, tool_calls or grammar_dead_end
   std::vector<ToolCall> tool_calls;  // chat with tools: the calls (text is the content then)
   std::string reasoning;             // harmony: the analysis channel (reasoning_content)
+  std::string harmony_content;       // harmony: the content channels, as they arrive
   std::string logits_digest;         // TokenEvent::logits_digest, as `tzero run` prints it
   std::string stop_reason;           // TokenEvent::stop_reason (eos, eot, stop_string, ...)
 };
