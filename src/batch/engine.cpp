@@ -139,8 +139,11 @@ struct Engine::Impl {
     tzero::check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
     const tzero::KvType kv_type = tzero::parse_kv_type(o.kv_type);
     const int n_blocks = tzero::BlockManager::blocks_for(pool_tokens(o, hp, n_ctx), o.block_size);
-    kv = std::make_unique<tzero::KvStore>(hp, n_blocks, o.block_size, kv_type);
-    blocks = std::make_unique<tzero::BlockManager>(n_blocks, o.block_size, o.prefix_cache);
+    kv = std::make_unique<tzero::KvStore>(hp, n_blocks, o.block_size, kv_type, o.max_seqs);
+    // A recurrent model's prefix would need its state at the block boundary as well as the
+    // blocks: tzero does not cache these models' prefixes (docs/ENGINE.md), and says so.
+    const bool prefix_cache = o.prefix_cache && !hp.recurrent();
+    blocks = std::make_unique<tzero::BlockManager>(n_blocks, o.block_size, prefix_cache);
     sched = std::make_unique<tzero::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs,
                                                o.prefill_chunk);
     fwd = tzero::make_forward(
@@ -160,6 +163,12 @@ struct Engine::Impl {
     info.fingerprint =
         tzero::compute_fingerprint(*model, o.mode, kernels.name, {}, o.kv_type, n_ctx).hash;
     info.chat_template = model->gguf().get_string("tokenizer.chat_template");
+    info.prefix_cache = prefix_cache;
+    if (o.prefix_cache && !prefix_cache)
+      info.prefix_cache_note = "off: " + hp.arch_name +
+                               " has recurrent (linear-attention) layers, whose state the "
+                               "prefix cache does not keep";
+    info.state_bytes_per_seq = tzero::KvStore::state_bytes_per_slot(hp);
     publish_stats();
   }
 
@@ -259,6 +268,7 @@ struct Engine::Impl {
     for (size_t i = 0; i < plan.size(); ++i) {
       Sequence& s = *plan[i].seq;
       batch.tables.push_back(s.table.data());
+      batch.state_slots.push_back(s.state_slot);
       for (int j = 0; j < plan[i].n_tokens; ++j) {
         const int p = s.n_computed + j;
         const Out o = s.scores(p)    ? Out::score
@@ -337,6 +347,8 @@ struct Engine::Impl {
     st.kv_blocks_cached = blocks->n_cached_free();
     st.block_size = blocks->block_size();
     st.preemptions = sched->preemptions();
+    st.prefix_cache = info.prefix_cache;
+    st.state_bytes = info.state_bytes_per_seq * size_t(opt.max_seqs);
     published = st;
     n_queued = sched->n_waiting();
     n_running = sched->n_running();

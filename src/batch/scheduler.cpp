@@ -8,10 +8,18 @@ Scheduler::Scheduler(BlockManager& blocks, int max_batch_tokens, int max_seqs, i
     : blocks_(blocks),
       max_batch_tokens_(max_batch_tokens),
       max_seqs_(max_seqs),
-      prefill_chunk_(prefill_chunk > 0 ? prefill_chunk : max_batch_tokens) {}
+      prefill_chunk_(prefill_chunk > 0 ? prefill_chunk : max_batch_tokens) {
+  for (int i = max_seqs - 1; i >= 0; --i) free_slots_.push_back(i);
+}
+
+void Scheduler::release_slot(Sequence* s) {
+  if (s->state_slot >= 0) free_slots_.push_back(s->state_slot);
+  s->state_slot = -1;
+}
 
 void Scheduler::preempt(Sequence* s) {
   blocks_.free(s->table);
+  release_slot(s);
   s->n_computed = 0;
   ++s->n_preempted;
   ++preemptions_;
@@ -68,6 +76,8 @@ std::vector<ScheduledSlice> Scheduler::schedule() {
     if (s->n_cached < 0) s->n_cached = std::min(cached, s->n_prompt);
     waiting_.pop_front();
     running_.push_back(s);
+    s->state_slot = free_slots_.back();  // running_ < max_seqs: one is free
+    free_slots_.pop_back();
     s->scheduled = true;
     plan.push_back({s, n});
     budget -= n;
@@ -82,6 +92,7 @@ void Scheduler::remove(Sequence* s) {
   auto r = std::find(running_.begin(), running_.end(), s);
   if (r != running_.end()) running_.erase(r);
   if (!s->table.empty()) blocks_.free(s->table);
+  release_slot(s);
 }
 
 }  // namespace tzero

@@ -12,6 +12,11 @@
 // be recomputed later; if it is itself the youngest, it steps back. The oldest sequence always
 // progresses, so there is no deadlock, and the engine refuses requests that could not fit in
 // the pool alone. Whatever the schedule, each sequence's bits are those of its solo run.
+//
+// Each running sequence also holds one of max_seqs state slots (Sequence::state_slot: where a
+// model with recurrent layers keeps its state, KvStore): taken when it starts running, given
+// back when it is preempted (its state is recomputed from position 0 with its blocks) or
+// removed.
 #pragma once
 
 #include <deque>
@@ -43,6 +48,7 @@ class Scheduler {
 
  private:
   void preempt(Sequence* s);
+  void release_slot(Sequence* s);
   // Grows s to cover n more tokens, preempting younger sequences if needed; false if s itself
   // had to step back.
   bool make_room(Sequence* s, int n);
@@ -51,6 +57,7 @@ class Scheduler {
   int max_batch_tokens_, max_seqs_, prefill_chunk_;
   std::deque<Sequence*> waiting_;
   std::vector<Sequence*> running_;  // in admission order
+  std::vector<int> free_slots_;     // state slots no running sequence holds
   uint64_t preemptions_ = 0;
 };
 

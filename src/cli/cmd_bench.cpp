@@ -224,14 +224,22 @@ Command add_bench(CLI::App& app) {
           fwd.eval(&tokens[size_t(p0)], std::min(chunk, depth - p0), p0, kv, logits.data());
         }
         const int32_t* after = &tokens[size_t(depth)];
+        // A recurrent state cannot rewind: each measurement starts from the depth's state.
+        const std::vector<float> at_depth =
+            hp.recurrent() ? kv.store().save_state(0) : std::vector<float>();
+        auto back_to_depth = [&] {
+          if (hp.recurrent()) kv.store().restore_state(0, at_depth);
+        };
         std::vector<double> pp, tg;
         for (int rep = 0; rep < o->reps; ++rep) {
           if (o->n_prompt > 0) {
+            back_to_depth();
             const double t0 = now();
             fwd.eval(after, o->n_prompt, depth, kv, logits.data());
             pp.push_back(o->n_prompt / (now() - t0));
           }
           if (o->n_gen > 0) {
+            back_to_depth();
             const double t0 = now();
             for (int i = 0; i < o->n_gen; ++i)
               fwd.eval(&after[size_t(i)], 1, depth + i, kv, logits.data());

@@ -221,6 +221,9 @@ class ChatSession {
     size_t keep = 0;
     while (keep < cached_.size() && keep + 1 < tokens.size() && cached_[keep] == tokens[keep])
       ++keep;
+    // A recurrent (linear-attention) state only moves forward: unless the whole cache is a
+    // prefix of the new prompt, the prompt is evaluated again from position 0.
+    if (hp_.recurrent() && keep < cached_.size()) keep = 0;
     cached_.resize(keep);
     for (size_t p = keep; p < tokens.size(); p += size_t(fwd_->n_batch())) {
       if (interrupt::requested()) return false;

@@ -9,6 +9,7 @@
 #include "base/excerpt.h"
 #include "cli/commands.h"
 #include "format/gguf.h"
+#include "model/kv_cache.h"
 #include "model/model_keys.h"
 
 namespace tzero::cli {
@@ -82,6 +83,19 @@ Command add_info(CLI::App& app) {
               std::printf("\nkeys of '%s' tzero does not know (not applied): %s\n",
                           excerpt(arch_name).c_str(), unknown.empty() ? "none" : "");
               for (const auto& k : unknown) std::printf("  %s\n", excerpt(k).c_str());
+              // What one sequence holds when the file's hyper-parameters read (a file tzero
+              // would refuse says why when it is run; info still lists it).
+              try {
+                const HParams hp = read_hparams(f);
+                const int attn = hp.n_layer - hp.n_recurrent_layers();
+                std::printf(
+                    "\nmemory per sequence: %zu bytes of keys and values per position (f32; "
+                    "%d of %d layers attend), %zu bytes of recurrent state (%d linear-attention "
+                    "layers; f32)\n",
+                    KvStore::bytes_per_block(hp, 1, KvType::F32), attn, hp.n_layer,
+                    KvStore::state_bytes_per_slot(hp), hp.n_recurrent_layers());
+              } catch (const std::exception&) {
+              }
             }
             return 0;
           }};

@@ -157,6 +157,50 @@ TensorType fallback_type(TensorType t, int64_t n_cols) {
   return tr && tr->supported ? f : TensorType::Q8_0;
 }
 
+namespace {
+
+// A Gated DeltaNet hybrid's mixer, as llama.cpp's converter writes it: a full-attention layer's
+// tensors (each query head followed by its output gate's head, per-head Q/K norms) or a
+// linear-attention layer's (qwen3next: attn_qkv and attn_gate, or the older fused ssm_in, and
+// ssm_ba; qwen35: ssm_beta and ssm_alpha). The decay's values are a real model's kind: A =
+// -exp(A_log) in [-7, -1], dt_bias near -3.5 (long memories, decays near 1).
+template <class Add>
+void add_hybrid_mixer(const ModelPreset& P, int l, const std::string& p, Add& add) {
+  const int64_t E = P.n_embd, D = P.ssm_d_state, Hk = P.ssm_n_group, Hv = P.ssm_dt_rank,
+                I = Hv * D, C = 2 * Hk * D + I, K = P.ssm_d_conv;
+  auto amp = [](int64_t fan_in) { return float(std::sqrt(3.0 / double(fan_in))); };
+  if (!P.recurrent_layer(l)) {
+    const int64_t Q = int64_t(P.n_head) * P.head_dim, KV = int64_t(P.n_head_kv) * P.head_dim;
+    add(p + "attn_q.weight", {E, 2 * Q}, 0.0f, amp(E), true);
+    add(p + "attn_k.weight", {E, KV}, 0.0f, amp(E), true);
+    add(p + "attn_v.weight", {E, KV}, 0.0f, amp(E), true);
+    add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
+    add(p + "attn_q_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
+    add(p + "attn_k_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
+    return;
+  }
+  const bool next = P.arch == "qwen3next";
+  if (next && P.ssm_legacy) {
+    add(p + "ssm_in.weight", {E, C + I}, 0.0f, amp(E), true);
+  } else {
+    add(p + "attn_qkv.weight", {E, C}, 0.0f, amp(E), true);
+    add(p + "attn_gate.weight", {E, I}, 0.0f, amp(E), true);
+  }
+  if (next) {
+    add(p + "ssm_ba.weight", {E, 2 * Hv}, 0.0f, amp(E), true);
+  } else {
+    add(p + "ssm_beta.weight", {E, Hv}, 0.0f, amp(E), true);
+    add(p + "ssm_alpha.weight", {E, Hv}, 0.0f, amp(E), true);
+  }
+  add(p + "ssm_conv1d.weight", {K, C}, 0.0f, amp(K), false);
+  add(p + "ssm_dt.bias", {Hv}, -3.5f, 1.0f, false);
+  add(p + "ssm_a", {Hv}, -4.0f, 3.0f, false);
+  add(p + "ssm_norm.weight", {D}, 1.0f, 0.1f, false);
+  add(p + "ssm_out.weight", {I, E}, 0.0f, amp(I), true);
+}
+
+}  // namespace
+
 std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, uint64_t seed,
                                         const std::string& out_path,
                                         const GgufWriter::Progress& progress) {
@@ -238,6 +282,18 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       w.add_u32(a + "expert_group_count", uint32_t(P.n_groups));
       w.add_u32(a + "expert_group_used_count", uint32_t(P.n_groups_used));
       if (P.arch == "glm4moe") w.add_u32(a + "nextn_predict_layers", uint32_t(P.n_nextn));
+    }
+  }
+  if (P.ssm_d_conv > 0) {  // as llama.cpp's converter writes a Gated DeltaNet hybrid
+    w.add_u32(a + "ssm.conv_kernel", uint32_t(P.ssm_d_conv));
+    w.add_u32(a + "ssm.state_size", uint32_t(P.ssm_d_state));
+    w.add_u32(a + "ssm.group_count", uint32_t(P.ssm_n_group));
+    w.add_u32(a + "ssm.time_step_rank", uint32_t(P.ssm_dt_rank));
+    w.add_u32(a + "ssm.inner_size", uint32_t(P.ssm_dt_rank * P.ssm_d_state));
+    w.add_u32(a + "full_attention_interval", uint32_t(P.full_attn_interval));
+    if (!P.rope_sections.empty()) {
+      std::vector<int32_t> sec(P.rope_sections.begin(), P.rope_sections.end());
+      w.add_i32_array(a + "rope.dimension_sections", sec);
     }
   }
   SpmVocabData vocab = make_synthetic_spm_vocab(P.n_vocab);
@@ -332,12 +388,16 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     factors("rope_factors_long.weight", 1.0f, 40.0f);
     factors("rope_factors_short.weight", 1.0f, 1.5f);
   }
+  const bool hybrid = P.ssm_d_conv > 0;
   for (int l = 0; l < P.n_layer + P.n_nextn; ++l) {
     layer = l;
     const std::string p = "blk." + std::to_string(l) + ".";
     add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
     const bool mla = P.kv_lora_rank > 0;
-    if (mla) {  // deepseek2's attention (model/arch/mla_attention.h)
+    if (hybrid) {
+      add_hybrid_mixer(P, l, p, add);
+      add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
+    } else if (mla) {  // deepseek2's attention (model/arch/mla_attention.h)
       const int64_t H = P.n_head, C = P.kv_lora_rank, RR = n_rot, DK = P.head_dim_k_mla,
                     DV = P.head_dim_v_mla, QR = P.q_lora_rank;
       if (QR > 0) {
@@ -369,7 +429,7 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       add(p + "attn_q_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
       add(p + "attn_k_norm.weight", {P.head_dim}, 1.0f, 0.1f, false);
     }
-    if (!mla) add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
+    if (!mla && !hybrid) add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
     if (gpt_oss) {
       add(p + "attn_output.bias", {E}, 0.0f, 0.1f, false);
       add(p + "attn_sinks.weight", {P.n_head}, 0.0f, 1.0f, false);
@@ -377,8 +437,9 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     const bool gemma = P.arch == "gemma2" || P.arch == "gemma3";
     if (gemma) add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
     // gpt-oss's norm before the experts is named post_attention_norm.
-    add(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, 1.0f, 0.1f,
-        false);
+    if (!hybrid)
+      add(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, 1.0f,
+          0.1f, false);
     (void)ds;
     if (l >= P.n_layer) {  // a NextN block's own tensors (GLM's multi-token prediction)
       add(p + "nextn.eh_proj.weight", {2 * E, E}, 0.0f, amp(2 * E), true);

@@ -46,6 +46,15 @@ struct ModelPreset {
   // (no-rope + n_rot) and the output head width; a YaRN log multiplier (as written: 0.1 x).
   int q_lora_rank = 0, kv_lora_rank = 0, head_dim_k_mla = 0, head_dim_v_mla = 0;
   float yarn_log_multiplier = 0;
+  // Gated DeltaNet hybrids (qwen3next, qwen35, qwen35moe): the convolution's width, the key
+  // head width (= value head width), key heads, value heads, the full-attention interval, the
+  // IMROPE sections (qwen35*), and qwen3next's older fused ssm_in instead of attn_qkv/attn_gate.
+  int ssm_d_conv = 0, ssm_d_state = 0, ssm_n_group = 0, ssm_dt_rank = 0, full_attn_interval = 4;
+  std::vector<int> rope_sections;
+  bool ssm_legacy = false;
+  bool recurrent_layer(int il) const {
+    return ssm_d_conv > 0 && il < n_layer && (il + 1) % full_attn_interval != 0;
+  }
 };
 
 // Tokenizer metadata a preset adds to the synthetic vocabulary, written only when set (so the

@@ -7,10 +7,65 @@
 
 namespace tzero {
 
+namespace {
+
+// A Gated DeltaNet hybrid: the base fields, then the linear attention's sizes.
+ModelPreset hybrid(ModelPreset p, int n_rot, int conv, int state, int k_heads, int v_heads,
+                   int interval, std::vector<int> sections = {}, bool legacy = false) {
+  p.n_rot = n_rot;
+  p.ssm_d_conv = conv;
+  p.ssm_d_state = state;
+  p.ssm_n_group = k_heads;
+  p.ssm_dt_rank = v_heads;
+  p.full_attn_interval = interval;
+  p.rope_sections = std::move(sections);
+  p.ssm_legacy = legacy;
+  return p;
+}
+
+std::vector<ModelPreset> hybrid_presets() {
+  return {
+      // Two value heads per key head (qwen3next repeats them interleaved), a quarter of each
+      // head rotated, layers 0-2 linear attention and 3 full, experts with a shared one.
+      hybrid({"tiny-qwen3next",
+              "qwen3next (Gated DeltaNet + gated attention every 4th layer, experts + shared "
+              "expert, partial rotary): for tests",
+              "qwen3next", 512, 256, 512, 4, 4, 2, 64, 2048, 10000000.0, 1e-6f, false, 16, 4,
+              128, 256},
+             16, 4, 32, 2, 4, 4),
+      // The older conversion: one fused ssm_in per layer instead of attn_qkv and attn_gate.
+      hybrid({"tiny-qwen3next-ssm-in",
+              "qwen3next as older conversions wrote it (fused ssm_in): for tests", "qwen3next",
+              512, 256, 512, 4, 4, 2, 64, 2048, 10000000.0, 1e-6f, false, 16, 4, 128, 256},
+             16, 4, 32, 2, 4, 4, {}, true),
+      // Dense, three value heads per key head (tiled), every second layer full attention,
+      // IMROPE sections covering the 8 rotated pairs.
+      hybrid({"tiny-qwen35",
+              "qwen35 (Gated DeltaNet + gated attention every 2nd layer, dense, IMROPE "
+              "sections): for tests",
+              "qwen35", 512, 256, 512, 4, 4, 2, 64, 2048, 10000000.0, 1e-6f, true},
+             16, 4, 32, 2, 6, 2, {3, 3, 2, 0}),
+      hybrid({"tiny-qwen35moe", "qwen35moe (Gated DeltaNet, experts + shared expert): for tests",
+              "qwen35moe", 512, 256, 512, 4, 4, 2, 64, 2048, 10000000.0, 1e-6f, false, 8, 2, 128,
+              256},
+             16, 4, 32, 2, 4, 4, {3, 3, 2, 0}),
+      // Qwen3-Next-80B-A3B's layer and vocabulary (512 experts of 512, top 10, a shared one;
+      // 16 query and 2 kv heads of 256, a quarter rotated; 16 key and 32 value heads of 128)
+      // with 4 of its 48 layers: three linear-attention layers and one full.
+      hybrid({"qwen3-next-80b-a3b-4l", "Qwen3-Next-80B-A3B shape, 4 of 48 layers", "qwen3next",
+              151936, 2048, 5120, 4, 16, 2, 256, 262144, 10000000.0, 1e-6f, false, 512, 10, 512,
+              512},
+             64, 4, 128, 16, 32, 4),
+  };
+}
+
+}  // namespace
+
 const std::vector<ModelPreset>& model_presets() {
   // name, description, arch, vocab, embd, ff, layers, heads, kv heads, head_dim, ctx, rope
   // base, rms eps, tied output
-  static const std::vector<ModelPreset> presets = {
+  static const std::vector<ModelPreset> presets = [] {
+    std::vector<ModelPreset> v = {
       {"tiny", "llama, GQA, 2 layers, dims multiple of 256: for tests", "llama", 512, 256, 512, 2,
        4, 2, 64, 512, 10000.0, 1e-5f, false},
       {"tiny-qwen2", "qwen2 (QKV bias, neox rope), GQA, tied output: for tests", "qwen2", 512, 256,
@@ -399,7 +454,10 @@ const std::vector<ModelPreset>& model_presets() {
        1.0,
        96,
        4096},
-  };
+    };
+    for (auto& h : hybrid_presets()) v.push_back(h);
+    return v;
+  }();
   return presets;
 }
 
@@ -430,13 +488,19 @@ double preset_parameters(const ModelPreset& P) {
   const double rope_factors = half_rot * ((P.n_ctx_orig > 0 ? 2 : 0) + (P.rope_freqs ? 1 : 0));
   if (P.arch == "gpt-oss") layer += E + P.n_head + X + 2 * X * FX + X * E;  // biases, sinks
   if (P.arch == "glm4moe") layer += Q + 2 * KV + 2 * P.head_dim;            // biases, norms
+  // A hybrid's linear-attention layer instead of attention (and a gated attention's doubled Wq).
+  const double D = P.ssm_d_state, Hk = P.ssm_n_group, Hv = P.ssm_dt_rank, I = Hv * D,
+               C = 2 * Hk * D + I;
+  const double linear = 2 * E + E * (C + I) + 2 * E * Hv + P.ssm_d_conv * C + 2 * Hv + D + I * E;
+  const double gated = 2 * E + 3 * E * Q + 2 * E * KV + 2 * P.head_dim;
   const double SH = FX * P.n_expert_shared;                                 // glm4moe's shared
   const double dense = 3 * E * F;
   const double moe =
       E * X + 3 * X * E * FX + (S > 0 ? 3 * E * S + E : 0) + (SH > 0 ? 3 * E * SH + X : 0);
   double layers = 0;
   for (int l = 0; l < P.n_layer + P.n_nextn; ++l)
-    layers += layer + (P.n_expert == 0 || l < P.n_dense_lead ? dense : moe) +
+    layers += (P.ssm_d_conv > 0 ? (P.recurrent_layer(l) ? linear : gated) : layer) +
+              (P.n_expert == 0 || l < P.n_dense_lead ? dense : moe) +
               (l >= P.n_layer ? 2 * E * E + 3 * E : 0);  // a NextN block's own tensors
   return V * E * (P.tied_output ? 1 : 2) + E + layers + rope_factors;
 }

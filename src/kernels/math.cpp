@@ -33,4 +33,29 @@ float exp_ref(float x) {
   return (p * s1) * s2;
 }
 
+float log_ref(float x) {
+  if (std::isnan(x) || x < 0.0f) return NAN;
+  if (x == 0.0f) return -INFINITY;
+  if (std::isinf(x)) return x;
+  int e = 0;
+  if (x < 1.17549435e-38f) x *= 16777216.0f, e = -24;  // subnormal: scale into the normal range
+  const uint32_t bits = float_bits(x);
+  e += int((bits >> 23) & 0xff) - 127;
+  float m = bits_float((bits & 0x007fffffu) | 0x3f800000u);  // [1, 2)
+  if (m > 1.41421356f) m *= 0.5f, ++e;                         // exact
+  const float s = (m - 1.0f) / (m + 1.0f);
+  const float s2 = s * s;
+  float p = 1.0f / 11.0f;
+  p = p * s2 + 1.0f / 9.0f;
+  p = p * s2 + 1.0f / 7.0f;
+  p = p * s2 + 1.0f / 5.0f;
+  p = p * s2 + 1.0f / 3.0f;
+  p = p * s2 + 1.0f;
+  const float lnm = 2.0f * (s * p);
+  constexpr float kLn2Hi = 0.693145751953125f;
+  constexpr float kLn2Lo = 1.428606765330187045e-06f;
+  const float fe = float(e);
+  return fe * kLn2Hi + (fe * kLn2Lo + lnm);
+}
+
 }  // namespace tzero

@@ -39,4 +39,16 @@ inline float softcap_ref(float x, float cap) {
   return cap * (y < 0 ? -t : t);
 }
 
+// ln x in float (version "log-v1"), from basic IEEE operations only: x = m * 2^e with m in
+// [sqrt(1/2), sqrt(2)); s = (m - 1) / (m + 1); ln m = 2 (s + s^3/3 + ... + s^11/11) by Horner
+// in s^2 (no FMA); result = e * ln2_hi + (e * ln2_lo + ln m). x == 0 -> -inf, x < 0 or NaN ->
+// NaN, +inf -> +inf; subnormal x are scaled by 2^24 first. Max error about 1 ulp.
+float log_ref(float x);
+
+// softplus(x) = ln(1 + e^x) (version "softplus-v1", ggml's threshold): x > 20 -> x, else
+// log_ref(1 + exp_ref(x)) (1 + e^x rounded first, as ggml computes it).
+inline float softplus_ref(float x) {
+  return x > 20.0f ? x : log_ref(1.0f + exp_ref(x));
+}
+
 }  // namespace tzero

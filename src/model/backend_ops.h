@@ -83,6 +83,16 @@ struct MoeSpec {
   float scale = 1.0f;
 };
 
+// The linear attention of a Gated DeltaNet layer (kernels/delta_net.h, delta-v1): its input row
+// is the short convolution's output [q (n_k_heads x d_k) | k (the same) | v (n_v_heads x d_v)],
+// q and k already L2-normed; value head h reads key head h / (n_v_heads / n_k_heads), or
+// h % n_k_heads when tiled. Each output head is scaled by `scale` (1/sqrt(d_k)).
+struct DeltaNetSpec {
+  int n_k_heads = 0, n_v_heads = 0, d_k = 0, d_v = 0;
+  bool tiled = false;
+  float scale = 1;
+};
+
 // The gated feed-forward activation: out = act(gate) * up.
 enum class Activation {
   SiLU,       // SwiGLU (silu-v1): llama, qwen
@@ -157,6 +167,24 @@ class BackendOps {
   virtual void moe_combine(Act y, Act weights, Act out, size_t rows) = 0;
   // x row t *= sigmoid(g row t [0]) (qwen2moe's shared-expert gate; g.len = 1).
   virtual void scale_by_sigmoid(Act x, Act g, size_t rows) = 0;
+  // x *= sigmoid_ref(g), element by element (the gated attention's output gate; g.len = x.len).
+  virtual void mul_sigmoid(Act x, Act g, size_t rows) = 0;
+  // ---- Gated DeltaNet (kernels/delta_net.h, delta-v1). `layer` is the model layer; its state
+  // is each token's sequence's (ForwardBatch::state_slots, KvStore's recurrent state). A
+  // sequence's first token in the batch at position 0 starts from a zero state; at any other
+  // position the state must have reached it (else tzero::Error: the state cannot rewind).
+  // out row t = silu(short convolution) of x row t and the sequence's previous K - 1 inputs;
+  // w: (x.len, K) each channel's taps. The state keeps the last K - 1 inputs.
+  virtual void short_conv(int layer, Act x, const float* w, int K, Act out) = 0;
+  // Each head_dim slice of the first `width` floats of every row scaled to unit L2 norm, in
+  // place (l2norm_ref).
+  virtual void l2norm_heads(Act x, size_t width, size_t head_dim, float eps, size_t rows) = 0;
+  // a (n_v_heads) -> the log decay softplus(a + dt_bias) * A, b -> beta = sigmoid(b), in place.
+  virtual void delta_gates(Act a, Act b, const float* dt_bias, const float* A, size_t rows) = 0;
+  // out row t = the delta rule's output (n_v_heads x d_v) for token t over qkv row t, with its
+  // log decay g row t and beta row t; the state advances to the token's position + 1.
+  virtual void delta_net(int layer, Act qkv, Act g, Act beta, Act out,
+                         const DeltaNetSpec& spec) = 0;
   // out row r = x row batch.logits_rows[r].
   virtual void gather_logits_rows(Act x, Act out) = 0;
 };

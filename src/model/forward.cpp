@@ -51,6 +51,7 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
                                                std::to_string(kv.n_ctx()) + " tokens");
   single_.clear();
   single_.tables.push_back(kv.table());
+  single_.state_slots.push_back(*kv.state_slot());
   for (int t = 0; t < n; ++t) single_.add(tokens[t], pos + t, 0, logits && t == n - 1);
   eval_batch(single_, kv.store(), logits);
 }
@@ -64,6 +65,12 @@ void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, flo
     check(in.pos[t] >= 0 && in.pos[t] < n_ctx_,
           "context full: position " + std::to_string(in.pos[t] + 1) + " exceeds the context of " +
               std::to_string(n_ctx_) + " tokens");
+  }
+  if (hp_.recurrent()) {
+    check(in.state_slots.size() == in.tables.size(),
+          "internal: a recurrent model's batch needs a state slot per sequence");
+    for (const int32_t s : in.state_slots)
+      check(s >= 0 && s < kv.n_state_slots(), "internal: state slot out of range");
   }
   const size_t n_logits = logits ? in.logits_rows.size() : 0;
   const size_t n_hidden = hidden ? in.hidden_rows.size() : 0;

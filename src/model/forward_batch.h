@@ -15,6 +15,9 @@ struct ForwardBatch {
   std::vector<int32_t> pos;            // (n) position of each token in its sequence
   std::vector<int32_t> seq;            // (n) index into tables
   std::vector<const int32_t*> tables;  // (n_seqs) block table of each sequence
+  // (n_seqs) each sequence's recurrent state slot in the store (models with recurrent layers:
+  // KvStore::n_state_slots; ignored by the others).
+  std::vector<int32_t> state_slots;
   std::vector<int32_t> logits_rows;    // token indices whose logits are wanted, in output order
   // Token indices whose final hidden state (after the output norm, before the head) is wanted
   // instead, in output order (embeddings). A token is in at most one of the two lists.
@@ -22,7 +25,8 @@ struct ForwardBatch {
 
   size_t size() const { return tokens.size(); }
   void clear() {
-    tokens.clear(), pos.clear(), seq.clear(), tables.clear(), logits_rows.clear();
+    tokens.clear(), pos.clear(), seq.clear(), tables.clear(), state_slots.clear();
+    logits_rows.clear();
     hidden_rows.clear();
   }
   void add(int32_t token, int32_t position, int32_t seq_index, bool want_logits,

@@ -21,6 +21,9 @@ std::optional<Arch> arch_from_name(std::string_view name) {
   if (name == "gpt-oss") return Arch::GptOss;
   if (name == "glm4moe") return Arch::Glm4Moe;
   if (name == "deepseek2") return Arch::DeepSeek2;
+  if (name == "qwen3next") return Arch::Qwen3Next;
+  if (name == "qwen35") return Arch::Qwen35;
+  if (name == "qwen35moe") return Arch::Qwen35Moe;
   return std::nullopt;
 }
 
@@ -103,7 +106,7 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   }
   // The key that is there (expert_count, else expert_used_count).
   const std::string given = n_expert != 0 ? count_key : an + ".expert_used_count";
-  if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3)
+  if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3 || hp.arch == Arch::Qwen35)
     f.fail("metadata '" + given + "' on architecture '" + excerpt(an) +
            "', which has no experts (" + excerpt(an) + "moe has)");
   if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3 || hp.arch == Arch::Phi3)
@@ -129,7 +132,7 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
     hp.n_ff_exp = r.positive("expert_feed_forward_length",
                              r.get_int("expert_feed_forward_length", def), 1 << 22);
   }
-  if (hp.arch == Arch::Qwen2Moe)
+  if (hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Next || hp.arch == Arch::Qwen35Moe)
     hp.n_ff_shexp = r.positive("expert_shared_feed_forward_length",
                                r.get_int("expert_shared_feed_forward_length", hp.n_ff), 1 << 22);
   // llama.cpp renormalises the k weights for llama and qwen3moe, not for qwen2moe (fixed per
@@ -314,6 +317,50 @@ void read_gemma(const KeyReader& r, HParams& hp) {
   if (hp.n_layer == (g2 ? 46 : 62)) hp.attn_scale = 1.0f / std::sqrt(float(hp.n_embd / hp.n_head));
 }
 
+// The Gated DeltaNet keys (qwen3next, qwen35, qwen35moe) as llama.cpp reads them: the five ssm.*
+// sizes required, full_attention_interval (default 4: layers 3, 7, 11, ... attend). llama.cpp
+// assumes a value head as wide as a key head (its state is square); so does tzero.
+void read_delta_net(const KeyReader& r, HParams& hp) {
+  const GgufFile& f = r.file();
+  hp.ssm_d_conv = r.required_positive("ssm.conv_kernel", 64);
+  hp.ssm_d_state = r.required_positive("ssm.state_size", 1 << 12);
+  hp.ssm_n_group = r.required_positive("ssm.group_count", 1 << 12);
+  hp.ssm_dt_rank = r.required_positive("ssm.time_step_rank", 1 << 12);
+  hp.ssm_d_inner = r.required_positive("ssm.inner_size", 1 << 20);
+  hp.full_attn_interval = r.positive("full_attention_interval",
+                                     r.get_int("full_attention_interval", 4), 1 << 12);
+  if (hp.ssm_dt_rank % hp.ssm_n_group != 0)
+    f.fail("metadata '" + r.name("ssm.time_step_rank") + "' = " + std::to_string(hp.ssm_dt_rank) +
+           " is not a multiple of ssm.group_count = " + std::to_string(hp.ssm_n_group));
+  if (hp.ssm_d_inner != hp.ssm_dt_rank * hp.ssm_d_state)
+    f.fail("metadata '" + r.name("ssm.inner_size") + "' = " + std::to_string(hp.ssm_d_inner) +
+           " is not ssm.time_step_rank x ssm.state_size (" + std::to_string(hp.ssm_dt_rank) +
+           " x " + std::to_string(hp.ssm_d_state) +
+           "): value heads as wide as key heads are all llama.cpp runs too");
+  hp.delta_tiled_heads = hp.arch != Arch::Qwen3Next;
+  if (hp.arch == Arch::Qwen3Next) return;
+  // Qwen3.5's IMROPE: text positions are [p, p, p, 0], and rotated pair i takes stream t, h or
+  // w (each p) or e (0) by llama.cpp's interleaved rule (ggml_mrope_cache_init, is_imrope).
+  // Sections that give every pair p are plain neox rope; others are refused.
+  const std::string key = r.name("rope.dimension_sections");
+  if (!f.has(key)) f.fail("missing metadata '" + key + "' (llama.cpp requires it too)");
+  std::vector<int64_t> sec = f.get_int_array(key);
+  sec.resize(4, 0);
+  const int64_t total = sec[0] + sec[1] + sec[2] + sec[3];
+  for (int64_t x : sec)
+    if (x < 0 || x > (1 << 16)) f.fail("metadata '" + key + "' is out of range");
+  for (int i = 0; i < hp.n_rot / 2; ++i) {
+    const int64_t sector = total > 0 ? i % total : 0;
+    const bool p = (sector % 3 == 1 && sector < 3 * sec[1]) ||
+                   (sector % 3 == 2 && sector < 3 * sec[2]) ||
+                   (sector % 3 == 0 && sector < 3 * sec[0]);
+    if (!p)
+      f.fail("metadata '" + key + "' leaves rotated pair " + std::to_string(i) +
+             " on the fourth position stream (no rotation for text): such sections are not "
+             "supported");
+  }
+}
+
 // rope.scaling.* as llama.cpp reads them: the type (absent: linear), the factor (or the older
 // rope.scale_linear; 0 means 1), the attention factor and the original context.
 void read_rope_scaling(const KeyReader& r, HParams& hp) {
@@ -368,13 +415,14 @@ HParams read_hparams(const GgufFile& f) {
   if (!arch)
     f.fail("architecture '" + excerpt(hp.arch_name) +
            "' is not supported (supported: llama, mistral, " +
-           "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss, glm4moe, deepseek2)");
+           "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss, glm4moe, deepseek2, "
+           "qwen3next, qwen35, qwen35moe)");
   hp.arch = *arch;
   const KeyReader r(f, hp.arch, hp.arch_name);
   hp.n_embd = r.required_positive("embedding_length", 1 << 20);
   hp.n_layer = r.required_positive("block_count", 4096);
-  if (hp.arch == Arch::Glm4Moe) {
-    // The last nextn_predict_layers blocks are GLM's multi-token-prediction (NextN) layers:
+  if (hp.arch == Arch::Glm4Moe || hp.arch == Arch::Qwen35 || hp.arch == Arch::Qwen35Moe) {
+    // The last nextn_predict_layers blocks are GLM's (and Qwen3.5's) multi-token-prediction (NextN) layers:
     // llama.cpp checks their tensors and never runs them; so does tzero.
     const int64_t nextn = r.get_int("nextn_predict_layers", 0);
     if (nextn < 0 || nextn >= hp.n_layer)
@@ -386,7 +434,8 @@ HParams read_hparams(const GgufFile& f) {
   hp.n_head_kv = r.per_layer("attention.head_count_kv", hp.n_layer, hp.n_head, false, 4096);
   const bool moe_arch = hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Moe ||
                         hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe ||
-                        hp.arch == Arch::DeepSeek2;
+                        hp.arch == Arch::DeepSeek2 || hp.arch == Arch::Qwen3Next ||
+                        hp.arch == Arch::Qwen35Moe;
   if (hp.arch == Arch::GptOss || (moe_arch && !r.has("feed_forward_length")))
     hp.n_ff = 0;  // experts only: their own length below (gpt-oss's graph never reads it)
   else
@@ -426,6 +475,8 @@ HParams read_hparams(const GgufFile& f) {
   if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3) read_gemma(r, hp);
   if (hp.arch == Arch::GptOss) read_gpt_oss(r, hp);
   if (hp.arch == Arch::DeepSeek2) read_deepseek2(r, hp);
+  if (hp.arch == Arch::Qwen3Next || hp.arch == Arch::Qwen35 || hp.arch == Arch::Qwen35Moe)
+    read_delta_net(r, hp);
   read_experts(r, moe_arch, hp);
   if (r.has("pooling_type")) {
     const int64_t pt = r.get_int("pooling_type", -1);

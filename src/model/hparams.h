@@ -22,10 +22,14 @@ enum class Arch {
   Phi3,
   GptOss,
   Glm4Moe,
-  DeepSeek2
+  DeepSeek2,
+  Qwen3Next,
+  Qwen35,
+  Qwen35Moe
 };
 // general.architecture -> Arch ("mistral" is llama, "gpt-oss" GptOss, "glm4moe" Glm4Moe,
-// "deepseek2" DeepSeek2); nullopt for the ones tzero cannot run.
+// "deepseek2" DeepSeek2, "qwen3next" Qwen3Next, "qwen35" Qwen35, "qwen35moe" Qwen35Moe);
+// nullopt for the ones tzero cannot run.
 std::optional<Arch> arch_from_name(std::string_view name);
 
 // How a mixture-of-experts layer turns router logits into the k experts and their weights
@@ -121,6 +125,36 @@ struct HParams {
   double yarn_log_mul = 0;  // rope.scaling.yarn_log_multiplier / 0.1 (mscale_all_dim)
   float mla_kq_scale = 0;   // the scores' scale: mscale^2 / sqrt(head_dim_k_mla)
   bool mla() const { return kv_lora_rank > 0; }
+
+  // Gated DeltaNet hybrids (qwen3next, qwen35, qwen35moe; kernels/delta_net.h): layer il is a
+  // linear-attention (recurrent) layer unless (il + 1) % full_attn_interval == 0, whose
+  // attention layers gate their output by sigmoid of a second half of each query head.
+  int ssm_d_conv = 0;          // ssm.conv_kernel: the short convolution's width K
+  int ssm_d_state = 0;         // ssm.state_size: a key head's width (= a value head's)
+  int ssm_n_group = 0;         // ssm.group_count: key heads
+  int ssm_dt_rank = 0;         // ssm.time_step_rank: value heads
+  int ssm_d_inner = 0;         // ssm.inner_size: value heads * value head width
+  int full_attn_interval = 0;  // full_attention_interval
+  // Value head h reads key head h / (value heads / key heads) (qwen3next: repeat-interleave),
+  // or h % key heads (qwen35, qwen35moe: tiled; their converter reorders the value heads).
+  bool delta_tiled_heads = false;
+
+  bool recurrent() const { return ssm_d_conv > 0; }
+  bool recurrent_layer(int il) const {
+    return recurrent() && (il + 1) % full_attn_interval != 0;
+  }
+  int n_recurrent_layers() const {
+    int n = 0;
+    for (int il = 0; il < n_layer; ++il) n += recurrent_layer(il) ? 1 : 0;
+    return n;
+  }
+  int delta_head_v_dim() const { return ssm_dt_rank > 0 ? ssm_d_inner / ssm_dt_rank : 0; }
+  // The short convolution's channels: queries, keys (key heads each) and values.
+  size_t conv_channels() const {
+    return 2 * size_t(ssm_n_group) * size_t(ssm_d_state) + size_t(ssm_d_inner);
+  }
+  size_t conv_state_floats() const { return size_t(ssm_d_conv - 1) * conv_channels(); }
+  size_t delta_state_floats() const { return size_t(ssm_d_inner) * size_t(ssm_d_state); }
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }

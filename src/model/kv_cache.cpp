@@ -14,23 +14,62 @@ KvType parse_kv_type(const std::string& name) {
 }
 
 size_t KvStore::bytes_per_block(const HParams& hp, int block_size, KvType type) {
-  return (hp.mla() ? 1 : 2) * size_t(hp.n_layer) * size_t(block_size) * size_t(hp.kv_dim()) *
+  const size_t n_kv_layers = size_t(hp.n_layer - hp.n_recurrent_layers());
+  return (hp.mla() ? 1 : 2) * n_kv_layers * size_t(block_size) * size_t(hp.kv_dim()) *
          (type == KvType::F16 ? 2 : 4);
 }
 
-KvStore::KvStore(const HParams& hp, int n_blocks, int block_size, KvType type)
-    : n_layer_(hp.n_layer),
+size_t KvStore::state_bytes_per_slot(const HParams& hp) {
+  return size_t(hp.n_recurrent_layers()) * (hp.conv_state_floats() + hp.delta_state_floats()) *
+         sizeof(float);
+}
+
+KvStore::KvStore(const HParams& hp, int n_blocks, int block_size, KvType type, int n_state_slots)
+    : n_layer_(0),
       n_blocks_(n_blocks),
       block_size_(block_size),
       kv_dim_(size_t(hp.kv_dim())),
       parts_(hp.mla() ? 1 : 2),
       type_(type) {
   check(n_blocks >= 1 && block_size >= 1, "internal: empty KV store");
+  for (int il = 0; il < hp.n_layer; ++il) {
+    const bool r = hp.recurrent_layer(il);
+    kv_layer_.push_back(r ? -1 : n_layer_);
+    rec_layer_.push_back(r ? int(n_rec_) : -1);
+    if (r)
+      ++n_rec_;
+    else
+      ++n_layer_;
+  }
+  if (n_rec_ > 0) {
+    check(n_state_slots >= 1, "internal: a recurrent model's store needs a state slot");
+    n_slots_ = n_state_slots;
+    conv_floats_ = hp.conv_state_floats();
+    delta_floats_ = hp.delta_state_floats();
+    state_.assign(size_t(n_slots_) * n_rec_ * (conv_floats_ + delta_floats_), 0.0f);
+    state_pos_.assign(size_t(n_slots_) * n_rec_, 0);
+  }
   const size_t n = size_t(n_blocks) * parts_ * size_t(n_layer_) * size_t(block_size) * kv_dim_;
   if (type == KvType::F16)
     f16_.resize(n);
   else
     f32_.resize(n);
+}
+
+std::vector<float> KvStore::save_state(int slot) const {
+  const size_t per = n_rec_ * (conv_floats_ + delta_floats_);
+  std::vector<float> out(per + n_rec_);
+  std::copy_n(&state_[size_t(slot) * per], per, out.data());
+  for (size_t r = 0; r < n_rec_; ++r) out[per + r] = float(state_pos_[size_t(slot) * n_rec_ + r]);
+  return out;
+}
+
+void KvStore::restore_state(int slot, const std::vector<float>& saved) {
+  const size_t per = n_rec_ * (conv_floats_ + delta_floats_);
+  check(saved.size() == per + n_rec_, "internal: a recurrent state of another shape");
+  std::copy_n(saved.data(), per, &state_[size_t(slot) * per]);
+  for (size_t r = 0; r < n_rec_; ++r)
+    state_pos_[size_t(slot) * n_rec_ + r] = int32_t(saved[per + r]);
 }
 
 void KvStore::write(int layer, int block, int slot, const float* k, const float* v) {

@@ -7,6 +7,13 @@
 //
 // F16 storage rounds each written key and value to half precision once (round to nearest even);
 // every reader widens exactly, so the values are the same whichever path wrote or reads them.
+//
+// Models with recurrent layers (Gated DeltaNet hybrids: hparams.recurrent()) keep keys and values
+// for their attention layers only, and beside the blocks a recurrent state per sequence: in
+// state slots (ForwardBatch::state_slots), each holding, per recurrent layer, the short
+// convolution's last K-1 inputs and the delta rule's matrices, and the position the state has
+// reached. A state is a function of the tokens before that position only (delta-v1), so a
+// snapshot restored at the same position holds the bits a recomputation would write.
 #pragma once
 
 #include <cstddef>
@@ -23,13 +30,35 @@ KvType parse_kv_type(const std::string& name);  // "f32" or "f16", else tzero::E
 
 class KvStore {
  public:
-  KvStore(const HParams& hp, int n_blocks, int block_size, KvType type = KvType::F32);
+  // n_state_slots: sequences whose recurrent state it holds at once (ignored, and 0, for models
+  // without recurrent layers).
+  KvStore(const HParams& hp, int n_blocks, int block_size, KvType type = KvType::F32,
+          int n_state_slots = 1);
 
   int n_blocks() const { return n_blocks_; }
   int block_size() const { return block_size_; }
   size_t kv_dim() const { return kv_dim_; }
   KvType type() const { return type_; }
   static size_t bytes_per_block(const HParams& hp, int block_size, KvType type);
+  // The recurrent state of one sequence (0 for models without recurrent layers): float32.
+  static size_t state_bytes_per_slot(const HParams& hp);
+
+  // ---- recurrent state (hparams.recurrent() models), of recurrent layer `layer` in `slot`:
+  int n_state_slots() const { return n_slots_; }
+  size_t conv_state_floats() const { return conv_floats_; }
+  size_t delta_state_floats() const { return delta_floats_; }
+  // (ssm_d_conv - 1, conv_channels): the last inputs of the short convolution, oldest first.
+  float* conv_state(int slot, int layer) { return &state_[state_offset(slot, layer)]; }
+  // (n_v_heads, head_v_dim, head_k_dim): the delta rule's matrix of each value head, row j of a
+  // head is value channel j (delta-v1).
+  float* delta_state(int slot, int layer) { return conv_state(slot, layer) + conv_floats_; }
+  // The position the state of (slot, layer) has reached: the tokens before it are in it. A
+  // pass that feeds position 0 starts from zeros; any other position must equal it.
+  int32_t& state_pos(int slot, int layer) { return state_pos_[size_t(slot) * n_rec_ + rec(layer)]; }
+  // A copy of a slot's whole state (every recurrent layer, with positions), and its restore:
+  // `tzero bench` repeats a measurement from one depth; a prefix cache could keep them.
+  std::vector<float> save_state(int slot) const;
+  void restore_state(int slot, const std::vector<float>& saved);
 
   // Stores one position's key and value rows (kv_dim floats each). A key-only store (MLA: the
   // value is a prefix of the key row) ignores v, and its value rows are its key rows.
@@ -47,11 +76,24 @@ class KvStore {
 
  private:
   size_t offset(int block, int layer, int which) const {
-    return ((size_t(block) * parts_ + size_t(which)) * size_t(n_layer_) + size_t(layer)) *
+    return ((size_t(block) * parts_ + size_t(which)) * size_t(n_layer_) +
+            size_t(kv_layer_[size_t(layer)])) *
            size_t(block_size_) * kv_dim_;
   }
+  size_t rec(int layer) const { return size_t(rec_layer_[size_t(layer)]); }
+  size_t state_offset(int slot, int layer) const {
+    return (size_t(slot) * n_rec_ + rec(layer)) * (conv_floats_ + delta_floats_);
+  }
 
-  int n_layer_, n_blocks_, block_size_;
+  int n_layer_;                   // layers with keys and values
+  std::vector<int> kv_layer_;     // model layer -> its index among them (-1: recurrent)
+  std::vector<int> rec_layer_;    // model layer -> its index among the recurrent ones (-1)
+  size_t n_rec_ = 0;              // recurrent layers
+  size_t conv_floats_ = 0, delta_floats_ = 0;
+  int n_slots_ = 0;
+  std::vector<float> state_;        // (n_slots, n_rec, conv + delta floats)
+  std::vector<int32_t> state_pos_;  // (n_slots, n_rec)
+  int n_blocks_, block_size_;
   size_t kv_dim_;
   size_t parts_;  // 2: keys and values; 1: keys only (MLA)
   KvType type_;
@@ -63,15 +105,17 @@ class KvStore {
 class KvCache {
  public:
   KvCache(const HParams& hp, int n_ctx, KvType type = KvType::F32)
-      : n_ctx_(n_ctx), store_(hp, 1, n_ctx, type) {}
+      : n_ctx_(n_ctx), store_(hp, 1, n_ctx, type, 1) {}
   int n_ctx() const { return n_ctx_; }
   KvStore& store() { return store_; }
   const int32_t* table() const { return &table_; }
+  const int32_t* state_slot() const { return &slot_; }  // slot 0 of its store
 
  private:
   int n_ctx_;
   KvStore store_;
   int32_t table_ = 0;
+  int32_t slot_ = 0;
 };
 
 }  // namespace tzero

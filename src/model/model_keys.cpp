@@ -204,6 +204,30 @@ const std::vector<ModelKey> kDeepSeek2 = {
      "llama.cpp does not read a sliding window for this architecture"},
 };
 
+// The Gated DeltaNet hybrids (qwen3next, qwen35, qwen35moe; kernels/delta_net.h).
+const std::vector<ModelKey> kDeltaNet = {
+    {"ssm.conv_kernel", K::Honoured, "required", "the short convolution's width K"},
+    {"ssm.state_size", K::Honoured, "required", "the width of a key head (and of a value head)"},
+    {"ssm.group_count", K::Honoured, "required", "key heads of the linear-attention layers"},
+    {"ssm.time_step_rank", K::Honoured, "required",
+     "value heads of the linear-attention layers (a multiple of the key heads)"},
+    {"ssm.inner_size", K::Honoured, "required",
+     "value heads x their width: must be time_step_rank x state_size (llama.cpp's square state)"},
+    {"full_attention_interval", K::Honoured, "4",
+     "layer il is full attention when (il + 1) % N == 0, linear attention otherwise"},
+    {"attention.recurrent_layers", K::Refused, "",
+     "per-layer recurrent flags are not supported (llama.cpp's converter writes the interval)"},
+};
+
+// qwen35, qwen35moe: rope sections (IMROPE) and multi-token-prediction blocks.
+const std::vector<ModelKey> kQwen35 = {
+    {"rope.dimension_sections", K::Honoured, "required",
+     "IMROPE sections: for text every position stream is the token's, so they must cover every "
+     "rotated pair (then it is neox rope on rope.dimension_count dimensions); others refused"},
+    {"nextn_predict_layers", K::Honoured, "0",
+     "the last N blocks are multi-token-prediction layers: accepted, never run"},
+};
+
 // An architecture with routed experts and groups (glm4moe, deepseek2): the common keys, the
 // expert counts and width, its own keys (which replace common ones of the same name), the
 // group keys honoured.
@@ -322,6 +346,24 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
              "expert_feed_forward_length)"};
     return v;
   }();
+  static const std::vector<ModelKey> qwen3next = [] {
+    const auto ex = experts("true", true, true);
+    return join({&kCommon, &ex, &kNoWindow, &kDeltaNet});
+  }();
+  // A table with kQwen35's keys replacing the common ones of the same name.
+  auto qwen35_table = [](const std::vector<ModelKey>& base) {
+    std::vector<ModelKey> v = base;
+    for (const auto& k : kQwen35) {
+      bool replaced = false;
+      for (auto& o : v)
+        if (o.suffix == k.suffix) o = k, replaced = true;
+      if (!replaced) v.push_back(k);
+    }
+    return v;
+  };
+  static const std::vector<ModelKey> qwen35 =
+      qwen35_table(join({&kCommon, &kDense, &kNoWindow, &kDeltaNet}));
+  static const std::vector<ModelKey> qwen35moe = qwen35_table(qwen3next);
   static const std::vector<ModelKey> glm4moe = routed_table(kGlm4Moe);
   static const std::vector<ModelKey> deepseek2 = routed_table(kDeepSeek2);
   switch (arch) {
@@ -346,6 +388,12 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
       return glm4moe;
     case Arch::DeepSeek2:
       return deepseek2;
+    case Arch::Qwen3Next:
+      return qwen3next;
+    case Arch::Qwen35:
+      return qwen35;
+    case Arch::Qwen35Moe:
+      return qwen35moe;
   }
   return dense;
 }

@@ -104,6 +104,28 @@ void Model::load_mla(const std::string& p, LayerWeights& l) {
   l.wo = matrix(p + "attn_output.weight", E, H * DV);
 }
 
+void Model::load_delta_net(const std::string& p, LayerWeights& l) {
+  const int64_t E = hp_.n_embd, C = int64_t(hp_.conv_channels()), Hv = hp_.ssm_dt_rank,
+                Dv = hp_.delta_head_v_dim(), I = hp_.ssm_d_inner, K = hp_.ssm_d_conv;
+  if (hp_.arch == Arch::Qwen3Next && !file_->find_tensor(p + "attn_qkv.weight")) {
+    l.ssm_in = matrix(p + "ssm_in.weight", C + I, E);  // an older conversion
+  } else {
+    l.ssm_qkv = matrix(p + "attn_qkv.weight", C, E);
+    l.ssm_z = matrix(p + "attn_gate.weight", I, E);
+  }
+  if (hp_.arch == Arch::Qwen3Next) {
+    l.ssm_ba = matrix(p + "ssm_ba.weight", 2 * Hv, E);
+  } else {
+    l.ssm_beta = matrix(p + "ssm_beta.weight", Hv, E);
+    l.ssm_alpha = matrix(p + "ssm_alpha.weight", Hv, E);
+  }
+  l.ssm_conv1d = table(p + "ssm_conv1d.weight", C, K);
+  l.ssm_dt = vector(p + "ssm_dt.bias", Hv);
+  l.ssm_a = vector(p + "ssm_a", Hv);
+  l.ssm_norm = vector(p + "ssm_norm.weight", Dv);
+  l.ssm_out = matrix(p + "ssm_out.weight", E, I);
+}
+
 void Model::load_experts(const std::string& p, LayerWeights& l) {
   const int64_t E = hp_.n_embd, X = hp_.n_expert, F = hp_.n_ff_exp;
   if (!file_->find_tensor(p + "ffn_gate_exps.weight") &&
@@ -132,7 +154,8 @@ void Model::load_experts(const std::string& p, LayerWeights& l) {
     l.down_shexp = matrix(p + "ffn_down_shexp.weight", E, S);
     return;
   }
-  if (hp_.arch != Arch::Qwen2Moe) return;
+  if (hp_.arch != Arch::Qwen2Moe && hp_.arch != Arch::Qwen3Next && hp_.arch != Arch::Qwen35Moe)
+    return;
   const int64_t S = hp_.n_ff_shexp;
   l.gate_shexp = matrix(p + "ffn_gate_shexp.weight", S, E);
   l.up_shexp = matrix(p + "ffn_up_shexp.weight", S, E);
@@ -189,8 +212,9 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   const bool gpt_oss = hp_.arch == Arch::GptOss;
   const bool glm = hp_.arch == Arch::Glm4Moe;
   const bool gemma = hp_.arch == Arch::Gemma2 || hp_.arch == Arch::Gemma3;
-  const bool qk_norm =
-      hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe || hp_.arch == Arch::Gemma3;
+  const bool hybrid = hp_.recurrent();  // qwen3next, qwen35, qwen35moe
+  const bool qk_norm = hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe ||
+                       hp_.arch == Arch::Gemma3 || hybrid;
   tok_embd_ = matrix("token_embd.weight", V, E);
   output_norm_ = vector("output_norm.weight", E);
   output_ = matrix("output.weight", V, E, gpt_oss);  // gpt-oss: never tied (llama.cpp)
@@ -217,7 +241,16 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
     const std::string p = "blk." + std::to_string(il) + ".";
     LayerWeights l;
     l.attn_norm = vector(p + "attn_norm.weight", E);
-    if (hp_.mla()) {
+    // The hybrids' feed-forward norm is post_attention_norm (llama.cpp's name for it).
+    if (hybrid) l.ffn_norm = vector(p + "post_attention_norm.weight", E);
+    if (hp_.recurrent_layer(il)) {
+      load_delta_net(p, l);
+    } else if (hybrid) {
+      // Each query head is followed by its output gate's head: (2 * q_dim) rows.
+      l.wq = matrix(p + "attn_q.weight", 2 * Q, E);
+      l.wk = matrix(p + "attn_k.weight", KV, E);
+      l.wv = matrix(p + "attn_v.weight", KV, E);
+    } else if (hp_.mla()) {
       load_mla(p, l);
     } else if (phi3 && file_->find_tensor(p + "attn_qkv.weight")) {
       // One fused tensor, q then k then v rows: each part's rows are its own matrix's (a row's
@@ -231,7 +264,8 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
       l.wk = matrix(p + "attn_k.weight", KV, E);
       l.wv = matrix(p + "attn_v.weight", KV, E);
     }
-    if (!hp_.mla()) l.wo = matrix(p + "attn_output.weight", E, Q);
+    const bool attends = !hp_.recurrent_layer(il);
+    if (!hp_.mla() && attends) l.wo = matrix(p + "attn_output.weight", E, Q);
     // glm4moe: biases and per-head norms when the file has them (llama.cpp: optional).
     l.bq = vector(p + "attn_q.bias", Q, biases, glm);
     l.bk = vector(p + "attn_k.bias", KV, biases, glm);
@@ -240,13 +274,15 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
       l.bo = vector(p + "attn_output.bias", E);
       l.sinks = vector(p + "attn_sinks.weight", hp_.n_head);
     }
-    l.q_norm = vector(p + "attn_q_norm.weight", D, qk_norm, glm);
-    l.k_norm = vector(p + "attn_k_norm.weight", D, qk_norm, glm);
+    l.q_norm = vector(p + "attn_q_norm.weight", D, qk_norm && attends, glm);
+    l.k_norm = vector(p + "attn_k_norm.weight", D, qk_norm && attends, glm);
     if ((l.q_norm == nullptr) != (l.k_norm == nullptr))
       file_->fail("tensor '" + p + (l.q_norm ? "attn_k_norm" : "attn_q_norm") +
                   ".weight' is missing (the query and key norms come together)");
     // gpt-oss names the feed-forward's norm post_attention_norm (it comes after the attention).
-    l.ffn_norm = vector(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), E);
+    if (!hybrid)
+      l.ffn_norm =
+          vector(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), E);
     if (gemma) {
       l.attn_post_norm = vector(p + "post_attention_norm.weight", E);
       l.ffn_post_norm = vector(p + "post_ffw_norm.weight", E);

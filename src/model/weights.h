@@ -32,6 +32,19 @@ struct LayerWeights {
   const float* kv_a_norm = nullptr;  // (kv_lora_rank)
   ExpertMatrix wk_b;                 // per head (kv_lora_rank, nope): q_nope -> latent space
   ExpertMatrix wv_b;                 // per head (value_length_mla, kv_lora_rank)
+  // Gated DeltaNet (the recurrent layers of qwen3next, qwen35; kernels/delta_net.h), with
+  // C = conv_channels = [q (key heads) | k (key heads) | v (value heads)], Hv value heads:
+  Matrix ssm_qkv;                     // (C, n_embd) attn_qkv: the convolution's input
+  Matrix ssm_z;                       // (ssm_d_inner, n_embd) attn_gate: the output gate z
+  Matrix ssm_in;                      // qwen3next's older fused form instead of both: per key
+                                      // head [q | k | v (r heads) | z (r heads)]
+  Matrix ssm_ba;                      // qwen3next (Hv * 2, n_embd): per key head [b (r) | a (r)]
+  Matrix ssm_beta, ssm_alpha;         // qwen35: (Hv, n_embd) each
+  const float* ssm_conv1d = nullptr;  // (C, K) each channel's taps, oldest first
+  const float* ssm_dt = nullptr;      // (Hv) the decay's bias (dt_bias)
+  const float* ssm_a = nullptr;       // (Hv) -exp(A_log)
+  const float* ssm_norm = nullptr;    // (value head width) the gated norm's weight
+  Matrix ssm_out;                     // (n_embd, ssm_d_inner)
   const float* q_norm = nullptr;     // optional per-head RMSNorm (qwen3, gemma3): (head_dim)
   const float* k_norm = nullptr;
   const float* attn_post_norm = nullptr;  // gemma3: after the attention block (n_embd)
@@ -88,6 +101,7 @@ class Model {
   const GgufTensorInfo* use(const std::string& name);  // find_tensor, and mark it read
   void load_experts(const std::string& prefix, LayerWeights& l);
   void load_mla(const std::string& prefix, LayerWeights& l);
+  void load_delta_net(const std::string& prefix, LayerWeights& l);
 
   std::unique_ptr<GgufFile> file_;
   HParams hp_;

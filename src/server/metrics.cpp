@@ -111,6 +111,13 @@ std::string Metrics::render(const tzero::EngineStats& e, int in_flight) const {
   line(out, "tzero_kv_blocks_cached", e.kv_blocks_cached);
   header(out, "tzero_kv_blocks_total", "gauge", "KV cache blocks in the pool.");
   line(out, "tzero_kv_blocks_total", e.kv_blocks_total);
+  header(out, "tzero_prefix_cache_enabled", "gauge",
+         "1 when prompt prefixes are reused; 0 when off (by option, or for a model with "
+         "recurrent layers, whose state the prefix cache does not keep).");
+  line(out, "tzero_prefix_cache_enabled", e.prefix_cache ? 1 : 0);
+  header(out, "tzero_recurrent_state_bytes", "gauge",
+         "Recurrent (linear-attention) state held beside the KV pool, every slot's.");
+  line(out, "tzero_recurrent_state_bytes", double(e.state_bytes));
   header(out, "tzero_engine_steps_total", "counter", "Batched forward passes.");
   line(out, "tzero_engine_steps_total", double(e.steps));
   header(out, "tzero_engine_preemptions_total", "counter", "Sequences preempted and recomputed.");

@@ -294,6 +294,15 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithDeepSeek2) {
   check_random_schedules(tzero::test::generated_model("tiny-deepseek2", "f16"), 3);
 }
 
+// The Gated DeltaNet hybrids: each sequence's recurrent state (a state slot beside its blocks)
+// advances token by token in one order however its prompt is chunked, whatever shares the
+// batch; preemption recomputes it from position 0 (their prefix cache is off).
+TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithDeltaNet) {
+  EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny-qwen3next", "q8_0"), 6), 0u);
+  check_random_schedules(tzero::test::generated_model("tiny-qwen35", "q4_k"), 4);
+  check_random_schedules(tzero::test::generated_model("tiny-qwen35moe", "f16"), 3);
+}
+
 // Proves: a pool far too small for the load forces preemption and recomputation, and outputs
 // still equal the solo runs; the pool's free count returns to full afterwards.
 TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {

@@ -141,6 +141,12 @@ std::string preset_for(Arch arch, std::string_view suffix) {
       return "tiny-glm4moe";
     case Arch::DeepSeek2:
       return "tiny-deepseek2";
+    case Arch::Qwen3Next:
+      return "tiny-qwen3next";
+    case Arch::Qwen35:
+      return "tiny-qwen35";
+    case Arch::Qwen35Moe:
+      return "tiny-qwen35moe";
   }
   return "tiny";
 }
@@ -150,7 +156,8 @@ const std::vector<std::pair<Arch, std::string>>& archs() {
       {Arch::Llama, "llama"},       {Arch::Qwen2, "qwen2"},        {Arch::Qwen3, "qwen3"},
       {Arch::Qwen2Moe, "qwen2moe"}, {Arch::Qwen3Moe, "qwen3moe"},  {Arch::Gemma2, "gemma2"},
       {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},          {Arch::GptOss, "gpt-oss"},
-      {Arch::Glm4Moe, "glm4moe"},   {Arch::DeepSeek2, "deepseek2"}};
+      {Arch::Glm4Moe, "glm4moe"},   {Arch::DeepSeek2, "deepseek2"}, {Arch::Qwen3Next, "qwen3next"},
+      {Arch::Qwen35, "qwen35"},     {Arch::Qwen35Moe, "qwen35moe"}};
   return a;
 }
 
@@ -158,7 +165,8 @@ const std::vector<std::pair<Arch, std::string>>& archs() {
 // others to change the logits (the test accepts either, and fails only on "same logits, no
 // complaint").
 std::map<std::string, Variant> honoured_variants(Arch arch) {
-  const bool moe = arch == Arch::Qwen2Moe || arch == Arch::Qwen3Moe;
+  const bool moe = arch == Arch::Qwen2Moe || arch == Arch::Qwen3Moe ||
+                   arch == Arch::Qwen3Next || arch == Arch::Qwen35Moe;
   std::map<std::string, Variant> v = {
       {"context_length", {{}, {{"context_length", u32(4)}}}},
       {"embedding_length", {{}, {{"embedding_length", u32(128)}}}},
@@ -210,6 +218,20 @@ std::map<std::string, Variant> honoured_variants(Arch arch) {
        {{{"expert_group_count", u32(4)}, {"expert_group_used_count", u32(2)}},
         {{"expert_group_used_count", u32(1)}}}},
   };
+  // The Gated DeltaNet hybrids: sizes that fix tensor shapes (refused), sections that leave a
+  // rotated pair unrotated (refused); their presets rotate 16 dimensions already.
+  v["ssm.conv_kernel"] = {{}, {{"ssm.conv_kernel", u32(3)}}};
+  v["ssm.state_size"] = {{}, {{"ssm.state_size", u32(16)}}};
+  v["ssm.group_count"] = {{}, {{"ssm.group_count", u32(1)}}};
+  v["ssm.time_step_rank"] = {{}, {{"ssm.time_step_rank", u32(2)}}};
+  v["ssm.inner_size"] = {{}, {{"ssm.inner_size", u32(64)}}};
+  v["full_attention_interval"] = {{}, {{"full_attention_interval", u32(3)}}};
+  v["rope.dimension_sections"] = {
+      {},
+      {{"rope.dimension_sections",
+        [](GgufWriter& w, const std::string& k) { w.add_i32_array(k, {4, 2, 2, 0}); }}}};
+  if (arch == Arch::Qwen3Next || arch == Arch::Qwen35 || arch == Arch::Qwen35Moe)
+    v["rope.dimension_count"] = {{}, {{"rope.dimension_count", u32(8)}}};
   if (arch == Arch::DeepSeek2) {  // its preset has 16 rotary dims and 4 groups (2 used) already
     v["rope.dimension_count"] = {{}, {{"rope.dimension_count", u32(8)}}};
     v["rope.scaling.factor"] = {{}, {{"rope.scaling.factor", f32(8.0f)}}};
@@ -266,7 +288,14 @@ TEST(ModelKeys, EveryHonouredKeyChangesTheResultOrIsRefused) {
                                                        "attention.q_lora_rank",
                                                        "attention.kv_lora_rank",
                                                        "attention.key_length_mla",
-                                                       "attention.value_length_mla"};
+                                                       "attention.value_length_mla",
+                                                       "ssm.conv_kernel",
+                                                       "ssm.state_size",
+                                                       "ssm.group_count",
+                                                       "ssm.time_step_rank",
+                                                       "ssm.inner_size",
+                                                       "full_attention_interval",
+                                                       "rope.dimension_sections"};
       if (changed.ok) {
         EXPECT_NE(changed.result, base.result)
             << full << ": changing it alone changes nothing: it is not honoured";

@@ -141,7 +141,9 @@ INSTANTIATE_TEST_SUITE_P(AllDtypes, RunGenerated,
 INSTANTIATE_TEST_SUITE_P(
     MoreArchitectures, RunGenerated,
     ::testing::Combine(::testing::Values("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-llama3",
-                                         "tiny-gpt-oss", "tiny-glm4moe", "tiny-deepseek2"),
+                                         "tiny-gpt-oss", "tiny-glm4moe", "tiny-deepseek2",
+                                         "tiny-qwen3next", "tiny-qwen3next-ssm-in", "tiny-qwen35",
+                                         "tiny-qwen35moe"),
                        ::testing::Values("f16", "q8_0", "q4_k")),
     preset_dtype_name);
 

@@ -64,6 +64,19 @@ class OpaqueCpu final : public BackendOps {
   }
   void moe_combine(Act y, Act w, Act o, size_t rows) override { c_->moe_combine(y, w, o, rows); }
   void scale_by_sigmoid(Act x, Act g, size_t rows) override { c_->scale_by_sigmoid(x, g, rows); }
+  void mul_sigmoid(Act x, Act g, size_t rows) override { c_->mul_sigmoid(x, g, rows); }
+  void short_conv(int layer, Act x, const float* w, int K, Act o) override {
+    c_->short_conv(layer, x, w, K, o);
+  }
+  void l2norm_heads(Act x, size_t width, size_t hd, float eps, size_t rows) override {
+    c_->l2norm_heads(x, width, hd, eps, rows);
+  }
+  void delta_gates(Act a, Act b, const float* dt, const float* A, size_t rows) override {
+    c_->delta_gates(a, b, dt, A, rows);
+  }
+  void delta_net(int layer, Act qkv, Act g, Act beta, Act o, const DeltaNetSpec& sp) override {
+    c_->delta_net(layer, qkv, g, beta, o, sp);
+  }
   void gather_logits_rows(Act x, Act o) override { c_->gather_logits_rows(x, o); }
 
  private:
@@ -151,7 +164,8 @@ TEST_P(ForwardBackends, PerturbationOnTheDeviceIsTheHostsPerturbation) {
 INSTANTIATE_TEST_SUITE_P(Presets, ForwardBackends,
                          ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2",
                                            "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss",
-                                           "tiny-glm4moe", "tiny-deepseek2"),
+                                           "tiny-glm4moe", "tiny-deepseek2", "tiny-qwen3next",
+                                           "tiny-qwen35"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& ch : s)

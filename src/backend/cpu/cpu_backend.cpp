@@ -40,6 +40,7 @@ CpuBackend::CpuBackend(const HParams& hp, const ActLayout& layout, ThreadPool& p
 void CpuBackend::begin(const ForwardBatch& batch, KvStore& kv) {
   batch_ = &batch;
   kv_ = &kv;
+  if (kv.n_state_slots() > 0) group_sequences();  // a model with recurrent layers
 }
 
 void CpuBackend::upload(Act dst, const float* host, size_t rows) {

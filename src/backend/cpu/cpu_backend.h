@@ -55,6 +55,13 @@ class CpuBackend final : public BackendOps {
                  size_t dst_off, size_t width, size_t groups, size_t rows) override;
   void moe_combine(Act y, Act weights, Act out, size_t rows) override;
   void scale_by_sigmoid(Act x, Act g, size_t rows) override;
+  void mul_sigmoid(Act x, Act g, size_t rows) override;
+  // cpu_delta_net.cpp: the Gated DeltaNet ops, parallel over sequences, heads (channels) and
+  // rows of the state, each sequence's tokens in order.
+  void short_conv(int layer, Act x, const float* w, int K, Act out) override;
+  void l2norm_heads(Act x, size_t width, size_t head_dim, float eps, size_t rows) override;
+  void delta_gates(Act a, Act b, const float* dt_bias, const float* A, size_t rows) override;
+  void delta_net(int layer, Act qkv, Act g, Act beta, Act out, const DeltaNetSpec& spec) override;
   void gather_logits_rows(Act x, Act out) override;
 
  private:
@@ -77,6 +84,10 @@ class CpuBackend final : public BackendOps {
     return seq_rows_[(size_t(seq) * n_kvh_ + size_t(kv_head)) * 2 + 1];
   }
   void attention_canonical(const float* q, float* att, const AttentionSpec& s);
+  // The batch's tokens of each sequence, in order (for the recurrent ops), and whether a
+  // sequence starts at position 0 (its state is zeroed) else continues its state (checked).
+  void group_sequences();
+  void check_state(int layer, size_t seq, bool zero_conv, bool zero_delta);
   void attention_fast(const float* q, float* att, const AttentionSpec& s);
 
   ThreadPool& pool_;
@@ -99,6 +110,7 @@ class CpuBackend final : public BackendOps {
   std::vector<std::vector<float>> wide_;  // (n_seqs) F16 store: K then V rows widened to f32
   std::vector<const float*> row_ptrs_;    // (n_seqs, n_head_kv, 2, blocks) KvRows::blocks
   std::vector<KvRows> seq_rows_;          // (n_seqs, n_head_kv, 2) K and V rows
+  std::vector<std::vector<int32_t>> seq_tokens_;  // (n_seqs) token indices, in position order
   // Attention split over position blocks (cpu_attention.cpp), per unit = (item, block).
   std::vector<float> split_s_, split_m_, split_z_, split_o_;
 };

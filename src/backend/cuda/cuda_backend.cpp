@@ -193,6 +193,15 @@ class CudaBackend final : public BackendOps {
     throw Error("--gpu-layers: the CUDA backend does not run MLA (deepseek2) layers yet");
   }
   void scale_by_sigmoid(Act, Act, size_t) override { no_moe(); }
+  // Gated DeltaNet hybrids: not on the device yet (backends.cpp refuses them first).
+  void mul_sigmoid(Act, Act, size_t) override { no_delta(); }
+  void short_conv(int, Act, const float*, int, Act) override { no_delta(); }
+  void l2norm_heads(Act, size_t, size_t, float, size_t) override { no_delta(); }
+  void delta_gates(Act, Act, const float*, const float*, size_t) override { no_delta(); }
+  void delta_net(int, Act, Act, Act, Act, const DeltaNetSpec&) override { no_delta(); }
+  [[noreturn]] static void no_delta() {
+    throw Error("--gpu-layers: the CUDA backend does not run linear-attention layers yet");
+  }
   [[noreturn]] static void no_moe() {
     throw Error("--gpu-layers: the CUDA backend does not run mixture-of-experts layers yet");
   }

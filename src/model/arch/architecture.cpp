@@ -29,6 +29,9 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::GptOss:
     case Arch::Glm4Moe:
     case Arch::DeepSeek2:
+    case Arch::Qwen3Next:
+    case Arch::Qwen35:
+    case Arch::Qwen35Moe:
       return make_llama_family(model);
     case Arch::Gemma2:
     case Arch::Gemma3:

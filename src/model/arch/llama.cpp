@@ -8,11 +8,15 @@
 // its clamped SwiGLU; its ffn_norm is the file's post_attention_norm); and glm4moe (biases,
 // optional Q/K norms, partial neox rotary, leading dense layers, sigmoid-routed experts with
 // ungated shared ones); and deepseek2 (multi-head latent attention, mla_attention.h, with
-// glm4moe's routing, groups and leading dense layers). They differ by optional
-// tensors, the RoPE layout and the feed-forward block, not by copies of the loop.
+// glm4moe's routing, groups and leading dense layers); and the Gated DeltaNet hybrids qwen3next,
+// qwen35 and qwen35moe, whose layers attend (gated, partial neox rotary) every
+// full_attention_interval-th layer and are linear attention (delta_net_layer.h) otherwise, their
+// ffn_norm the file's post_attention_norm. They differ by optional tensors, the RoPE layout, the
+// mixer and the feed-forward block, not by copies of the loop.
 //
 // Per layer (names as traced):
-//   attn_norm = rmsnorm(x)        Qcur .. attn_out = the attention block (self_attention.h)
+//   attn_norm = rmsnorm(x)        Qcur .. attn_out = the attention block (self_attention.h), or
+//                                 qkv_mixed .. linear_attn_out (delta_net_layer.h)
 //   ffn_inp = x + attn_out        ffn_norm = rmsnorm(ffn_inp)
 //   ffn_gate .. ffn_out = the SwiGLU block (gated_ffn.h), or with experts the MoE block's
 //   ffn_moe_* .. ffn_moe_out (moe_ffn.h)
@@ -21,6 +25,7 @@
 #include <optional>
 
 #include "model/arch/architecture.h"
+#include "model/arch/delta_net_layer.h"
 #include "model/arch/gated_ffn.h"
 #include "model/arch/mla_attention.h"
 #include "model/arch/moe_ffn.h"
@@ -41,6 +46,7 @@ class LlamaFamily final : public Architecture {
       mla_.emplace(hp_, layout_);
     else
       attn_.emplace(hp_, layout_);
+    if (hp_.recurrent()) delta_.emplace(hp_, layout_);
     if (hp_.moe()) moe_.emplace(hp_, layout_);
     if (!hp_.moe() || hp_.n_layer_dense_lead > 0) ffn_.emplace(hp_, Activation::SiLU, layout_);
     rows_ = layout_.add(E);                      // (n_out, n_embd) residual rows of the logits rows
@@ -61,6 +67,8 @@ class LlamaFamily final : public Architecture {
     p.trace("attn_norm", il, xb_, n);
     if (mla_)
       mla_->run(p, il, L, xb_, proj_);
+    else if (hp_.recurrent_layer(il))
+      delta_->run(p, il, L, xb_, proj_);
     else
       attn_->run(p, il, L, xb_, proj_);
     o.add(x_, proj_, n);
@@ -83,6 +91,7 @@ class LlamaFamily final : public Architecture {
   Act x_, xb_, proj_, rows_, out_;
   std::optional<SelfAttention> attn_;
   std::optional<MlaAttention> mla_;
+  std::optional<DeltaNetLayer> delta_;
   std::optional<GatedFeedForward> ffn_;
   std::optional<MoeFeedForward> moe_;
 };

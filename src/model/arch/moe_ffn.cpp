@@ -3,7 +3,8 @@
 namespace tzero {
 
 MoeFeedForward::MoeFeedForward(const HParams& hp, ActLayout& layout)
-    : shared_(hp.arch == Arch::Qwen2Moe || hp.n_expert_shared > 0),
+    : shared_(hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Next ||
+              hp.arch == Arch::Qwen35Moe || hp.n_expert_shared > 0),
       act_(hp.arch == Arch::GptOss ? Activation::SwigluOai : Activation::SiLU) {
   spec_.n_expert = hp.n_expert;
   spec_.n_used = hp.n_expert_used;

@@ -9,12 +9,25 @@ SelfAttention::SelfAttention(const HParams& hp, ActLayout& layout) : hp_(hp) {
   v_ = layout.add(KV);   // (n_tok, kv_dim)
   att_ = layout.add(Q);  // (n_tok, q_dim) attention output per head
   rope_ = hp.rope_neox ? RopeLayout::Neox : RopeLayout::Interleaved;
+  gated_ = hp.recurrent();
+  if (gated_) {
+    q_full_ = layout.add(2 * Q);  // (n_tok, 2 * q_dim) per head: query, then gate
+    gate_ = layout.add(Q);        // (n_tok, q_dim)
+  }
 }
 
 void SelfAttention::run(const Pass& p, int il, const LayerWeights& L, Act x, Act out) const {
   BackendOps& o = *p.ops;
   const size_t n = p.n_tok;
-  o.matmul(L.wq, x, q_, n);
+  if (gated_) {
+    const size_t D = size_t(hp_.head_dim), H = size_t(hp_.n_head);
+    o.matmul(L.wq, x, q_full_, n);
+    p.trace("Qcur_full", il, q_full_, n);
+    o.copy_cols(q_full_, 2 * D, 0, q_, D, 0, D, H, n);
+    o.copy_cols(q_full_, 2 * D, D, gate_, D, 0, D, H, n);
+  } else {
+    o.matmul(L.wq, x, q_, n);
+  }
   o.matmul(L.wk, x, k_, n);
   o.matmul(L.wv, x, v_, n);
   if (L.bq) o.add_bias(q_, L.bq, n);
@@ -42,6 +55,10 @@ void SelfAttention::run(const Pass& p, int il, const LayerWeights& L, Act x, Act
   spec.sinks = L.sinks;
   o.attention(il, q_, att_, spec);
   p.trace("kqv_out", il, att_, n);
+  if (gated_) {
+    o.mul_sigmoid(att_, gate_, n);
+    p.trace("attn_gated", il, att_, n);
+  }
   o.matmul(L.wo, att_, out, n);
   if (L.bo) o.add_bias(out, L.bo, n);
   p.trace("attn_out", il, out, n);

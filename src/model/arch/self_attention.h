@@ -8,6 +8,9 @@
 //   kqv_out = attention(Qcur) over the layer's positions    attn_out = Wo kqv_out
 // Which tensors exist decides the options (qwen2's biases, qwen3's and gemma3's Q/K norms);
 // hparams decide the rope layout, the scale, and which layers have a window and their rope.
+// The Gated DeltaNet hybrids' attention (qwen3next, qwen35) gates its output: Wq gives each
+// query head followed by its gate head (Qcur_full), split into Qcur and gate, and
+// attn_gated = kqv_out * sigmoid(gate) goes to Wo.
 #pragma once
 
 #include "model/arch/architecture.h"
@@ -25,6 +28,8 @@ class SelfAttention {
  private:
   const HParams& hp_;
   Act q_, k_, v_, att_;
+  bool gated_ = false;
+  Act q_full_, gate_;  // gated: (n_tok, 2 * q_dim) query and gate heads, (n_tok, q_dim) gates
   RopeLayout rope_;
 };
 

@@ -1,0 +1,127 @@
+// The CPU backend's Gated DeltaNet ops (model/backend_ops.h, kernels/delta_net.h): each
+// sequence's tokens in position order over its recurrent state, in parallel over sequences,
+// channels (the convolution) and (value head, block of state rows) (the delta rule). Each
+// element is computed by one thread in delta-v1's order, so neither the thread count nor the
+// batch mates change a bit.
+#include <algorithm>
+#include <cstring>
+
+#include "backend/cpu/cpu_backend.h"
+#include "base/error.h"
+#include "kernels/delta_net.h"
+#include "kernels/moe.h"
+
+namespace tzero {
+
+namespace {
+constexpr size_t kConvChannelsPerTask = 256;
+constexpr size_t kStateRowsPerTask = 16;
+}  // namespace
+
+void CpuBackend::group_sequences() {
+  const ForwardBatch& b = *batch_;
+  seq_tokens_.assign(b.tables.size(), {});
+  for (size_t t = 0; t < b.size(); ++t) seq_tokens_[size_t(b.seq[t])].push_back(int32_t(t));
+}
+
+// A sequence's first token at position 0 starts from zeros; at p > 0 the state must be at p
+// and the tokens consecutive (a recurrent state only moves forward, one token at a time).
+void CpuBackend::check_state(int layer, size_t seq, bool zero_conv, bool zero_delta) {
+  const ForwardBatch& b = *batch_;
+  const std::vector<int32_t>& toks = seq_tokens_[seq];
+  if (toks.empty()) return;
+  const int slot = b.state_slots[seq];
+  const int32_t p0 = b.pos[size_t(toks[0])];
+  for (size_t i = 1; i < toks.size(); ++i)
+    check(b.pos[size_t(toks[i])] == p0 + int32_t(i),
+          "internal: a recurrent model's batch has a sequence's positions out of order");
+  if (p0 == 0) {
+    if (zero_conv) std::fill_n(kv_->conv_state(slot, layer), kv_->conv_state_floats(), 0.0f);
+    if (zero_delta) std::fill_n(kv_->delta_state(slot, layer), kv_->delta_state_floats(), 0.0f);
+    return;
+  }
+  const int32_t at = kv_->state_pos(slot, layer);
+  if (at != p0)
+    throw Error("this model's recurrent state is at position " + std::to_string(at) +
+                " and cannot continue at position " + std::to_string(p0) +
+                ": a linear-attention state only moves forward (evaluate again from position 0)");
+}
+
+void CpuBackend::short_conv(int layer, Act x, const float* w, int K, Act o) {
+  const size_t n = batch_->size(), C = x.len;
+  for (size_t s = 0; s < seq_tokens_.size(); ++s) check_state(layer, s, true, false);
+  const float* in_rows = in(x);
+  float* out_rows = out(o, n);
+  const size_t n_blocks = (C + kConvChannelsPerTask - 1) / kConvChannelsPerTask;
+  const size_t n_seqs = seq_tokens_.size();
+  pool_.run(n_seqs * n_blocks, [&](size_t u0, size_t u1) {
+    for (size_t u = u0; u < u1; ++u) {
+      const size_t s = u / n_blocks, c0 = (u % n_blocks) * kConvChannelsPerTask;
+      const size_t c1 = std::min(C, c0 + kConvChannelsPerTask);
+      float* state = kv_->conv_state(batch_->state_slots[s], layer);
+      for (const int32_t t : seq_tokens_[s])
+        short_conv_silu_cols(&in_rows[size_t(t) * C], C, c0, c1, w, size_t(K), state,
+                             &out_rows[size_t(t) * C]);
+    }
+  });
+}
+
+void CpuBackend::l2norm_heads(Act x, size_t width, size_t head_dim, float eps, size_t rows) {
+  float* a = in(x);
+  const size_t heads = width / head_dim;
+  const auto dot = kern_.dot_f32;
+  pool_.run(rows, [&](size_t t0, size_t t1) {
+    for (size_t t = t0; t < t1; ++t)
+      for (size_t h = 0; h < heads; ++h) l2norm_ref(&a[t * x.len + h * head_dim], head_dim, eps, dot);
+  });
+}
+
+void CpuBackend::delta_gates(Act a, Act b, const float* dt_bias, const float* A, size_t rows) {
+  float* ga = in(a);
+  float* gb = in(b);
+  for (size_t t = 0; t < rows; ++t) delta_gates_ref(&ga[t * a.len], &gb[t * b.len], dt_bias, A, a.len);
+}
+
+void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const DeltaNetSpec& sp) {
+  const size_t n = batch_->size();
+  for (size_t s = 0; s < seq_tokens_.size(); ++s) check_state(layer, s, false, true);
+  const size_t Hk = size_t(sp.n_k_heads), Hv = size_t(sp.n_v_heads), Dk = size_t(sp.d_k),
+               Dv = size_t(sp.d_v), r = Hv / Hk;
+  const float* x = in(qkv);
+  const float* gr = in(g);
+  const float* br = in(beta);
+  float* y = out(o, n);
+  const size_t row_blocks = (Dv + kStateRowsPerTask - 1) / kStateRowsPerTask;
+  const size_t per_seq = Hv * row_blocks, n_seqs = seq_tokens_.size();
+  const auto dot = kern_.dot_f32;
+  pool_.run(n_seqs * per_seq, [&](size_t u0, size_t u1) {
+    for (size_t u = u0; u < u1; ++u) {
+      const size_t s = u / per_seq, h = (u % per_seq) / row_blocks;
+      const size_t j0 = (u % row_blocks) * kStateRowsPerTask;
+      const size_t j1 = std::min(Dv, j0 + kStateRowsPerTask);
+      const size_t kh = sp.tiled ? h % Hk : h / r;  // the value head's key head
+      float* S = kv_->delta_state(batch_->state_slots[s], layer) + h * Dv * Dk;
+      for (const int32_t ti : seq_tokens_[s]) {
+        const size_t t = size_t(ti);
+        const float* row = &x[t * qkv.len];
+        delta_rule_rows(S, Dk, j0, j1, row + kh * Dk, row + Hk * Dk + kh * Dk,
+                        row + 2 * Hk * Dk + h * Dv, gr[t * g.len + h], br[t * beta.len + h],
+                        sp.scale, &y[t * o.len + h * Dv], dot);
+      }
+    }
+  });
+  for (size_t s = 0; s < n_seqs; ++s)
+    if (!seq_tokens_[s].empty())
+      kv_->state_pos(batch_->state_slots[s], layer) =
+          batch_->pos[size_t(seq_tokens_[s].back())] + 1;
+}
+
+void CpuBackend::mul_sigmoid(Act x, Act g, size_t rows) {
+  float* a = in(x);
+  const float* b = in(g);
+  pool_.run(rows, [&](size_t t0, size_t t1) {
+    for (size_t i = t0 * x.len; i < t1 * x.len; ++i) a[i] = a[i] * sigmoid_ref(b[i]);
+  });
+}
+
+}  // namespace tzero
