@@ -238,7 +238,8 @@ std::map<std::string, Variant> honoured_variants(Arch arch) {
     v["expert_group_count"] = {{}, {{"expert_group_count", u32(8)}}};
     v["expert_group_used_count"] = {{}, {{"expert_group_used_count", u32(3)}}};
   }
-  if (arch == Arch::Glm4Moe || arch == Arch::DeepSeek2)  // experts 128 wide already
+  if (arch == Arch::Glm4Moe || arch == Arch::DeepSeek2 || arch == Arch::Qwen3Next ||
+      arch == Arch::Qwen35Moe)  // experts 128 wide already
     v["expert_feed_forward_length"] = {{}, {{"expert_feed_forward_length", u32(64)}}};
   // The experts' own width is given in these files, so the dense width matters only as its
   // default: without it, n_ff / k no longer fits the expert tensors.
