@@ -1,6 +1,7 @@
 #include "kernels/delta_net.h"
 
 #include <cmath>
+#include <vector>
 
 #include "kernels/dot.h"
 #include "kernels/math.h"
@@ -64,6 +65,53 @@ void delta_rule_rows(float* S, size_t d_k, size_t j0, size_t j1, const float* q,
 void delta_rule_ref(float* S, size_t d_k, size_t d_v, const float* q, const float* k,
                     const float* v, float g, float beta, float scale, float* out) {
   delta_rule_rows(S, d_k, 0, d_v, q, k, v, g, beta, scale, out, dot_f32_ref);
+}
+
+void delta_chunk_fast(float* S, size_t d_k, size_t d_v, size_t n, const float* q, const float* k,
+                      size_t qk_stride, const float* v, size_t v_stride, const float* g,
+                      const float* beta, size_t gb_stride, float scale, float* out,
+                      size_t out_stride, DotF32Fn dot) {
+  auto Q = [&](size_t t) { return q + t * qk_stride; };
+  auto Kr = [&](size_t t) { return k + t * qk_stride; };
+  std::vector<float> G(n), A(n * n, 0.0f), QK(n * n, 0.0f), U(n * d_v), W(n * d_k);
+  float acc = 0.0f;
+  for (size_t t = 0; t < n; ++t) G[t] = acc = acc + g[t * gb_stride];
+  for (size_t t = 0; t < n; ++t)
+    for (size_t u = 0; u <= t; ++u) {
+      const float e = exp_ref(G[t] - G[u]);
+      if (u < t) A[t * n + u] = beta[t * gb_stride] * e * dot(Kr(t), Kr(u), d_k);
+      QK[t * n + u] = e * dot(Q(t), Kr(u), d_k);
+    }
+  // Forward substitution: X_t = B_t - sum over u < t of A[t][u] X_u.
+  for (size_t t = 0; t < n; ++t) {
+    const float b = beta[t * gb_stride], eb = b * exp_ref(G[t]);
+    for (size_t j = 0; j < d_v; ++j) U[t * d_v + j] = b * v[t * v_stride + j];
+    for (size_t i = 0; i < d_k; ++i) W[t * d_k + i] = eb * Kr(t)[i];
+    for (size_t u = 0; u < t; ++u) {
+      const float a = A[t * n + u];
+      for (size_t j = 0; j < d_v; ++j) U[t * d_v + j] -= a * U[u * d_v + j];
+      for (size_t i = 0; i < d_k; ++i) W[t * d_k + i] -= a * W[u * d_k + i];
+    }
+  }
+  std::vector<float> delta(n), qs(n);
+  const float e_last = exp_ref(G[n - 1]);
+  for (size_t j = 0; j < d_v; ++j) {
+    float* row = S + j * d_k;
+    for (size_t t = 0; t < n; ++t) {
+      delta[t] = U[t * d_v + j] - dot(&W[t * d_k], row, d_k);
+      qs[t] = dot(Q(t), row, d_k);
+    }
+    for (size_t t = 0; t < n; ++t) {
+      float o = exp_ref(G[t]) * qs[t];
+      for (size_t u = 0; u <= t; ++u) o += QK[t * n + u] * delta[u];
+      out[t * out_stride + j] = o * scale;
+    }
+    for (size_t i = 0; i < d_k; ++i) row[i] *= e_last;
+    for (size_t u = 0; u < n; ++u) {
+      const float c = exp_ref(G[n - 1] - G[u]) * delta[u];
+      for (size_t i = 0; i < d_k; ++i) row[i] += c * Kr(u)[i];
+    }
+  }
 }
 
 }  // namespace tzero

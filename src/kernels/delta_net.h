@@ -63,4 +63,18 @@ void delta_rule_rows(float* S, size_t d_k, size_t j0, size_t j1, const float* q,
 void delta_rule_ref(float* S, size_t d_k, size_t d_v, const float* q, const float* k,
                     const float* v, float g, float beta, float scale, float* out);
 
+// FAST MODE ONLY (--mode fast; no canonical order): the chunked form other engines use for
+// prefill (llama.cpp's fallback, FLA's chunk kernels), over the n tokens of one chunk of one
+// value head: G = the within-chunk cumulative sum of g; A[t][u] = beta_t exp(G_t - G_u) k_t.k_u
+// (u < t); U = (I + A)^-1 (beta V), W = (I + A)^-1 (beta exp(G) K) by forward substitution;
+// per state row j: delta = U[:, j] - W S_j, out_t[j] = (exp(G_t) q_t.S_j + sum over u <= t of
+// exp(G_t - G_u) q_t.k_u delta_u) * scale, S_j = exp(G_last) S_j + sum_u exp(G_last - G_u)
+// delta_u k_u. The same math as the recurrence, summed in other groupings, so its bits depend
+// on where the chunks fall: on the batch. q, k: n rows of d_k at stride qk_stride; v: n rows
+// of d_v at v_stride; g, beta: n values at gb_stride; out: n rows at out_stride.
+void delta_chunk_fast(float* S, size_t d_k, size_t d_v, size_t n, const float* q, const float* k,
+                      size_t qk_stride, const float* v, size_t v_stride, const float* g,
+                      const float* beta, size_t gb_stride, float scale, float* out,
+                      size_t out_stride, DotF32Fn dot);
+
 }  // namespace tzero

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -123,6 +124,44 @@ TEST(DeltaNet, ConvolutionOfOneChannelIsTheWrittenSum) {
   EXPECT_EQ(state[0], 2.0f);
   EXPECT_EQ(state[1], 3.0f);
   EXPECT_EQ(state[2], 4.0f);
+}
+
+// Fast mode's chunked form is the same math as the recurrence in other groupings: close, not
+// equal (the point of the canonical order), whatever the chunk.
+TEST(DeltaNet, FastChunkedFormIsTheSameMathNotTheSameBits) {
+  const size_t D = 32, n = 20;
+  std::vector<float> q(n * D), k(n * D), v(n * D), g(n), beta(n);
+  for (size_t t = 0; t < n; ++t) {
+    std::vector<float> qt = random_floats(D, 40 + uint32_t(t)), kt = random_floats(D, 60 + uint32_t(t));
+    l2norm_ref(qt.data(), D, 1e-6f, dot_f32_ref);
+    l2norm_ref(kt.data(), D, 1e-6f, dot_f32_ref);
+    std::copy(qt.begin(), qt.end(), &q[t * D]);
+    std::copy(kt.begin(), kt.end(), &k[t * D]);
+    const std::vector<float> vt = random_floats(D, 80 + uint32_t(t));
+    std::copy(vt.begin(), vt.end(), &v[t * D]);
+    g[t] = -0.02f * float(t % 5 + 1);
+    beta[t] = 0.2f + 0.03f * float(t);
+  }
+  const std::vector<float> S0 = random_floats(D * D, 99, -0.3f, 0.3f);
+  std::vector<float> S_ref = S0, out_ref(n * D);
+  for (size_t t = 0; t < n; ++t)
+    delta_rule_ref(S_ref.data(), D, D, &q[t * D], &k[t * D], &v[t * D], g[t], beta[t], 0.5f,
+                   &out_ref[t * D]);
+  bool any_bits_differ = false;
+  for (size_t chunk : {1, 3, 8, 20}) {
+    std::vector<float> S = S0, out(n * D);
+    for (size_t c0 = 0; c0 < n; c0 += chunk) {
+      const size_t m = std::min(chunk, n - c0);
+      delta_chunk_fast(S.data(), D, D, m, &q[c0 * D], &k[c0 * D], D, &v[c0 * D], D, &g[c0],
+                       &beta[c0], 1, 0.5f, &out[c0 * D], D, dot_f32_ref);
+    }
+    for (size_t i = 0; i < out.size(); ++i)
+      ASSERT_NEAR(out[i], out_ref[i], 1e-4f * (1.0f + std::fabs(out_ref[i]))) << "chunk " << chunk;
+    for (size_t i = 0; i < S.size(); ++i)
+      ASSERT_NEAR(S[i], S_ref[i], 1e-4f * (1.0f + std::fabs(S_ref[i]))) << "chunk " << chunk;
+    any_bits_differ = any_bits_differ || !same_bits(out, out_ref);
+  }
+  EXPECT_TRUE(any_bits_differ) << "the chunked form rounds as the recurrence: nothing to show";
 }
 
 TEST(DeltaNet, LogAndSoftplusAreAccurate) {

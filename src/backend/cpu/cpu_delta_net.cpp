@@ -16,6 +16,7 @@ namespace tzero {
 namespace {
 constexpr size_t kConvChannelsPerTask = 256;
 constexpr size_t kStateRowsPerTask = 16;
+constexpr size_t kFastChunk = 64;  // llama.cpp's chunk for the scalar gate
 }  // namespace
 
 void CpuBackend::group_sequences() {
@@ -85,15 +86,44 @@ void CpuBackend::delta_gates(Act a, Act b, const float* dt_bias, const float* A,
 void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const DeltaNetSpec& sp) {
   const size_t n = batch_->size();
   for (size_t s = 0; s < seq_tokens_.size(); ++s) check_state(layer, s, false, true);
+  const auto dot = kern_.dot_f32;
   const size_t Hk = size_t(sp.n_k_heads), Hv = size_t(sp.n_v_heads), Dk = size_t(sp.d_k),
                Dv = size_t(sp.d_v), r = Hv / Hk;
   const float* x = in(qkv);
   const float* gr = in(g);
   const float* br = in(beta);
   float* y = out(o, n);
+  if (fast_) {
+    // Fast mode: the chunked form over this pass's tokens of each sequence, in chunks of
+    // kFastChunk (the chunks follow the batch, so the bits do too).
+    const size_t n_seqs = seq_tokens_.size();
+    pool_.run(n_seqs * Hv, [&](size_t u0, size_t u1) {
+      for (size_t u = u0; u < u1; ++u) {
+        const size_t s = u / Hv, h = u % Hv, kh = sp.tiled ? h % Hk : h / r;
+        float* S = kv_->delta_state(batch_->state_slots[s], layer) + h * Dv * Dk;
+        const std::vector<int32_t>& toks = seq_tokens_[s];
+        // A sequence's tokens in one pass are consecutive rows of the batch (the engine and
+        // eval add them so); the chunk's rows are read at the batch's stride.
+        for (size_t c0 = 0; c0 < toks.size(); c0 += kFastChunk) {
+          const size_t n_c = std::min(kFastChunk, toks.size() - c0), t0 = size_t(toks[c0]);
+          check(size_t(toks[c0 + n_c - 1]) == t0 + n_c - 1,
+                "internal: fast mode needs a sequence's tokens in consecutive batch rows");
+          const float* row = &x[t0 * qkv.len];
+          delta_chunk_fast(S, Dk, Dv, n_c, row + kh * Dk, row + Hk * Dk + kh * Dk, qkv.len,
+                           row + 2 * Hk * Dk + h * Dv, qkv.len, &gr[t0 * g.len + h],
+                           &br[t0 * beta.len + h], g.len, sp.scale, &y[t0 * o.len + h * Dv], o.len,
+                           dot);
+        }
+      }
+    });
+    for (size_t s = 0; s < n_seqs; ++s)
+      if (!seq_tokens_[s].empty())
+        kv_->state_pos(batch_->state_slots[s], layer) =
+            batch_->pos[size_t(seq_tokens_[s].back())] + 1;
+    return;
+  }
   const size_t row_blocks = (Dv + kStateRowsPerTask - 1) / kStateRowsPerTask;
   const size_t per_seq = Hv * row_blocks, n_seqs = seq_tokens_.size();
-  const auto dot = kern_.dot_f32;
   pool_.run(n_seqs * per_seq, [&](size_t u0, size_t u1) {
     for (size_t u = u0; u < u1; ++u) {
       const size_t s = u / per_seq, h = (u % per_seq) / row_blocks;
