@@ -3,7 +3,8 @@
 # with hyper-parameters other than the presets' (tests/peer/gguf_set.py: gemma3 and gemma2
 # sliding-window periods and bases, gemma3 without a window and with logit soft-capping, YaRN,
 # rope.scale_linear without a type, per-layer arrays; gpt-oss's window, glm4moe's groups, and
-# deepseek2's softmax routing and plain rope) and runs tests/peer/run_peer.sh on them:
+# deepseek2's softmax routing and plain rope; qwen3next's rotary, base and k, qwen35's real IMROPE
+# sections, qwen35moe's epsilon and linear rope) and runs tests/peer/run_peer.sh on them:
 # tokens equal up to near-ties, logits within tolerance, KV cache f32.
 #
 #   tests/peer/key_variants.sh TZERO_BIN
@@ -49,6 +50,12 @@ variant ds-softmax-no-logmul tiny-deepseek2 deepseek2.expert_gating_func=u32:1 \
   -deepseek2.rope.scaling.yarn_log_multiplier deepseek2.expert_weights_norm=bool:false
 variant ds-no-groups-no-yarn tiny-deepseek2 deepseek2.expert_group_count=u32:1 \
   deepseek2.expert_group_used_count=u32:1 deepseek2.rope.scaling.type=str:none
+variant qnext-rot8-base1e4-k2 tiny-qwen3next qwen3next.rope.dimension_count=u32:8 \
+  qwen3next.rope.freq_base=f32:10000 qwen3next.expert_used_count=u32:2
+variant q35-sections-11-11-10-rot8 tiny-qwen35 qwen35.rope.dimension_sections=i32[]:11,11,10,0 \
+  qwen35.rope.dimension_count=u32:8
+variant q35moe-eps1e-5-linear2 tiny-qwen35moe qwen35moe.attention.layer_norm_rms_epsilon=f32:1e-5 \
+  qwen35moe.rope.scaling.type=str:linear qwen35moe.rope.scaling.factor=f32:2
 PEER_MODELS="$MODELS" PEER_PRESETS=" " PEER_STORIES=0 PEER_KV=${PEER_KV:-f32} PEER_N=${PEER_N:-24} \
   PEER_REPORT=${PEER_REPORT:-$(dirname "$TZ")/peer-keys-report.json} \
   PEER_PROMPT=${PEER_PROMPT:-"Once upon a time there was a little girl who"} \
