@@ -137,79 +137,77 @@ Command add_serve(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
   o->server.http_threads = 0;
-  return {sub, [o] {
-            // Signals go to sigwait below only: block them before any thread exists.
-            sigset_t sigs;
-            sigemptyset(&sigs);
-            sigaddset(&sigs, SIGTERM);
-            sigaddset(&sigs, SIGINT);
-            pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-            signal(SIGPIPE, SIG_IGN);
+  return {
+      sub, [o] {
+        // Signals go to sigwait below only: block them before any thread exists.
+        sigset_t sigs;
+        sigemptyset(&sigs);
+        sigaddset(&sigs, SIGTERM);
+        sigaddset(&sigs, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+        signal(SIGPIPE, SIG_IGN);
 
-            o->engine.mode = mode_arg(o->mode);
-            o->engine.pooling = *parse_pooling(o->pooling);
-            o->server.max_body_bytes = o->max_body_kib * 1024;
-            o->server.max_header_bytes = o->max_header_kib * 1024;
-            if (o->server.http_threads == 0)
-              o->server.http_threads = int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-            // An unknown name or unreadable file fails here, before the model loads (exit 2).
-            if (!o->server.chat_template.empty()) choose_chat_template("", o->server.chat_template);
-            tzero::Engine engine(o->engine);
-            // The template is parsed now, so one tzero cannot run (a hostile one nested past the
-            // limits included) is a load error, not a failure at the first chat request. The rule
-            // (chat/template_choice.h): --chat-template, the model's, else chatml.
-            const ChatTemplateChoice choice =
-                choose_chat_template(engine.info().chat_template, o->server.chat_template);
-            try {
-              const ChatTemplate check_template(choice.source);
-            } catch (const Error& e) {
-              const std::string where = o->server.chat_template.empty()
-                                            ? o->engine.model_path + ": " + choice.label
-                                            : o->server.chat_template;
-              throw Error(where + ": " + e.what() + " (name a format with --chat-template NAME)");
-            }
-            server::HttpServer srv(engine, o->server);
-            const int port = srv.start();
-            if (choice.fallback)
-              std::fprintf(stderr, "tzero serve: %s\n",
-                           chat_template_fallback_note(o->engine.model_path).c_str());
-            std::fprintf(stderr, "tzero serve: model %s, fingerprint %s, context %d, %d slots\n",
-                         srv.model_name().c_str(), engine.info().fingerprint.c_str(),
-                         engine.info().n_ctx, o->engine.max_seqs);
-            if (engine.info().state_bytes_per_seq > 0)
-              std::fprintf(stderr,
-                           "tzero serve: recurrent state %.1f MiB per sequence (%.1f MiB for %d "
-                           "slots); prefix cache %s\n",
-                           double(engine.info().state_bytes_per_seq) / 1048576.0,
-                           double(engine.info().state_bytes_per_seq) * o->engine.max_seqs /
-                               1048576.0,
-                           o->engine.max_seqs,
-                           engine.info().prefix_cache ? "on"
-                                                      : engine.info().prefix_cache_note.c_str());
-            const std::string& h = o->server.host;  // an IPv6 address goes in brackets in a URL
-            const std::string url_host = h.find(':') != std::string::npos ? "[" + h + "]" : h;
-            std::fprintf(stderr, "listening on http://%s:%d\n", url_host.c_str(), port);
-            std::fflush(stderr);
+        o->engine.mode = mode_arg(o->mode);
+        o->engine.pooling = *parse_pooling(o->pooling);
+        o->server.max_body_bytes = o->max_body_kib * 1024;
+        o->server.max_header_bytes = o->max_header_kib * 1024;
+        if (o->server.http_threads == 0)
+          o->server.http_threads = int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+        // An unknown name or unreadable file fails here, before the model loads (exit 2).
+        if (!o->server.chat_template.empty()) choose_chat_template("", o->server.chat_template);
+        tzero::Engine engine(o->engine);
+        // The template is parsed now, so one tzero cannot run (a hostile one nested past the
+        // limits included) is a load error, not a failure at the first chat request. The rule
+        // (chat/template_choice.h): --chat-template, the model's, else chatml.
+        const ChatTemplateChoice choice =
+            choose_chat_template(engine.info().chat_template, o->server.chat_template);
+        try {
+          const ChatTemplate check_template(choice.source);
+        } catch (const Error& e) {
+          const std::string where = o->server.chat_template.empty()
+                                        ? o->engine.model_path + ": " + choice.label
+                                        : o->server.chat_template;
+          throw Error(where + ": " + e.what() + " (name a format with --chat-template NAME)");
+        }
+        server::HttpServer srv(engine, o->server);
+        const int port = srv.start();
+        if (choice.fallback)
+          std::fprintf(stderr, "tzero serve: %s\n",
+                       chat_template_fallback_note(o->engine.model_path).c_str());
+        std::fprintf(stderr, "tzero serve: model %s, fingerprint %s, context %d, %d slots\n",
+                     srv.model_name().c_str(), engine.info().fingerprint.c_str(),
+                     engine.info().n_ctx, o->engine.max_seqs);
+        if (engine.info().state_bytes_per_seq > 0)
+          std::fprintf(stderr,
+                       "tzero serve: recurrent state %.1f MiB per sequence (%.1f MiB for %d "
+                       "slots); prefix cache %s\n",
+                       double(engine.info().state_bytes_per_seq) / 1048576.0,
+                       double(engine.info().state_bytes_per_seq) * o->engine.max_seqs / 1048576.0,
+                       o->engine.max_seqs,
+                       engine.info().prefix_cache ? "on" : engine.info().prefix_cache_note.c_str());
+        const std::string& h = o->server.host;  // an IPv6 address goes in brackets in a URL
+        const std::string url_host = h.find(':') != std::string::npos ? "[" + h + "]" : h;
+        std::fprintf(stderr, "listening on http://%s:%d\n", url_host.c_str(), port);
+        std::fflush(stderr);
 
-            int sig = 0;
-            sigwait(&sigs, &sig);
-            std::fprintf(stderr, "tzero serve: signal %d, stopping (grace %.1f s)\n", sig,
-                         o->grace_s);
-            // A second signal cancels what is still running.
-            std::atomic<bool> stopped{false};
-            std::thread second([&] {
-              timespec ts{0, 100 * 1000 * 1000};
-              while (!stopped) {
-                if (sigtimedwait(&sigs, nullptr, &ts) > 0) srv.cancel_all();
-              }
-            });
-            srv.stop(o->grace_s);
-            stopped = true;
-            second.join();
-            engine.stop();
-            std::fprintf(stderr, "tzero serve: stopped\n");
-            return 0;
-          }};
+        int sig = 0;
+        sigwait(&sigs, &sig);
+        std::fprintf(stderr, "tzero serve: signal %d, stopping (grace %.1f s)\n", sig, o->grace_s);
+        // A second signal cancels what is still running.
+        std::atomic<bool> stopped{false};
+        std::thread second([&] {
+          timespec ts{0, 100 * 1000 * 1000};
+          while (!stopped) {
+            if (sigtimedwait(&sigs, nullptr, &ts) > 0) srv.cancel_all();
+          }
+        });
+        srv.stop(o->grace_s);
+        stopped = true;
+        second.join();
+        engine.stop();
+        std::fprintf(stderr, "tzero serve: stopped\n");
+        return 0;
+      }};
 }
 
 }  // namespace tzero::cli

@@ -166,8 +166,8 @@ namespace {
 // -exp(A_log) in [-7, -1], dt_bias near -3.5 (long memories, decays near 1).
 template <class Add>
 void add_hybrid_mixer(const ModelPreset& P, int l, const std::string& p, Add& add) {
-  const int64_t E = P.n_embd, D = P.ssm_d_state, Hk = P.ssm_n_group, Hv = P.ssm_dt_rank,
-                I = Hv * D, C = 2 * Hk * D + I, K = P.ssm_d_conv;
+  const int64_t E = P.n_embd, D = P.ssm_d_state, Hk = P.ssm_n_group, Hv = P.ssm_dt_rank, I = Hv * D,
+                C = 2 * Hk * D + I, K = P.ssm_d_conv;
   auto amp = [](int64_t fan_in) { return float(std::sqrt(3.0 / double(fan_in))); };
   if (!P.recurrent_layer(l)) {
     const int64_t Q = int64_t(P.n_head) * P.head_dim, KV = int64_t(P.n_head_kv) * P.head_dim;
@@ -438,8 +438,8 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
     if (gemma) add(p + "post_attention_norm.weight", {E}, 1.0f, 0.1f, false);
     // gpt-oss's norm before the experts is named post_attention_norm.
     if (!hybrid)
-      add(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, 1.0f,
-          0.1f, false);
+      add(p + (gpt_oss || glm ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, 1.0f, 0.1f,
+          false);
     (void)ds;
     if (l >= P.n_layer) {  // a NextN block's own tensors (GLM's multi-token prediction)
       add(p + "nextn.eh_proj.weight", {2 * E, E}, 0.0f, amp(2 * E), true);

@@ -42,7 +42,7 @@ float log_ref(float x) {
   const uint32_t bits = float_bits(x);
   e += int((bits >> 23) & 0xff) - 127;
   float m = bits_float((bits & 0x007fffffu) | 0x3f800000u);  // [1, 2)
-  if (m > 1.41421356f) m *= 0.5f, ++e;                         // exact
+  if (m > 1.41421356f) m *= 0.5f, ++e;                       // exact
   const float s = (m - 1.0f) / (m + 1.0f);
   const float s2 = s * s;
   float p = 1.0f / 11.0f;

@@ -327,8 +327,8 @@ void read_delta_net(const KeyReader& r, HParams& hp) {
   hp.ssm_n_group = r.required_positive("ssm.group_count", 1 << 12);
   hp.ssm_dt_rank = r.required_positive("ssm.time_step_rank", 1 << 12);
   hp.ssm_d_inner = r.required_positive("ssm.inner_size", 1 << 20);
-  hp.full_attn_interval = r.positive("full_attention_interval",
-                                     r.get_int("full_attention_interval", 4), 1 << 12);
+  hp.full_attn_interval =
+      r.positive("full_attention_interval", r.get_int("full_attention_interval", 4), 1 << 12);
   if (hp.ssm_dt_rank % hp.ssm_n_group != 0)
     f.fail("metadata '" + r.name("ssm.time_step_rank") + "' = " + std::to_string(hp.ssm_dt_rank) +
            " is not a multiple of ssm.group_count = " + std::to_string(hp.ssm_n_group));
@@ -422,8 +422,8 @@ HParams read_hparams(const GgufFile& f) {
   hp.n_embd = r.required_positive("embedding_length", 1 << 20);
   hp.n_layer = r.required_positive("block_count", 4096);
   if (hp.arch == Arch::Glm4Moe || hp.arch == Arch::Qwen35 || hp.arch == Arch::Qwen35Moe) {
-    // The last nextn_predict_layers blocks are GLM's (and Qwen3.5's) multi-token-prediction (NextN) layers:
-    // llama.cpp checks their tensors and never runs them; so does tzero.
+    // The last nextn_predict_layers blocks are GLM's (and Qwen3.5's) multi-token-prediction (NextN)
+    // layers: llama.cpp checks their tensors and never runs them; so does tzero.
     const int64_t nextn = r.get_int("nextn_predict_layers", 0);
     if (nextn < 0 || nextn >= hp.n_layer)
       r.file().fail("metadata '" + r.name("nextn_predict_layers") + "' = " + std::to_string(nextn) +

@@ -140,9 +140,7 @@ struct HParams {
   bool delta_tiled_heads = false;
 
   bool recurrent() const { return ssm_d_conv > 0; }
-  bool recurrent_layer(int il) const {
-    return recurrent() && (il + 1) % full_attn_interval != 0;
-  }
+  bool recurrent_layer(int il) const { return recurrent() && (il + 1) % full_attn_interval != 0; }
   int n_recurrent_layers() const {
     int n = 0;
     for (int il = 0; il < n_layer; ++il) n += recurrent_layer(il) ? 1 : 0;

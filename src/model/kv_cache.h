@@ -85,10 +85,10 @@ class KvStore {
     return (size_t(slot) * n_rec_ + rec(layer)) * (conv_floats_ + delta_floats_);
   }
 
-  int n_layer_;                   // layers with keys and values
-  std::vector<int> kv_layer_;     // model layer -> its index among them (-1: recurrent)
-  std::vector<int> rec_layer_;    // model layer -> its index among the recurrent ones (-1)
-  size_t n_rec_ = 0;              // recurrent layers
+  int n_layer_;                 // layers with keys and values
+  std::vector<int> kv_layer_;   // model layer -> its index among them (-1: recurrent)
+  std::vector<int> rec_layer_;  // model layer -> its index among the recurrent ones (-1)
+  size_t n_rec_ = 0;            // recurrent layers
   size_t conv_floats_ = 0, delta_floats_ = 0;
   int n_slots_ = 0;
   std::vector<float> state_;        // (n_slots, n_rec, conv + delta floats)

@@ -213,8 +213,8 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   const bool glm = hp_.arch == Arch::Glm4Moe;
   const bool gemma = hp_.arch == Arch::Gemma2 || hp_.arch == Arch::Gemma3;
   const bool hybrid = hp_.recurrent();  // qwen3next, qwen35, qwen35moe
-  const bool qk_norm = hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe ||
-                       hp_.arch == Arch::Gemma3 || hybrid;
+  const bool qk_norm =
+      hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe || hp_.arch == Arch::Gemma3 || hybrid;
   tok_embd_ = matrix("token_embd.weight", V, E);
   output_norm_ = vector("output_norm.weight", E);
   output_ = matrix("output.weight", V, E, gpt_oss);  // gpt-oss: never tied (llama.cpp)

@@ -45,7 +45,7 @@ struct LayerWeights {
   const float* ssm_a = nullptr;       // (Hv) -exp(A_log)
   const float* ssm_norm = nullptr;    // (value head width) the gated norm's weight
   Matrix ssm_out;                     // (n_embd, ssm_d_inner)
-  const float* q_norm = nullptr;     // optional per-head RMSNorm (qwen3, gemma3): (head_dim)
+  const float* q_norm = nullptr;      // optional per-head RMSNorm (qwen3, gemma3): (head_dim)
   const float* k_norm = nullptr;
   const float* attn_post_norm = nullptr;  // gemma3: after the attention block (n_embd)
   const float* ffn_norm = nullptr;        // (n_embd)

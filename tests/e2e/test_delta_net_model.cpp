@@ -13,6 +13,7 @@
 #include "base/thread_pool.h"
 #include "model/forward.h"
 #include "model/weights.h"
+#include "support/serve_process.h"
 #include "support/test_support.h"
 #include "tzero/engine.h"
 
@@ -80,14 +81,15 @@ TEST_P(DeltaNetModel, TheStateRefusesToRewind) {
   // From position 0 the state starts again: the same logits as the first time.
   std::vector<float> again(logits.size());
   fwd->eval(toks.data(), 6, 0, kv, again.data());
-  EXPECT_EQ(xxh128_hex(again.data(), again.size() * 4), xxh128_hex(logits.data(), logits.size() * 4));
+  EXPECT_EQ(xxh128_hex(again.data(), again.size() * 4),
+            xxh128_hex(logits.data(), logits.size() * 4));
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, DeltaNetModel,
                          ::testing::Values("tiny-qwen3next", "tiny-qwen3next-ssm-in", "tiny-qwen35",
                                            "tiny-qwen35moe"),
-                         [](const auto& info) {
-                           std::string s = info.param;
+                         [](const auto& param_info) {
+                           std::string s = param_info.param;
                            for (char& ch : s)
                              if (ch == '-') ch = '_';
                            return s;
@@ -115,6 +117,26 @@ TEST(DeltaNetCli, BenchAndInfoRun) {
   EXPECT_EQ(i.exit_code, 0) << i.err;
   EXPECT_NE(i.out.find("2 of 4 layers attend"), std::string::npos) << i.out;
   EXPECT_NE(i.out.find("2 linear-attention layers"), std::string::npos) << i.out;
+}
+
+// The server says at startup how much state a sequence holds and that the prefix cache is off,
+// and /metrics says it too; a chat completion runs.
+TEST(DeltaNetServe, StartupAndMetricsSayTheStateAndTheCache) {
+  test::ServeProcess srv(
+      {"-m", test::generated_model("tiny-qwen35moe", "q8_0"), "-c", "256", "--parallel", "4"});
+  ASSERT_TRUE(srv.ok()) << srv.stderr_text();
+  const std::string err = srv.stderr_text();
+  EXPECT_NE(err.find("recurrent state"), std::string::npos) << err;
+  EXPECT_NE(err.find("prefix cache off"), std::string::npos) << err;
+  auto c = srv.client();
+  int status = 0;
+  const auto j = test::post_json(*c, "/v1/completions",
+                                 {{"prompt", "Once upon a time"}, {"max_tokens", 4}}, &status);
+  EXPECT_EQ(status, 200) << j.dump();
+  const auto m = c->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("tzero_prefix_cache_enabled 0"), std::string::npos);
+  EXPECT_NE(m->body.find("tzero_recurrent_state_bytes "), std::string::npos);
 }
 
 }  // namespace

@@ -153,9 +153,9 @@ std::string preset_for(Arch arch, std::string_view suffix) {
 
 const std::vector<std::pair<Arch, std::string>>& archs() {
   static const std::vector<std::pair<Arch, std::string>> a = {
-      {Arch::Llama, "llama"},       {Arch::Qwen2, "qwen2"},        {Arch::Qwen3, "qwen3"},
-      {Arch::Qwen2Moe, "qwen2moe"}, {Arch::Qwen3Moe, "qwen3moe"},  {Arch::Gemma2, "gemma2"},
-      {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},          {Arch::GptOss, "gpt-oss"},
+      {Arch::Llama, "llama"},       {Arch::Qwen2, "qwen2"},         {Arch::Qwen3, "qwen3"},
+      {Arch::Qwen2Moe, "qwen2moe"}, {Arch::Qwen3Moe, "qwen3moe"},   {Arch::Gemma2, "gemma2"},
+      {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},           {Arch::GptOss, "gpt-oss"},
       {Arch::Glm4Moe, "glm4moe"},   {Arch::DeepSeek2, "deepseek2"}, {Arch::Qwen3Next, "qwen3next"},
       {Arch::Qwen35, "qwen35"},     {Arch::Qwen35Moe, "qwen35moe"}};
   return a;
@@ -165,8 +165,8 @@ const std::vector<std::pair<Arch, std::string>>& archs() {
 // others to change the logits (the test accepts either, and fails only on "same logits, no
 // complaint").
 std::map<std::string, Variant> honoured_variants(Arch arch) {
-  const bool moe = arch == Arch::Qwen2Moe || arch == Arch::Qwen3Moe ||
-                   arch == Arch::Qwen3Next || arch == Arch::Qwen35Moe;
+  const bool moe = arch == Arch::Qwen2Moe || arch == Arch::Qwen3Moe || arch == Arch::Qwen3Next ||
+                   arch == Arch::Qwen35Moe;
   std::map<std::string, Variant> v = {
       {"context_length", {{}, {{"context_length", u32(4)}}}},
       {"embedding_length", {{}, {{"embedding_length", u32(128)}}}},
@@ -227,9 +227,9 @@ std::map<std::string, Variant> honoured_variants(Arch arch) {
   v["ssm.inner_size"] = {{}, {{"ssm.inner_size", u32(64)}}};
   v["full_attention_interval"] = {{}, {{"full_attention_interval", u32(3)}}};
   v["rope.dimension_sections"] = {
-      {},
-      {{"rope.dimension_sections",
-        [](GgufWriter& w, const std::string& k) { w.add_i32_array(k, {4, 2, 2, 0}); }}}};
+      {}, {{"rope.dimension_sections", [](GgufWriter& w, const std::string& k) {
+              w.add_i32_array(k, {4, 2, 2, 0});
+            }}}};
   if (arch == Arch::Qwen3Next || arch == Arch::Qwen35 || arch == Arch::Qwen35Moe)
     v["rope.dimension_count"] = {{}, {{"rope.dimension_count", u32(8)}}};
   if (arch == Arch::DeepSeek2) {  // its preset has 16 rotary dims and 4 groups (2 used) already

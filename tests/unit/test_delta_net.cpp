@@ -4,8 +4,8 @@
 // and softplus_ref are accurate. Bits are compared with memcmp.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -39,7 +39,8 @@ HeadRun run_head(size_t d_k, size_t d_v, size_t n_tok, DotF32Fn dot, size_t rows
   HeadRun r;
   r.state = random_floats(d_v * d_k, 1, -0.5f, 0.5f);
   for (size_t t = 0; t < n_tok; ++t) {
-    std::vector<float> q = random_floats(d_k, 10 + uint32_t(t)), k = random_floats(d_k, 20 + uint32_t(t));
+    std::vector<float> q = random_floats(d_k, 10 + uint32_t(t)),
+                       k = random_floats(d_k, 20 + uint32_t(t));
     const std::vector<float> v = random_floats(d_v, 30 + uint32_t(t));
     l2norm_ref(q.data(), d_k, 1e-6f, dot);
     l2norm_ref(k.data(), d_k, 1e-6f, dot);
@@ -132,7 +133,8 @@ TEST(DeltaNet, FastChunkedFormIsTheSameMathNotTheSameBits) {
   const size_t D = 32, n = 20;
   std::vector<float> q(n * D), k(n * D), v(n * D), g(n), beta(n);
   for (size_t t = 0; t < n; ++t) {
-    std::vector<float> qt = random_floats(D, 40 + uint32_t(t)), kt = random_floats(D, 60 + uint32_t(t));
+    std::vector<float> qt = random_floats(D, 40 + uint32_t(t)),
+                       kt = random_floats(D, 60 + uint32_t(t));
     l2norm_ref(qt.data(), D, 1e-6f, dot_f32_ref);
     l2norm_ref(kt.data(), D, 1e-6f, dot_f32_ref);
     std::copy(qt.begin(), qt.end(), &q[t * D]);

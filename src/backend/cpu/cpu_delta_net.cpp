@@ -73,14 +73,16 @@ void CpuBackend::l2norm_heads(Act x, size_t width, size_t head_dim, float eps, s
   const auto dot = kern_.dot_f32;
   pool_.run(rows, [&](size_t t0, size_t t1) {
     for (size_t t = t0; t < t1; ++t)
-      for (size_t h = 0; h < heads; ++h) l2norm_ref(&a[t * x.len + h * head_dim], head_dim, eps, dot);
+      for (size_t h = 0; h < heads; ++h)
+        l2norm_ref(&a[t * x.len + h * head_dim], head_dim, eps, dot);
   });
 }
 
 void CpuBackend::delta_gates(Act a, Act b, const float* dt_bias, const float* A, size_t rows) {
   float* ga = in(a);
   float* gb = in(b);
-  for (size_t t = 0; t < rows; ++t) delta_gates_ref(&ga[t * a.len], &gb[t * b.len], dt_bias, A, a.len);
+  for (size_t t = 0; t < rows; ++t)
+    delta_gates_ref(&ga[t * a.len], &gb[t * b.len], dt_bias, A, a.len);
 }
 
 void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const DeltaNetSpec& sp) {

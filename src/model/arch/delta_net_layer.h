@@ -30,11 +30,11 @@ class DeltaNetLayer {
  private:
   const HParams& hp_;
   DeltaNetSpec spec_;
-  Act mixed_;          // (n_tok, C + Hv D) qwen3next's ssm_in output, per key head
-  Act qkv_, z_;        // (n_tok, C), (n_tok, Hv D)
-  Act ba_;             // (n_tok, 2 Hv) qwen3next's ssm_ba output, per key head [b | a]
-  Act beta_, alpha_;   // (n_tok, Hv) each; alpha becomes the log decay
-  Act conv_, o_;       // (n_tok, C), (n_tok, Hv D)
+  Act mixed_;         // (n_tok, C + Hv D) qwen3next's ssm_in output, per key head
+  Act qkv_, z_;       // (n_tok, C), (n_tok, Hv D)
+  Act ba_;            // (n_tok, 2 Hv) qwen3next's ssm_ba output, per key head [b | a]
+  Act beta_, alpha_;  // (n_tok, Hv) each; alpha becomes the log decay
+  Act conv_, o_;      // (n_tok, C), (n_tok, Hv D)
 };
 
 }  // namespace tzero
