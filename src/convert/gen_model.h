@@ -50,7 +50,7 @@ struct ModelPreset {
   // head width (= value head width), key heads, value heads, the full-attention interval, the
   // IMROPE sections (qwen35*), and qwen3next's older fused ssm_in instead of attn_qkv/attn_gate.
   int ssm_d_conv = 0, ssm_d_state = 0, ssm_n_group = 0, ssm_dt_rank = 0, full_attn_interval = 4;
-  std::vector<int> rope_sections;
+  std::vector<int> rope_sections = {};
   bool ssm_legacy = false;
   bool recurrent_layer(int il) const {
     return ssm_d_conv > 0 && il < n_layer && (il + 1) % full_attn_interval != 0;
