@@ -39,7 +39,7 @@ void DeltaNetLayer::run(const Pass& p, int il, const LayerWeights& L, Act x, Act
     o.matmul(L.ssm_qkv, x, qkv_, n);
     o.matmul(L.ssm_z, x, z_, n);
   }
-  p.trace("qkv_mixed", il, qkv_, n);
+  p.trace("linear_attn_qkv_mixed", il, qkv_, n);
   p.trace("z", il, z_, n);
   if (L.ssm_ba.data) {
     // Per key head g: [b (r value heads) | a (r value heads)].

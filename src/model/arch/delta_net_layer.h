@@ -4,12 +4,12 @@
 //
 // For the normed input x of each token (Hk key heads and Hv value heads of width D, K the
 // convolution's width, C = 2 Hk D + Hv D; names as traced):
-//   qkv_mixed = Wqkv x  [q | k | v]  (C)    z = Wz x  (Hv D)   (qwen3next's older ssm_in: one
-//                                                                matmul, split per key head)
-//   beta = sigmoid(Wbeta x)   gate = softplus(Walpha x + dt_bias) * A   (Hv each; qwen3next's
-//                                                                ssm_ba: split per key head)
-//   conv_output_silu = silu(short_conv(qkv_mixed))  with the sequence's last K - 1 inputs
-//   q_conv, k_conv = L2-normed heads of its q and k parts (eps: the RMS epsilon)
+//   linear_attn_qkv_mixed = Wqkv x  [q | k | v]  (C)       z = Wz x  (Hv D)
+//     (qwen3next's older ssm_in: one matmul, split per key head)
+//   beta = sigmoid(Wbeta x)     gate = softplus(Walpha x + dt_bias) * A     (Hv each)
+//     (qwen3next's ssm_ba: one matmul, split per key head)
+//   conv_output_silu = silu(short_conv(linear_attn_qkv_mixed)), with the last K - 1 inputs
+//   qk_l2norm = its q and k heads L2-normed (eps: the RMS epsilon), v as it was
 //   attn_output = delta rule of (q, k, v, gate, beta) over the state, times 1/sqrt(D)
 //   final_output = rmsnorm per head (ssm_norm) * silu(z)     linear_attn_out = Wout final_output
 #pragma once

@@ -16,7 +16,7 @@
 //
 // Per layer (names as traced):
 //   attn_norm = rmsnorm(x)        Qcur .. attn_out = the attention block (self_attention.h), or
-//                                 qkv_mixed .. linear_attn_out (delta_net_layer.h)
+//                                 linear_attn_qkv_mixed .. linear_attn_out (delta_net_layer.h)
 //   ffn_inp = x + attn_out        ffn_norm = rmsnorm(ffn_inp)
 //   ffn_gate .. ffn_out = the SwiGLU block (gated_ffn.h), or with experts the MoE block's
 //   ffn_moe_* .. ffn_moe_out (moe_ffn.h)
