@@ -132,8 +132,9 @@ struct EngineStats {
   int block_size = 0;
   uint64_t steps = 0, prompt_tokens = 0, generated_tokens = 0, cached_tokens = 0;
   uint64_t preemptions = 0, requests_finished = 0, requests_cancelled = 0;
-  bool prefix_cache = true;  // off for models with recurrent layers (ModelInfo::prefix_cache)
+  bool prefix_cache = true;  // ModelInfo::prefix_cache
   size_t state_bytes = 0;    // recurrent state of every slot (0 without recurrent layers)
+  int state_snapshots = 0;   // snapshots of recurrent states held for the prefix cache
 };
 
 struct ModelInfo {
@@ -151,12 +152,14 @@ struct ModelInfo {
   std::string pooling_note;
   std::string fingerprint;    // the numerics fingerprint (tzero fingerprint)
   std::string chat_template;  // tokenizer.chat_template ("" when the file has none)
-  // Whether prompt prefixes are reused (EngineOptions::prefix_cache, off for models with
-  // recurrent layers: prefix_cache_note says why), and the recurrent state one sequence holds
-  // beside its KV blocks (bytes, 0 without recurrent layers; EngineOptions::max_seqs of them).
+  // Whether prompt prefixes are reused (EngineOptions::prefix_cache; for models with recurrent
+  // layers with snapshots of the state at prompt block boundaries, prefix_cache_note says how
+  // many), and the recurrent state one sequence holds beside its KV blocks (bytes, 0 without
+  // recurrent layers; EngineOptions::max_seqs of them, plus the snapshots).
   bool prefix_cache = true;
   std::string prefix_cache_note;
   size_t state_bytes_per_seq = 0;
+  int state_snapshots = 0;  // slots for the recurrent states at prompt block boundaries
 };
 
 // Invalid input (a prompt longer than the context, a parameter out of range): the kind says

@@ -139,13 +139,23 @@ struct Engine::Impl {
     tzero::check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
     const tzero::KvType kv_type = tzero::parse_kv_type(o.kv_type);
     const int n_blocks = tzero::BlockManager::blocks_for(pool_tokens(o, hp, n_ctx), o.block_size);
-    kv = std::make_unique<tzero::KvStore>(hp, n_blocks, o.block_size, kv_type, o.max_seqs);
-    // A recurrent model's prefix would need its state at the block boundary as well as the
-    // blocks: tzero does not cache these models' prefixes (docs/ENGINE.md), and says so.
-    const bool prefix_cache = o.prefix_cache && !hp.recurrent();
+    // A recurrent model's prefix needs its state where the prefix ends as well as the KV
+    // blocks: snapshots at the prompts' block boundaries (batch/state_snapshots.h), in state
+    // slots after the sequences' own, twice max_seqs of them within 512 MiB (at least one).
+    const size_t state_bytes = tzero::KvStore::state_bytes_per_slot(hp);
+    const int n_snapshots =
+        hp.recurrent() && o.prefix_cache
+            ? int(std::max<size_t>(
+                  1, std::min<size_t>(size_t(2 * o.max_seqs), (size_t(512) << 20) / state_bytes)))
+            : 0;
+    kv = std::make_unique<tzero::KvStore>(hp, n_blocks, o.block_size, kv_type,
+                                          o.max_seqs + n_snapshots);
+    if (n_snapshots > 0)
+      snapshots = std::make_unique<tzero::StateSnapshots>(o.max_seqs, n_snapshots);
+    const bool prefix_cache = o.prefix_cache;
     blocks = std::make_unique<tzero::BlockManager>(n_blocks, o.block_size, prefix_cache);
     sched = std::make_unique<tzero::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs,
-                                               o.prefill_chunk);
+                                               o.prefill_chunk, snapshots.get());
     fwd = tzero::make_forward(
         *model, pool, {n_ctx, o.max_batch_tokens, kernels, o.mode == Mode::fast, gpu_layers});
     logits.resize(size_t(o.max_seqs) * size_t(hp.n_vocab));
@@ -164,11 +174,11 @@ struct Engine::Impl {
         tzero::compute_fingerprint(*model, o.mode, kernels.name, {}, o.kv_type, n_ctx).hash;
     info.chat_template = model->gguf().get_string("tokenizer.chat_template");
     info.prefix_cache = prefix_cache;
-    if (o.prefix_cache && !prefix_cache)
-      info.prefix_cache_note = "off: " + hp.arch_name +
-                               " has recurrent (linear-attention) layers, whose state the "
-                               "prefix cache does not keep";
-    info.state_bytes_per_seq = tzero::KvStore::state_bytes_per_slot(hp);
+    if (n_snapshots > 0)
+      info.prefix_cache_note = "on, with " + std::to_string(n_snapshots) +
+                               " snapshots of the recurrent state at prompt block boundaries";
+    info.state_bytes_per_seq = state_bytes;
+    info.state_snapshots = n_snapshots;
     publish_stats();
   }
 
@@ -269,6 +279,26 @@ struct Engine::Impl {
       Sequence& s = *plan[i].seq;
       batch.tables.push_back(s.table.data());
       batch.state_slots.push_back(s.state_slot);
+      if (s.restore_from >= 0) {  // a prefix-cache hit of a recurrent model: its state there
+        kv->copy_state(s.restore_from, s.state_slot);
+        s.restore_from = -1;
+      }
+    }
+    // Snapshots of the recurrent states at the prompt block boundaries this pass crosses (after
+    // the restores above, which may read slots the reservations recycle).
+    if (snapshots)
+      for (size_t i = 0; i < plan.size(); ++i) {
+        const Sequence& s = *plan[i].seq;
+        const int bs = blocks->block_size();
+        const int end = std::min(s.n_computed + plan[i].n_tokens, s.n_prompt);
+        for (int b = (s.n_computed / bs + 1) * bs; b <= end; b += bs) {
+          if (snapshots->find(s.tokens, b) >= 0) continue;
+          const int slot = snapshots->reserve(s.tokens, b);
+          if (slot >= 0) batch.state_saves.push_back({int32_t(i), int32_t(b - 1), int32_t(slot)});
+        }
+      }
+    for (size_t i = 0; i < plan.size(); ++i) {
+      Sequence& s = *plan[i].seq;
       for (int j = 0; j < plan[i].n_tokens; ++j) {
         const int p = s.n_computed + j;
         const Out o = s.scores(p)    ? Out::score
@@ -287,6 +317,7 @@ struct Engine::Impl {
     if (logits.size() < batch.logits_rows.size() * V) logits.resize(batch.logits_rows.size() * V);
     if (hidden.size() < batch.hidden_rows.size() * E) hidden.resize(batch.hidden_rows.size() * E);
     fwd->eval_batch(batch, *kv, logits.data(), batch.hidden_rows.empty() ? nullptr : hidden.data());
+    if (snapshots) snapshots->commit();
     ++counters.steps;
 
     size_t t = 0, lrow = 0, hrow = 0;
@@ -348,7 +379,8 @@ struct Engine::Impl {
     st.block_size = blocks->block_size();
     st.preemptions = sched->preemptions();
     st.prefix_cache = info.prefix_cache;
-    st.state_bytes = info.state_bytes_per_seq * size_t(opt.max_seqs);
+    st.state_snapshots = snapshots ? snapshots->n_valid() : 0;
+    st.state_bytes = info.state_bytes_per_seq * size_t(opt.max_seqs + info.state_snapshots);
     published = st;
     n_queued = sched->n_waiting();
     n_running = sched->n_running();
@@ -402,6 +434,7 @@ struct Engine::Impl {
   tzero::KernelSet kernels;
   std::unique_ptr<tzero::KvStore> kv;
   std::unique_ptr<tzero::BlockManager> blocks;
+  std::unique_ptr<tzero::StateSnapshots> snapshots;  // recurrent models' prefix cache
   std::unique_ptr<tzero::Scheduler> sched;
   std::unique_ptr<tzero::Forward> fwd;
   tzero::ForwardBatch batch;

@@ -4,8 +4,10 @@
 
 namespace tzero {
 
-Scheduler::Scheduler(BlockManager& blocks, int max_batch_tokens, int max_seqs, int prefill_chunk)
+Scheduler::Scheduler(BlockManager& blocks, int max_batch_tokens, int max_seqs, int prefill_chunk,
+                     StateSnapshots* snapshots)
     : blocks_(blocks),
+      snapshots_(snapshots),
       max_batch_tokens_(max_batch_tokens),
       max_seqs_(max_seqs),
       prefill_chunk_(prefill_chunk > 0 ? prefill_chunk : max_batch_tokens) {
@@ -20,6 +22,7 @@ void Scheduler::release_slot(Sequence* s) {
 void Scheduler::preempt(Sequence* s) {
   blocks_.free(s->table);
   release_slot(s);
+  s->restore_from = -1;
   s->n_computed = 0;
   ++s->n_preempted;
   ++preemptions_;
@@ -67,7 +70,14 @@ std::vector<ScheduledSlice> Scheduler::schedule() {
     const int total = int(s->tokens.size()), bs = blocks_.block_size();
     // Always leave the last token to compute: its logits are what the step is for (and every
     // position whose logits or hidden state a scoring or embedding request still needs).
-    const std::vector<int32_t> matched = blocks_.match_prefix(s->tokens, s->reusable_prefix() / bs);
+    std::vector<int32_t> matched = blocks_.match_prefix(s->tokens, s->reusable_prefix() / bs);
+    // A recurrent model continues only from a snapshot of its state: the longest matched
+    // prefix that has one.
+    int restore = -1;
+    if (snapshots_)
+      while (!matched.empty() &&
+             (restore = snapshots_->find(s->tokens, int(matched.size()) * bs)) < 0)
+        matched.pop_back();
     const int cached = int(matched.size()) * bs;
     const int n = std::min({total - cached, budget, prefill_chunk_});
     if (!blocks_.can_allocate(s->table, matched, cached + n)) break;
@@ -78,6 +88,7 @@ std::vector<ScheduledSlice> Scheduler::schedule() {
     running_.push_back(s);
     s->state_slot = free_slots_.back();  // running_ < max_seqs: one is free
     free_slots_.pop_back();
+    s->restore_from = matched.empty() ? -1 : restore;
     s->scheduled = true;
     plan.push_back({s, n});
     budget -= n;

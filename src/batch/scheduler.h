@@ -16,7 +16,9 @@
 // Each running sequence also holds one of max_seqs state slots (Sequence::state_slot: where a
 // model with recurrent layers keeps its state, KvStore): taken when it starts running, given
 // back when it is preempted (its state is recomputed from position 0 with its blocks) or
-// removed.
+// removed. With recurrent layers (snapshots given), a prompt's cached prefix ends where a
+// snapshot of the state is (batch/state_snapshots.h): the sequence then restores it
+// (Sequence::restore_from) before its first pass.
 #pragma once
 
 #include <deque>
@@ -24,6 +26,7 @@
 
 #include "batch/block_manager.h"
 #include "batch/sequence.h"
+#include "batch/state_snapshots.h"
 
 namespace tzero {
 
@@ -34,7 +37,8 @@ struct ScheduledSlice {
 
 class Scheduler {
  public:
-  Scheduler(BlockManager& blocks, int max_batch_tokens, int max_seqs, int prefill_chunk);
+  Scheduler(BlockManager& blocks, int max_batch_tokens, int max_seqs, int prefill_chunk,
+            StateSnapshots* snapshots = nullptr);
 
   void add(Sequence* s) { waiting_.push_back(s); }
   // Plans one step; allocates the KV blocks it needs. Empty when there is nothing to run.
@@ -54,6 +58,7 @@ class Scheduler {
   bool make_room(Sequence* s, int n);
 
   BlockManager& blocks_;
+  StateSnapshots* snapshots_;  // null: no recurrent state to restore
   int max_batch_tokens_, max_seqs_, prefill_chunk_;
   std::deque<Sequence*> waiting_;
   std::vector<Sequence*> running_;  // in admission order

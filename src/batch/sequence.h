@@ -77,6 +77,7 @@ struct Sequence {
   int n_computed = 0;          // leading positions whose keys and values the table holds
   std::vector<int32_t> table;  // KV block table
   int state_slot = -1;         // recurrent state slot while running (Scheduler), else -1
+  int restore_from = -1;       // a snapshot slot to restore into state_slot before its pass
   int n_cached = -1;           // prompt positions reused from the prefix cache (first time)
   int n_preempted = 0;
   bool scheduled = false;  // in the step being planned

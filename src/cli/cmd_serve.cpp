@@ -178,13 +178,17 @@ Command add_serve(CLI::App& app) {
                      srv.model_name().c_str(), engine.info().fingerprint.c_str(),
                      engine.info().n_ctx, o->engine.max_seqs);
         if (engine.info().state_bytes_per_seq > 0)
-          std::fprintf(stderr,
-                       "tzero serve: recurrent state %.1f MiB per sequence (%.1f MiB for %d "
-                       "slots); prefix cache %s\n",
-                       double(engine.info().state_bytes_per_seq) / 1048576.0,
-                       double(engine.info().state_bytes_per_seq) * o->engine.max_seqs / 1048576.0,
-                       o->engine.max_seqs,
-                       engine.info().prefix_cache ? "on" : engine.info().prefix_cache_note.c_str());
+          std::fprintf(
+              stderr,
+              "tzero serve: recurrent state %.1f MiB per sequence (%.1f MiB for %d slots and %d "
+              "snapshots); prefix cache %s\n",
+              double(engine.info().state_bytes_per_seq) / 1048576.0,
+              double(engine.info().state_bytes_per_seq) *
+                  (o->engine.max_seqs + engine.info().state_snapshots) / 1048576.0,
+              o->engine.max_seqs, engine.info().state_snapshots,
+              !engine.info().prefix_cache               ? "off"
+              : engine.info().prefix_cache_note.empty() ? "on"
+                                                        : engine.info().prefix_cache_note.c_str());
         const std::string& h = o->server.host;  // an IPv6 address goes in brackets in a URL
         const std::string url_host = h.find(':') != std::string::npos ? "[" + h + "]" : h;
         std::fprintf(stderr, "listening on http://%s:%d\n", url_host.c_str(), port);

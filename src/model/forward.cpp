@@ -71,6 +71,10 @@ void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, flo
           "internal: a recurrent model's batch needs a state slot per sequence");
     for (const int32_t s : in.state_slots)
       check(s >= 0 && s < kv.n_state_slots(), "internal: state slot out of range");
+    for (const ForwardBatch::StateSave& sv : in.state_saves)
+      check(sv.slot >= 0 && sv.slot < kv.n_state_slots() && sv.seq >= 0 &&
+                size_t(sv.seq) < in.tables.size(),
+            "internal: a state snapshot out of range");
   }
   const size_t n_logits = logits ? in.logits_rows.size() : 0;
   const size_t n_hidden = hidden ? in.hidden_rows.size() : 0;

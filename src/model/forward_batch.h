@@ -18,7 +18,14 @@ struct ForwardBatch {
   // (n_seqs) each sequence's recurrent state slot in the store (models with recurrent layers:
   // KvStore::n_state_slots; ignored by the others).
   std::vector<int32_t> state_slots;
-  std::vector<int32_t> logits_rows;    // token indices whose logits are wanted, in output order
+  // Snapshots of recurrent states to take during the pass (the prefix cache of these models):
+  // after sequence `seq`'s token at position `pos`, every recurrent layer's state (and its
+  // position, pos + 1) is copied into state slot `slot`. Positions of the pass, one per slot.
+  struct StateSave {
+    int32_t seq, pos, slot;
+  };
+  std::vector<StateSave> state_saves;
+  std::vector<int32_t> logits_rows;  // token indices whose logits are wanted, in output order
   // Token indices whose final hidden state (after the output norm, before the head) is wanted
   // instead, in output order (embeddings). A token is in at most one of the two lists.
   std::vector<int32_t> hidden_rows;
@@ -26,6 +33,7 @@ struct ForwardBatch {
   size_t size() const { return tokens.size(); }
   void clear() {
     tokens.clear(), pos.clear(), seq.clear(), tables.clear(), state_slots.clear();
+    state_saves.clear();
     logits_rows.clear();
     hidden_rows.clear();
   }

@@ -72,6 +72,12 @@ void KvStore::restore_state(int slot, const std::vector<float>& saved) {
     state_pos_[size_t(slot) * n_rec_ + r] = int32_t(saved[per + r]);
 }
 
+void KvStore::copy_state(int from, int to) {
+  const size_t per = n_rec_ * (conv_floats_ + delta_floats_);
+  std::copy_n(&state_[size_t(from) * per], per, &state_[size_t(to) * per]);
+  std::copy_n(&state_pos_[size_t(from) * n_rec_], n_rec_, &state_pos_[size_t(to) * n_rec_]);
+}
+
 void KvStore::write(int layer, int block, int slot, const float* k, const float* v) {
   const size_t ko = offset(block, layer, 0) + size_t(slot) * kv_dim_;
   const size_t vo = offset(block, layer, parts_ - 1) + size_t(slot) * kv_dim_;

@@ -59,6 +59,8 @@ class KvStore {
   // `tzero bench` repeats a measurement from one depth; a prefix cache could keep them.
   std::vector<float> save_state(int slot) const;
   void restore_state(int slot, const std::vector<float>& saved);
+  // Slot `to` takes slot `from`'s whole state and positions (a prefix-cache snapshot restored).
+  void copy_state(int from, int to);
 
   // Stores one position's key and value rows (kv_dim floats each). A key-only store (MLA: the
   // value is a prefix of the key row) ignores v, and its value rows are its key rows.

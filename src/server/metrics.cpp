@@ -112,12 +112,15 @@ std::string Metrics::render(const tzero::EngineStats& e, int in_flight) const {
   header(out, "tzero_kv_blocks_total", "gauge", "KV cache blocks in the pool.");
   line(out, "tzero_kv_blocks_total", e.kv_blocks_total);
   header(out, "tzero_prefix_cache_enabled", "gauge",
-         "1 when prompt prefixes are reused; 0 when off (by option, or for a model with "
-         "recurrent layers, whose state the prefix cache does not keep).");
+         "1 when prompt prefixes are reused, 0 when the option turns it off.");
   line(out, "tzero_prefix_cache_enabled", e.prefix_cache ? 1 : 0);
   header(out, "tzero_recurrent_state_bytes", "gauge",
-         "Recurrent (linear-attention) state held beside the KV pool, every slot's.");
+         "Recurrent (linear-attention) state held beside the KV pool: every sequence slot's "
+         "and every snapshot slot's.");
   line(out, "tzero_recurrent_state_bytes", double(e.state_bytes));
+  header(out, "tzero_recurrent_state_snapshots", "gauge",
+         "Snapshots of recurrent states at prompt block boundaries held for the prefix cache.");
+  line(out, "tzero_recurrent_state_snapshots", e.state_snapshots);
   header(out, "tzero_engine_steps_total", "counter", "Batched forward passes.");
   line(out, "tzero_engine_steps_total", double(e.steps));
   header(out, "tzero_engine_preemptions_total", "counter", "Sequences preempted and recomputed.");

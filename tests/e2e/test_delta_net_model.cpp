@@ -1,10 +1,13 @@
 // The Gated DeltaNet hybrids (qwen3next, qwen35, qwen35moe) through the forward pass: a prompt's
 // logits are the same bits however it is chunked (one pass, chunks, one token at a time), with
-// any thread count and kernel set; a recurrent state refuses to rewind; the engine says its
-// prefix cache is off and how much state a sequence holds; `tzero bench` and `tzero info` run.
+// any thread count and kernel set; a recurrent state refuses to rewind; the engine and the
+// server say how much state a sequence holds and how many snapshots the prefix cache keeps;
+// `tzero bench` and `tzero info` run.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/backends.h"
@@ -95,17 +98,23 @@ INSTANTIATE_TEST_SUITE_P(Presets, DeltaNetModel,
                            return s;
                          });
 
-TEST(DeltaNetEngine, PrefixCacheIsOffAndTheStateIsReported) {
+TEST(DeltaNetEngine, PrefixCacheSnapshotsAndTheStateAreReported) {
   EngineOptions o;
   o.model_path = test::generated_model("tiny-qwen3next", "q8_0");
   o.n_ctx = 128;
+  o.max_seqs = 3;
   Engine e(o);
-  EXPECT_FALSE(e.info().prefix_cache);
-  EXPECT_NE(e.info().prefix_cache_note.find("recurrent"), std::string::npos);
+  EXPECT_TRUE(e.info().prefix_cache);
+  EXPECT_EQ(e.info().state_snapshots, 6);  // twice max_seqs (far below 512 MiB)
+  EXPECT_NE(e.info().prefix_cache_note.find("6 snapshots"), std::string::npos);
   // 3 linear-attention layers, each (K - 1) x C convolution inputs and Hv x D x D state:
   // C = 2 x 2 x 32 + 4 x 32 = 256, so 3 x (3 x 256 + 4 x 32 x 32) floats.
   EXPECT_EQ(e.info().state_bytes_per_seq, size_t(3 * (3 * 256 + 4 * 32 * 32) * 4));
-  EXPECT_FALSE(e.stats().prefix_cache);
+  EXPECT_EQ(e.stats().state_bytes, e.info().state_bytes_per_seq * 9);
+  o.prefix_cache = false;
+  Engine off(o);
+  EXPECT_FALSE(off.info().prefix_cache);
+  EXPECT_EQ(off.info().state_snapshots, 0);
 }
 
 TEST(DeltaNetCli, BenchAndInfoRun) {
@@ -119,24 +128,44 @@ TEST(DeltaNetCli, BenchAndInfoRun) {
   EXPECT_NE(i.out.find("2 linear-attention layers"), std::string::npos) << i.out;
 }
 
-// The server says at startup how much state a sequence holds and that the prefix cache is off,
-// and /metrics says it too; a chat completion runs.
+// The server says at startup how much state a sequence holds and how the prefix cache keeps
+// it, and /metrics says it too; a completion runs, and a second one with the same prompt
+// restores a snapshot.
 TEST(DeltaNetServe, StartupAndMetricsSayTheStateAndTheCache) {
   test::ServeProcess srv(
       {"-m", test::generated_model("tiny-qwen35moe", "q8_0"), "-c", "256", "--parallel", "4"});
   ASSERT_TRUE(srv.ok()) << srv.stderr_text();
   const std::string err = srv.stderr_text();
   EXPECT_NE(err.find("recurrent state"), std::string::npos) << err;
-  EXPECT_NE(err.find("prefix cache off"), std::string::npos) << err;
+  EXPECT_NE(err.find("prefix cache on, with 8 snapshots"), std::string::npos) << err;
   auto c = srv.client();
-  int status = 0;
-  const auto j = test::post_json(*c, "/v1/completions",
-                                 {{"prompt", "Once upon a time"}, {"max_tokens", 4}}, &status);
-  EXPECT_EQ(status, 200) << j.dump();
-  const auto m = c->Get("/metrics");
-  ASSERT_TRUE(m);
-  EXPECT_NE(m->body.find("tzero_prefix_cache_enabled 0"), std::string::npos);
-  EXPECT_NE(m->body.find("tzero_recurrent_state_bytes "), std::string::npos);
+  const std::string prompt =
+      "Once upon a time there was a little girl named Lily who loved to play outside in the "
+      "park with her friends every day";
+  std::string first;
+  for (int i = 0; i < 2; ++i) {
+    int status = 0;
+    const auto j =
+        test::post_json(*c, "/v1/completions",
+                        {{"prompt", prompt}, {"max_tokens", 4}, {"temperature", 0}}, &status);
+    ASSERT_EQ(status, 200) << j.dump();
+    const std::string digest = j["choices"][0]["tzero"]["logits_digest"];
+    if (i == 0) first = digest;
+    EXPECT_EQ(digest, first) << "the restored state gives other bits";
+  }
+  // The engine publishes its counters at the end of the step that answered: poll briefly.
+  std::string body;
+  for (int tries = 0; tries < 50; ++tries) {
+    const auto m = c->Get("/metrics");
+    ASSERT_TRUE(m);
+    body = m->body;
+    if (body.find("tzero_engine_cached_tokens_total 0") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(body.find("tzero_prefix_cache_enabled 1"), std::string::npos);
+  EXPECT_NE(body.find("tzero_recurrent_state_bytes "), std::string::npos);
+  EXPECT_EQ(body.find("tzero_recurrent_state_snapshots 0"), std::string::npos) << body;
+  EXPECT_EQ(body.find("tzero_engine_cached_tokens_total 0"), std::string::npos) << body;
 }
 
 }  // namespace

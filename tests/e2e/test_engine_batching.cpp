@@ -327,8 +327,7 @@ TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {
 
 // Proves: the prefix cache is used (later requests report cached prompt tokens) and changes
 // nothing: same bits as with the cache off.
-TEST(EngineBatching, PrefixCacheHitsKeepTheBits) {
-  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+void check_prefix_cache_hits(const std::string& model) {
   auto reqs = random_requests(6, 512, 3);
   for (auto& r : reqs) r.prompt_tokens.resize(std::min<size_t>(r.prompt_tokens.size(), 30));
   const std::vector<Output> solo = run_solo(model, reqs);
@@ -348,6 +347,17 @@ TEST(EngineBatching, PrefixCacheHitsKeepTheBits) {
   EXPECT_EQ(e.stats().cached_tokens, cached);  // what /metrics reports as cached tokens
   EXPECT_GT(e.stats().kv_blocks_cached, 0);
   EXPECT_EQ(e.stats().kv_blocks_used, 0);
+}
+
+TEST(EngineBatching, PrefixCacheHitsKeepTheBits) {
+  check_prefix_cache_hits(tzero::test::generated_model("tiny", "q8_0"));
+}
+
+// A recurrent model's hits restore a snapshot of its state at the block boundary where the
+// cached prefix ends (batch/state_snapshots.h): the bits of a recomputation.
+TEST(EngineBatching, PrefixCacheHitsKeepTheBitsWithRecurrentState) {
+  check_prefix_cache_hits(tzero::test::generated_model("tiny-qwen3next", "q8_0"));
+  check_prefix_cache_hits(tzero::test::generated_model("tiny-qwen35", "f16"));
 }
 
 // Batches the requests over an F16 cache of 8-position blocks and checks each against its solo

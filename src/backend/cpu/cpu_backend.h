@@ -88,6 +88,7 @@ class CpuBackend final : public BackendOps {
   // sequence starts at position 0 (its state is zeroed) else continues its state (checked).
   void group_sequences();
   void check_state(int layer, size_t seq, bool zero_conv, bool zero_delta);
+  void mark_saves(int layer);  // the snapshots' positions, after the layer's delta rule
   void attention_fast(const float* q, float* att, const AttentionSpec& s);
 
   ThreadPool& pool_;
@@ -111,6 +112,7 @@ class CpuBackend final : public BackendOps {
   std::vector<const float*> row_ptrs_;    // (n_seqs, n_head_kv, 2, blocks) KvRows::blocks
   std::vector<KvRows> seq_rows_;          // (n_seqs, n_head_kv, 2) K and V rows
   std::vector<std::vector<int32_t>> seq_tokens_;  // (n_seqs) token indices, in position order
+  std::vector<int32_t> save_at_;  // (n_tok) snapshot slot to copy the state into after it, or -1
   // Attention split over position blocks (cpu_attention.cpp), per unit = (item, block).
   std::vector<float> split_s_, split_m_, split_z_, split_o_;
 };

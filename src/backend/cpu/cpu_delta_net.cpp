@@ -23,6 +23,16 @@ void CpuBackend::group_sequences() {
   const ForwardBatch& b = *batch_;
   seq_tokens_.assign(b.tables.size(), {});
   for (size_t t = 0; t < b.size(); ++t) seq_tokens_[size_t(b.seq[t])].push_back(int32_t(t));
+  // save_at_[t]: the snapshot slot to copy the state into after token t, or -1.
+  save_at_.assign(b.size(), -1);
+  for (const ForwardBatch::StateSave& sv : b.state_saves)
+    for (const int32_t t : seq_tokens_[size_t(sv.seq)])
+      if (b.pos[size_t(t)] == sv.pos) save_at_[size_t(t)] = sv.slot;
+}
+
+void CpuBackend::mark_saves(int layer) {
+  for (const ForwardBatch::StateSave& sv : batch_->state_saves)
+    kv_->state_pos(sv.slot, layer) = sv.pos + 1;
 }
 
 // A sequence's first token at position 0 starts from zeros; at p > 0 the state must be at p
@@ -60,9 +70,15 @@ void CpuBackend::short_conv(int layer, Act x, const float* w, int K, Act o) {
       const size_t s = u / n_blocks, c0 = (u % n_blocks) * kConvChannelsPerTask;
       const size_t c1 = std::min(C, c0 + kConvChannelsPerTask);
       float* state = kv_->conv_state(batch_->state_slots[s], layer);
-      for (const int32_t t : seq_tokens_[s])
+      for (const int32_t t : seq_tokens_[s]) {
         short_conv_silu_cols(&in_rows[size_t(t) * C], C, c0, c1, w, size_t(K), state,
                              &out_rows[size_t(t) * C]);
+        if (save_at_[size_t(t)] >= 0) {  // a snapshot: these channels of every state row
+          float* dst = kv_->conv_state(save_at_[size_t(t)], layer);
+          for (size_t j = 0; j + 1 < size_t(K); ++j)
+            std::copy(state + j * C + c0, state + j * C + c1, dst + j * C + c0);
+        }
+      }
     }
   });
 }
@@ -106,8 +122,15 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
         const std::vector<int32_t>& toks = seq_tokens_[s];
         // A sequence's tokens in one pass are consecutive rows of the batch (the engine and
         // eval add them so); the chunk's rows are read at the batch's stride.
-        for (size_t c0 = 0; c0 < toks.size(); c0 += kFastChunk) {
-          const size_t n_c = std::min(kFastChunk, toks.size() - c0), t0 = size_t(toks[c0]);
+        for (size_t c0 = 0, n_c = 0; c0 < toks.size(); c0 += n_c) {
+          // Chunks of kFastChunk, ending early at a snapshot's token.
+          n_c = std::min(kFastChunk, toks.size() - c0);
+          for (size_t i = 0; i < n_c; ++i)
+            if (save_at_[size_t(toks[c0 + i])] >= 0) {
+              n_c = i + 1;
+              break;
+            }
+          const size_t t0 = size_t(toks[c0]);
           check(size_t(toks[c0 + n_c - 1]) == t0 + n_c - 1,
                 "internal: fast mode needs a sequence's tokens in consecutive batch rows");
           const float* row = &x[t0 * qkv.len];
@@ -115,6 +138,8 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
                            row + 2 * Hk * Dk + h * Dv, qkv.len, &gr[t0 * g.len + h],
                            &br[t0 * beta.len + h], g.len, sp.scale, &y[t0 * o.len + h * Dv], o.len,
                            dot);
+          const int32_t save = save_at_[t0 + n_c - 1];
+          if (save >= 0) std::copy(S, S + Dv * Dk, kv_->delta_state(save, layer) + h * Dv * Dk);
         }
       }
     });
@@ -122,6 +147,7 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
       if (!seq_tokens_[s].empty())
         kv_->state_pos(batch_->state_slots[s], layer) =
             batch_->pos[size_t(seq_tokens_[s].back())] + 1;
+    mark_saves(layer);
     return;
   }
   const size_t row_blocks = (Dv + kStateRowsPerTask - 1) / kStateRowsPerTask;
@@ -139,6 +165,10 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
         delta_rule_rows(S, Dk, j0, j1, row + kh * Dk, row + Hk * Dk + kh * Dk,
                         row + 2 * Hk * Dk + h * Dv, gr[t * g.len + h], br[t * beta.len + h],
                         sp.scale, &y[t * o.len + h * Dv], dot);
+        if (save_at_[t] >= 0) {  // a snapshot: these rows of this head
+          float* dst = kv_->delta_state(save_at_[t], layer) + h * Dv * Dk;
+          std::copy(S + j0 * Dk, S + j1 * Dk, dst + j0 * Dk);
+        }
       }
     }
   });
@@ -146,6 +176,7 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
     if (!seq_tokens_[s].empty())
       kv_->state_pos(batch_->state_slots[s], layer) =
           batch_->pos[size_t(seq_tokens_[s].back())] + 1;
+  mark_saves(layer);
 }
 
 void CpuBackend::mul_sigmoid(Act x, Act g, size_t rows) {
