@@ -43,6 +43,10 @@ struct KernelSet {
                      size_t t1, size_t head_dim, float* z, float* o, size_t o_stride);
   void (*swiglu)(const float* gate, const float* up, size_t n, float* out);
   void (*geglu)(const float* gate, const float* up, size_t n, float* out);
+  // delta_rule_rows of kernels/delta_net.h (delta-v1) in one pass per step over each state row,
+  // or null: the backend runs delta_rule_rows over dot_f32 (the same bits).
+  void (*delta_rows)(float* S, size_t d_k, size_t j0, size_t j1, const float* q, const float* k,
+                     const float* v, float g, float beta, float scale, float* out) = nullptr;
 
   GemmFn gemm_for(TensorType t) const;  // nullptr for types without a matmul
 };

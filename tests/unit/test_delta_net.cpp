@@ -65,6 +65,37 @@ TEST(DeltaNet, EveryKernelSetAndRowSplitGivesTheReferenceBits) {
     }
 }
 
+// The sets' fused row kernels (KernelSet::delta_rows: avx512) against the reference, rows of a
+// multiple of 16 and not (the reference's loops), state and outputs to the bit.
+TEST(DeltaNet, FusedRowKernelsGiveTheReferenceBits) {
+  int checked = 0;
+  for (const KernelSet* ks : available_kernels()) {
+    if (!ks->delta_rows) continue;
+    for (size_t d_k : {16, 128, 40}) {
+      SCOPED_TRACE(std::string(ks->name) + " d_k " + std::to_string(d_k));
+      const size_t d_v = 24;
+      std::vector<float> S_ref = random_floats(d_v * d_k, 5, -0.5f, 0.5f), S = S_ref;
+      for (uint32_t t = 0; t < 4; ++t) {
+        std::vector<float> q = random_floats(d_k, 7 + t), k = random_floats(d_k, 9 + t);
+        l2norm_ref(q.data(), d_k, 1e-6f, dot_f32_ref);
+        l2norm_ref(k.data(), d_k, 1e-6f, dot_f32_ref);
+        const std::vector<float> v = random_floats(d_v, 11 + t);
+        std::vector<float> out_ref(d_v), out(d_v);
+        delta_rule_ref(S_ref.data(), d_k, d_v, q.data(), k.data(), v.data(), -0.1f, 0.6f, 0.088f,
+                       out_ref.data());
+        ks->delta_rows(S.data(), d_k, 0, 9, q.data(), k.data(), v.data(), -0.1f, 0.6f, 0.088f,
+                       out.data());
+        ks->delta_rows(S.data(), d_k, 9, d_v, q.data(), k.data(), v.data(), -0.1f, 0.6f, 0.088f,
+                       out.data());
+        EXPECT_TRUE(same_bits(out, out_ref));
+      }
+      EXPECT_TRUE(same_bits(S, S_ref));
+      ++checked;
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no kernel set of this CPU has a fused delta row kernel";
+}
+
 // The header's order, written out once more for one row: decay, dot-v1 with k, delta, update,
 // dot-v1 with q, scale.
 TEST(DeltaNet, RowFollowsTheWrittenOrder) {

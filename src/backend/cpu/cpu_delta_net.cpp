@@ -152,6 +152,7 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
   }
   const size_t row_blocks = (Dv + kStateRowsPerTask - 1) / kStateRowsPerTask;
   const size_t per_seq = Hv * row_blocks, n_seqs = seq_tokens_.size();
+  const auto rows_fn = kern_.delta_rows;  // null: delta_rule_rows over dot_f32
   pool_.run(n_seqs * per_seq, [&](size_t u0, size_t u1) {
     for (size_t u = u0; u < u1; ++u) {
       const size_t s = u / per_seq, h = (u % per_seq) / row_blocks;
@@ -162,9 +163,14 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
       for (const int32_t ti : seq_tokens_[s]) {
         const size_t t = size_t(ti);
         const float* row = &x[t * qkv.len];
-        delta_rule_rows(S, Dk, j0, j1, row + kh * Dk, row + Hk * Dk + kh * Dk,
-                        row + 2 * Hk * Dk + h * Dv, gr[t * g.len + h], br[t * beta.len + h],
-                        sp.scale, &y[t * o.len + h * Dv], dot);
+        const float *qh = row + kh * Dk, *kh_ = row + Hk * Dk + kh * Dk,
+                    *vh = row + 2 * Hk * Dk + h * Dv;
+        if (rows_fn)
+          rows_fn(S, Dk, j0, j1, qh, kh_, vh, gr[t * g.len + h], br[t * beta.len + h], sp.scale,
+                  &y[t * o.len + h * Dv]);
+        else
+          delta_rule_rows(S, Dk, j0, j1, qh, kh_, vh, gr[t * g.len + h], br[t * beta.len + h],
+                          sp.scale, &y[t * o.len + h * Dv], dot);
         if (save_at_[t] >= 0) {  // a snapshot: these rows of this head
           float* dst = kv_->delta_state(save_at_[t], layer) + h * Dv * Dk;
           std::copy(S + j0 * Dk, S + j1 * Dk, dst + j0 * Dk);

@@ -1,10 +1,12 @@
 // AVX-512 (F, BW, VL, DQ, VNNI) kernels (compiled with the matching -m flags; run only when
 // CPUID says so). The 16 lanes of the float dot live in one zmm register; int8 blocks use VNNI.
+#include "kernels/delta_net.h"
 #include "kernels/kernel_set.h"
+#include "kernels/math.h"
 #include "kernels/x86/attention_avx512.h"
 #include "kernels/x86/gemm_float.h"
-#include "kernels/x86/gemm_legacy_vnni.h"
 #include "kernels/x86/gemm_k16_avx512.h"
+#include "kernels/x86/gemm_legacy_vnni.h"
 #include "kernels/x86/gemm_q4k_decode.h"
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
@@ -113,6 +115,40 @@ void gemm_q6_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_
     x86::gemm_k<BlockQ6_K, x86::dot_q6_k_x86>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
+// delta_rule_rows (kernels/delta_net.h, delta-v1) with each row's two passes fused: the decay
+// and the dot with k in one sweep (dot-v1's 16 lanes in one register, as dot16), the update and
+// the dot with q in the next; the update is a product then a sum (two roundings, no FMA), as
+// the reference. Rows whose length is not a multiple of 16 take the reference's loops.
+void delta_rows_avx512(float* S, size_t d_k, size_t j0, size_t j1, const float* q, const float* k,
+                       const float* v, float g, float beta, float scale, float* out) {
+  if (d_k % 16 != 0) {
+    delta_rule_rows(
+        S, d_k, j0, j1, q, k, v, g, beta, scale, out,
+        [](const float* a, const float* b, size_t n) { return Avx512::dot16(a, b, n, false); });
+    return;
+  }
+  const __m512 dec = _mm512_set1_ps(exp_ref(g));
+  for (size_t j = j0; j < j1; ++j) {
+    float* row = S + j * d_k;
+    __m512 acc = _mm512_setzero_ps();
+    for (size_t i = 0; i < d_k; i += 16) {
+      const __m512 r = _mm512_mul_ps(_mm512_loadu_ps(row + i), dec);
+      _mm512_storeu_ps(row + i, r);
+      acc = _mm512_fmadd_ps(r, _mm512_loadu_ps(k + i), acc);
+    }
+    const float kv = x86::reduce16(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
+    const __m512 dl = _mm512_set1_ps((v[j] - kv) * beta);
+    __m512 acc2 = _mm512_setzero_ps();
+    for (size_t i = 0; i < d_k; i += 16) {
+      const __m512 r =
+          _mm512_add_ps(_mm512_loadu_ps(row + i), _mm512_mul_ps(_mm512_loadu_ps(k + i), dl));
+      _mm512_storeu_ps(row + i, r);
+      acc2 = _mm512_fmadd_ps(r, _mm512_loadu_ps(q + i), acc2);
+    }
+    out[j] = x86::reduce16(_mm512_castps512_ps256(acc2), _mm512_extractf32x8_ps(acc2, 1)) * scale;
+  }
+}
+
 KernelSet make_avx512() {
   KernelSet set = x86::make_kernel_set<Avx512>("avx512");
   set.gemm_f32 = gemm_float_avx512<float, false>;
@@ -133,6 +169,7 @@ KernelSet make_avx512() {
   set.gemm_iq4_xs = x86::gemm_k16_avx512<BlockIQ4_XS>;
   set.attn_scores = x86::attn_scores_avx512;
   set.attn_block = x86::attn_block_avx512;
+  set.delta_rows = delta_rows_avx512;
   return set;
 }
 
