@@ -9,8 +9,8 @@
 
 namespace tzero {
 
-void short_conv_silu_cols(const float* x, size_t n_ch, size_t c0, size_t c1, const float* w,
-                          size_t K, float* state, float* out) {
+void short_conv_cols(const float* x, size_t n_ch, size_t c0, size_t c1, const float* w, size_t K,
+                     float* state, float* out) {
   const size_t H = K - 1;  // state rows
   for (size_t c = c0; c < c1; ++c) {
     const float* wc = w + c * K;
@@ -21,10 +21,16 @@ void short_conv_silu_cols(const float* x, size_t n_ch, size_t c0, size_t c1, con
     }
     const float prod = wc[H] * x[c];
     acc = acc + prod;
-    out[c] = silu_ref(acc);
+    out[c] = acc;
     for (size_t j = 0; j + 1 < H; ++j) state[j * n_ch + c] = state[(j + 1) * n_ch + c];
     if (H > 0) state[(H - 1) * n_ch + c] = x[c];
   }
+}
+
+void short_conv_silu_cols(const float* x, size_t n_ch, size_t c0, size_t c1, const float* w,
+                          size_t K, float* state, float* out) {
+  short_conv_cols(x, n_ch, c0, c1, w, K, state, out);
+  for (size_t c = c0; c < c1; ++c) out[c] = silu_ref(out[c]);
 }
 
 void short_conv_silu_ref(const float* x, size_t n_ch, const float* w, size_t K, float* state,

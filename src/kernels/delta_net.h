@@ -42,6 +42,10 @@ using DotF32Fn = float (*)(const float* a, const float* b, size_t n);
 // ssm_conv1d, ne {K, n_ch}); out[c] = silu(conv).
 void short_conv_silu_cols(const float* x, size_t n_ch, size_t c0, size_t c1, const float* w,
                           size_t K, float* state, float* out);
+// The same without the silu: out[c] = the convolution's sum (a backend applies silu-v1 after,
+// e.g. as the kernel set's swiglu with an up of ones: silu_ref(acc) * 1 is silu_ref(acc)).
+void short_conv_cols(const float* x, size_t n_ch, size_t c0, size_t c1, const float* w, size_t K,
+                     float* state, float* out);
 // Every channel.
 void short_conv_silu_ref(const float* x, size_t n_ch, const float* w, size_t K, float* state,
                          float* out);

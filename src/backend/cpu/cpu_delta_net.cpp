@@ -65,14 +65,16 @@ void CpuBackend::short_conv(int layer, Act x, const float* w, int K, Act o) {
   float* out_rows = out(o, n);
   const size_t n_blocks = (C + kConvChannelsPerTask - 1) / kConvChannelsPerTask;
   const size_t n_seqs = seq_tokens_.size();
+  static const std::vector<float> ones(kConvChannelsPerTask, 1.0f);
   pool_.run(n_seqs * n_blocks, [&](size_t u0, size_t u1) {
     for (size_t u = u0; u < u1; ++u) {
       const size_t s = u / n_blocks, c0 = (u % n_blocks) * kConvChannelsPerTask;
       const size_t c1 = std::min(C, c0 + kConvChannelsPerTask);
       float* state = kv_->conv_state(batch_->state_slots[s], layer);
       for (const int32_t t : seq_tokens_[s]) {
-        short_conv_silu_cols(&in_rows[size_t(t) * C], C, c0, c1, w, size_t(K), state,
-                             &out_rows[size_t(t) * C]);
+        float* y = &out_rows[size_t(t) * C];
+        short_conv_cols(&in_rows[size_t(t) * C], C, c0, c1, w, size_t(K), state, y);
+        kern_.swiglu(y + c0, ones.data(), c1 - c0, y + c0);  // silu-v1: silu_ref(acc) * 1
         if (save_at_[size_t(t)] >= 0) {  // a snapshot: these channels of every state row
           float* dst = kv_->conv_state(save_at_[size_t(t)], layer);
           for (size_t j = 0; j + 1 < size_t(K); ++j)
