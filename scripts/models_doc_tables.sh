@@ -9,7 +9,7 @@ head=$(awk '/^## `llama`$/ { exit } { print }' "$DOC")
 {
   printf '%s\n' "$head"
   for a in llama qwen2 qwen3 qwen2moe qwen3moe gemma2 gemma3 phi3 gpt-oss glm4moe deepseek2 qwen3next \
-    qwen35 qwen35moe; do
+    qwen35 qwen35moe nemotron_h; do
     printf '## `%s`\n\n' "$a"
     "$TZ" info --keys "$a"
     echo

@@ -87,7 +87,7 @@ Command add_info(CLI::App& app) {
               // would refuse says why when it is run; info still lists it).
               try {
                 const HParams hp = read_hparams(f);
-                const int attn = hp.n_layer - hp.n_recurrent_layers();
+                const int attn = hp.n_attention_layers();
                 std::printf(
                     "\nmemory per sequence: %zu bytes of keys and values per position (f32; "
                     "%d of %d layers attend), %zu bytes of recurrent state (%d linear-attention "

@@ -199,6 +199,39 @@ void add_hybrid_mixer(const ModelPreset& P, int l, const std::string& p, Add& ad
   add(p + "ssm_out.weight", {I, E}, 0.0f, amp(I), true);
 }
 
+// A nemotron_h layer as llama.cpp's converter writes it: one mixer, by the pattern's letter. The
+// Mamba-2 values are a real model's kind: A = -exp(A_log) in [-7, -1], dt_bias near -4.6 (steps
+// near 0.01), D near 1.
+template <class Add>
+void add_nemotron_h_layer(const ModelPreset& P, int l, const std::string& p, Add& add) {
+  const int64_t E = P.n_embd, N = P.ssm_d_state, G = P.ssm_n_group, H = P.ssm_dt_rank,
+                K = P.ssm_d_conv;
+  auto amp = [](int64_t fan_in) { return float(std::sqrt(3.0 / double(fan_in))); };
+  add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
+  const char kind = P.layer_pattern[size_t(l)];
+  if (kind == 'M') {
+    const int64_t Di = P.ssm_d_inner;
+    const int64_t C = Di + 2 * G * N;
+    add(p + "ssm_in.weight", {E, Di + C + H}, 0.0f, amp(E), true);
+    add(p + "ssm_conv1d.weight", {K, C}, 0.0f, amp(K), false);
+    add(p + "ssm_conv1d.bias", {C}, 0.0f, 0.1f, false);
+    add(p + "ssm_dt.bias", {H}, -4.6f, 2.0f, false);
+    add(p + "ssm_a", {1, H}, -4.0f, 3.0f, false);
+    add(p + "ssm_d", {1, H}, 1.0f, 0.1f, false);
+    add(p + "ssm_norm.weight", {Di / G, G}, 1.0f, 0.1f, false);
+    add(p + "ssm_out.weight", {Di, E}, 0.0f, amp(Di), true);
+  } else if (kind == '*') {
+    const int64_t Q = int64_t(P.n_head) * P.head_dim, KV = int64_t(P.n_head_kv) * P.head_dim;
+    add(p + "attn_q.weight", {E, Q}, 0.0f, amp(E), true);
+    add(p + "attn_k.weight", {E, KV}, 0.0f, amp(E), true);
+    add(p + "attn_v.weight", {E, KV}, 0.0f, amp(E), true);
+    add(p + "attn_output.weight", {Q, E}, 0.0f, amp(Q), true);
+  } else {
+    add(p + "ffn_up.weight", {E, int64_t(P.n_ff)}, 0.0f, amp(E), true);
+    add(p + "ffn_down.weight", {int64_t(P.n_ff), E}, 0.0f, amp(P.n_ff), true);
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> generate_model(const ModelPreset& P, TensorType dtype, uint64_t seed,
@@ -228,11 +261,22 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
   w.add_u32("general.file_type", llama_file_type(format));
   w.add_u32(a + "context_length", uint32_t(P.n_ctx));
   w.add_u32(a + "embedding_length", uint32_t(P.n_embd));
-  w.add_u32(a + "feed_forward_length", uint32_t(P.n_ff));
+  const bool nemotron = !P.layer_pattern.empty();
+  if (nemotron) {  // per layer: the MLP layers' width, the attention layers' kv heads, else 0
+    std::vector<int32_t> ff, kv;
+    for (char c : P.layer_pattern) {
+      ff.push_back(c == '-' ? P.n_ff : 0);
+      kv.push_back(c == '*' ? P.n_head_kv : 0);
+    }
+    w.add_i32_array(a + "feed_forward_length", ff);
+    w.add_i32_array(a + "attention.head_count_kv", kv);
+  } else {
+    w.add_u32(a + "feed_forward_length", uint32_t(P.n_ff));
+  }
   w.add_u32(a + "block_count", uint32_t(P.n_layer + P.n_nextn));
   w.add_u32(a + "attention.head_count", uint32_t(P.n_head));
-  w.add_u32(a + "attention.head_count_kv", uint32_t(P.n_head_kv));
-  if (P.head_dim * P.n_head != P.n_embd) {
+  if (!nemotron) w.add_u32(a + "attention.head_count_kv", uint32_t(P.n_head_kv));
+  if (P.head_dim * P.n_head != P.n_embd || nemotron) {
     w.add_u32(a + "attention.key_length", uint32_t(P.head_dim));
     w.add_u32(a + "attention.value_length",
               uint32_t(P.kv_lora_rank > 0 ? P.kv_lora_rank : P.head_dim));  // MLA: the latent
@@ -284,13 +328,17 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
       if (P.arch == "glm4moe") w.add_u32(a + "nextn_predict_layers", uint32_t(P.n_nextn));
     }
   }
-  if (P.ssm_d_conv > 0) {  // as llama.cpp's converter writes a Gated DeltaNet hybrid
+  if (P.ssm_d_conv > 0) {  // as llama.cpp's converter writes a Gated DeltaNet or Mamba-2 hybrid
     w.add_u32(a + "ssm.conv_kernel", uint32_t(P.ssm_d_conv));
     w.add_u32(a + "ssm.state_size", uint32_t(P.ssm_d_state));
     w.add_u32(a + "ssm.group_count", uint32_t(P.ssm_n_group));
     w.add_u32(a + "ssm.time_step_rank", uint32_t(P.ssm_dt_rank));
-    w.add_u32(a + "ssm.inner_size", uint32_t(P.ssm_dt_rank * P.ssm_d_state));
-    w.add_u32(a + "full_attention_interval", uint32_t(P.full_attn_interval));
+    w.add_u32(a + "ssm.inner_size",
+              uint32_t(P.ssm_d_inner > 0 ? P.ssm_d_inner : P.ssm_dt_rank * P.ssm_d_state));
+    if (P.layer_pattern.empty())
+      w.add_u32(a + "full_attention_interval", uint32_t(P.full_attn_interval));
+    else  // nemotron_h: its config's layer_norm_epsilon too (llama.cpp v0.4.0 requires it)
+      w.add_f32(a + "attention.layer_norm_epsilon", P.rms_eps);
     if (!P.rope_sections.empty()) {
       std::vector<int32_t> sec(P.rope_sections.begin(), P.rope_sections.end());
       w.add_i32_array(a + "rope.dimension_sections", sec);
@@ -392,6 +440,10 @@ std::vector<std::string> generate_model(const ModelPreset& P, const WeightFormat
   for (int l = 0; l < P.n_layer + P.n_nextn; ++l) {
     layer = l;
     const std::string p = "blk." + std::to_string(l) + ".";
+    if (nemotron) {  // one mixer per layer
+      add_nemotron_h_layer(P, l, p, add);
+      continue;
+    }
     add(p + "attn_norm.weight", {E}, 1.0f, 0.1f, false);
     const bool mla = P.kv_lora_rank > 0;
     if (hybrid) {

@@ -52,7 +52,12 @@ struct ModelPreset {
   int ssm_d_conv = 0, ssm_d_state = 0, ssm_n_group = 0, ssm_dt_rank = 0, full_attn_interval = 4;
   std::vector<int> rope_sections = {};
   bool ssm_legacy = false;
+  // nemotron_h: each layer's kind, 'M' Mamba-2, '*' attention, '-' MLP (llama.cpp's converter's
+  // hybrid_override_pattern); the ssm_* sizes are then its Mamba-2's (ssm_dt_rank its heads).
+  std::string layer_pattern = {};
+  int ssm_d_inner = 0;  // nemotron_h: the Mamba-2 inner width (heads x head width)
   bool recurrent_layer(int il) const {
+    if (!layer_pattern.empty()) return layer_pattern[size_t(il)] == 'M';
     return ssm_d_conv > 0 && il < n_layer && (il + 1) % full_attn_interval != 0;
   }
 };

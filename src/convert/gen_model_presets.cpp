@@ -23,8 +23,28 @@ ModelPreset hybrid(ModelPreset p, int n_rot, int conv, int state, int k_heads, i
   return p;
 }
 
+// nemotron_h: one letter per layer ('M' Mamba-2, '*' attention, '-' MLP), the Mamba-2 sizes.
+ModelPreset nemotron_h(ModelPreset p, std::string pattern, int conv, int state, int groups,
+                       int heads, int inner) {
+  p.layer_pattern = std::move(pattern);
+  p.ssm_d_conv = conv;
+  p.ssm_d_state = state;
+  p.ssm_n_group = groups;
+  p.ssm_dt_rank = heads;
+  p.ssm_d_inner = inner;
+  return p;
+}
+
 std::vector<ModelPreset> hybrid_presets() {
   return {
+      // Mamba-2 (8 heads of 32 in 2 groups of B and C, state 16), attention without rope (4
+      // heads, 2 kv), squared-ReLU MLPs, as "M*M-M-". The inner width is twice the residual's
+      // and a multiple of groups x residual, which some llama.cpp versions assert.
+      nemotron_h({"tiny-nemotron-h",
+                  "nemotron_h (Mamba-2, attention without rope and squared-ReLU MLP layers): for "
+                  "tests",
+                  "nemotron_h", 512, 128, 256, 6, 4, 2, 32, 2048, 10000.0, 1e-5f, false},
+                 "M*M-M-", 4, 16, 2, 8, 256),
       // Two value heads per key head (qwen3next repeats them interleaved), a quarter of each
       // head rotated, layers 0-2 linear attention and 3 full, experts with a shared one.
       hybrid({"tiny-qwen3next",
@@ -475,6 +495,16 @@ double preset_parameters(const ModelPreset& P) {
   const double V = P.n_vocab, E = P.n_embd, F = P.n_ff, Q = double(P.n_head) * P.head_dim,
                KV = double(P.n_head_kv) * P.head_dim, X = P.n_expert, FX = P.n_ff_exp,
                S = P.n_ff_shexp;
+  if (!P.layer_pattern.empty()) {  // nemotron_h: one mixer per layer
+    const double N = P.ssm_d_state, G = P.ssm_n_group, H = P.ssm_dt_rank, I = P.ssm_d_inner,
+                 C = I + 2 * G * N;
+    double total = V * E * (P.tied_output ? 1 : 2) + E;
+    for (char c : P.layer_pattern)
+      total += E + (c == 'M'   ? E * (I + C + H) + P.ssm_d_conv * C + C + 3 * H + I + I * E
+                    : c == '*' ? 2 * E * Q + 2 * E * KV
+                               : 2 * E * F);
+    return total;
+  }
   double layer = 2 * E + 2 * E * Q + 2 * E * KV;  // norms, q and o, k and v
   if (P.kv_lora_rank > 0) {                       // MLA instead
     const double H = P.n_head, C = P.kv_lora_rank, R = P.n_rot, DK = P.head_dim_k_mla,

@@ -10,7 +10,7 @@
 namespace tzero {
 
 void short_conv_cols(const float* x, size_t n_ch, size_t c0, size_t c1, const float* w, size_t K,
-                     float* state, float* out) {
+                     float* state, float* out, const float* bias) {
   const size_t H = K - 1;  // state rows
   for (size_t c = c0; c < c1; ++c) {
     const float* wc = w + c * K;
@@ -21,7 +21,7 @@ void short_conv_cols(const float* x, size_t n_ch, size_t c0, size_t c1, const fl
     }
     const float prod = wc[H] * x[c];
     acc = acc + prod;
-    out[c] = acc;
+    out[c] = bias ? acc + bias[c] : acc;
     for (size_t j = 0; j + 1 < H; ++j) state[j * n_ch + c] = state[(j + 1) * n_ch + c];
     if (H > 0) state[(H - 1) * n_ch + c] = x[c];
   }

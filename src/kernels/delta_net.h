@@ -44,8 +44,9 @@ void short_conv_silu_cols(const float* x, size_t n_ch, size_t c0, size_t c1, con
                           size_t K, float* state, float* out);
 // The same without the silu: out[c] = the convolution's sum (a backend applies silu-v1 after,
 // e.g. as the kernel set's swiglu with an up of ones: silu_ref(acc) * 1 is silu_ref(acc)).
+// bias (n_ch) or null: added to the sum (Mamba-2's conv1d bias: acc + bias, then the silu).
 void short_conv_cols(const float* x, size_t n_ch, size_t c0, size_t c1, const float* w, size_t K,
-                     float* state, float* out);
+                     float* state, float* out, const float* bias = nullptr);
 // Every channel.
 void short_conv_silu_ref(const float* x, size_t n_ch, const float* w, size_t K, float* state,
                          float* out);

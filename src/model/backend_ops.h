@@ -93,6 +93,12 @@ struct DeltaNetSpec {
   float scale = 1;
 };
 
+// Mamba-2's selective scan (kernels/ssm_scan.h, mamba2-v1): its input row is the convolution's
+// output [x (n_heads x head_dim) | B (n_groups x d_state) | C (the same)].
+struct SsmSpec {
+  int n_heads = 0, head_dim = 0, n_groups = 0, d_state = 0;
+};
+
 // The gated feed-forward activation: out = act(gate) * up.
 enum class Activation {
   SiLU,       // SwiGLU (silu-v1): llama, qwen
@@ -175,7 +181,9 @@ class BackendOps {
   // position the state must have reached it (else tzero::Error: the state cannot rewind).
   // out row t = silu(short convolution) of x row t and the sequence's previous K - 1 inputs;
   // w: (x.len, K) each channel's taps. The state keeps the last K - 1 inputs.
-  virtual void short_conv(int layer, Act x, const float* w, int K, Act out) = 0;
+  // bias (x.len) or null: added to the sum before the silu (Mamba-2's conv1d bias).
+  virtual void short_conv(int layer, Act x, const float* w, int K, Act out,
+                          const float* bias = nullptr) = 0;
   // Each head_dim slice of the first `width` floats of every row scaled to unit L2 norm, in
   // place (l2norm_ref).
   virtual void l2norm_heads(Act x, size_t width, size_t head_dim, float eps, size_t rows) = 0;
@@ -185,6 +193,16 @@ class BackendOps {
   // log decay g row t and beta row t; the state advances to the token's position + 1.
   virtual void delta_net(int layer, Act qkv, Act g, Act beta, Act out,
                          const DeltaNetSpec& spec) = 0;
+  // ---- Mamba-2 (nemotron_h). y row t = the selective scan's output for token t over xbc row t
+  // (the convolution's output) and dt row t (n_heads raw steps), with its D skip; the state
+  // (KvStore::delta_state) advances to the token's position + 1, as delta_net's.
+  virtual void ssm_scan(int layer, Act xbc, Act dt, const float* dt_bias, const float* A,
+                        const float* D, Act y, const SsmSpec& spec) = 0;
+  // Each `group` floats of every row RMS-normed (ops-v1) and times its part of w (x.len
+  // floats), in place: Mamba-2's grouped gated norm.
+  virtual void rmsnorm_groups(Act x, const float* w, float eps, size_t group, size_t rows) = 0;
+  // x = relu(x)^2, element by element: r = x > 0 ? x : 0, then r * r (nemotron_h's MLP).
+  virtual void relu_sqr(Act x, size_t rows) = 0;
   // out row r = x row batch.logits_rows[r].
   virtual void gather_logits_rows(Act x, Act out) = 0;
 };

@@ -24,6 +24,7 @@ std::optional<Arch> arch_from_name(std::string_view name) {
   if (name == "qwen3next") return Arch::Qwen3Next;
   if (name == "qwen35") return Arch::Qwen35;
   if (name == "qwen35moe") return Arch::Qwen35Moe;
+  if (name == "nemotron_h") return Arch::NemotronH;
   return std::nullopt;
 }
 
@@ -109,7 +110,8 @@ void read_experts(const KeyReader& r, bool moe_arch, HParams& hp) {
   if (hp.arch == Arch::Qwen2 || hp.arch == Arch::Qwen3 || hp.arch == Arch::Qwen35)
     f.fail("metadata '" + given + "' on architecture '" + excerpt(an) +
            "', which has no experts (" + excerpt(an) + "moe has)");
-  if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3 || hp.arch == Arch::Phi3)
+  if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3 || hp.arch == Arch::Phi3 ||
+      hp.arch == Arch::NemotronH)
     f.fail("metadata '" + given + "' on architecture '" + excerpt(an) + "', which has no experts");
   if (n_expert < 1 || n_expert > kMaxExperts)
     f.fail("metadata '" + count_key + "' = " + std::to_string(n_expert) + " is out of range (1.." +
@@ -361,6 +363,64 @@ void read_delta_net(const KeyReader& r, HParams& hp) {
   }
 }
 
+// nemotron_h's layers as llama.cpp reads them: per-layer head_count_kv and feed_forward_length
+// arrays (a scalar means every layer), a layer with both 0 is Mamba-2, with feed_forward_length
+// 0 attention, otherwise a feed-forward (MLP) block; the Mamba-2 sizes (ssm.*) required. tzero
+// runs one kv head count for the attention layers and one width for the MLP layers.
+void read_nemotron_h(const KeyReader& r, HParams& hp) {
+  const GgufFile& f = r.file();
+  auto per_layer = [&](std::string_view key, int64_t def) {
+    std::vector<int64_t> v;
+    const GgufValue* g = r.find(key);
+    if (!g) {
+      v.assign(size_t(hp.n_layer), def);
+    } else if (g->type == GgufValueType::ARRAY) {
+      v = f.get_int_array(r.name(key));
+      if (int64_t(v.size()) != hp.n_layer)
+        f.fail("metadata '" + r.name(key) + "' is an array of " + std::to_string(v.size()) +
+               " values for " + std::to_string(hp.n_layer) + " layers");
+    } else {
+      v.assign(size_t(hp.n_layer), r.get_int(key, def));
+    }
+    return v;
+  };
+  const std::vector<int64_t> kv = per_layer("attention.head_count_kv", hp.n_head);
+  const std::vector<int64_t> ff = per_layer("feed_forward_length", 0);
+  hp.n_head_kv = 0;
+  hp.n_ff = 0;
+  auto one_value = [&](std::string_view key, int& field, int64_t x) {
+    if (x < 0 || x > (1 << 22)) f.fail("metadata '" + r.name(key) + "' is out of range");
+    if (field != 0 && field != x)
+      f.fail("metadata '" + r.name(key) + "' has different values on layers of one kind (" +
+             std::to_string(field) + ", " + std::to_string(x) +
+             "): tzero runs one value for every layer of a kind");
+    field = int(x);
+  };
+  for (int il = 0; il < hp.n_layer; ++il) {
+    const int64_t k = kv[size_t(il)], w = ff[size_t(il)];
+    if (k == 0 && w == 0) {
+      hp.layer_kinds.push_back(LayerKind::Recurrent);
+    } else if (w == 0) {
+      hp.layer_kinds.push_back(LayerKind::Attention);
+      one_value("attention.head_count_kv", hp.n_head_kv, k);
+    } else {
+      hp.layer_kinds.push_back(LayerKind::Mlp);
+      one_value("feed_forward_length", hp.n_ff, w);
+    }
+  }
+  if (hp.n_head_kv == 0) hp.n_head_kv = hp.n_head;  // no attention layer: unused
+  hp.ssm_d_conv = r.required_positive("ssm.conv_kernel", 64);
+  hp.ssm_d_state = r.required_positive("ssm.state_size", 1 << 12);
+  hp.ssm_n_group = r.required_positive("ssm.group_count", 1 << 12);
+  hp.ssm_dt_rank = r.required_positive("ssm.time_step_rank", 1 << 12);  // Mamba-2 heads
+  hp.ssm_d_inner = r.required_positive("ssm.inner_size", 1 << 20);
+  if (hp.ssm_dt_rank % hp.ssm_n_group != 0 || hp.ssm_d_inner % hp.ssm_dt_rank != 0)
+    f.fail("metadata '" + r.name("ssm.inner_size") + "' = " + std::to_string(hp.ssm_d_inner) +
+           ", ssm.time_step_rank = " + std::to_string(hp.ssm_dt_rank) + " and ssm.group_count = " +
+           std::to_string(hp.ssm_n_group) + " do not divide into heads and groups");
+  hp.rope_none = true;
+}
+
 // rope.scaling.* as llama.cpp reads them: the type (absent: linear), the factor (or the older
 // rope.scale_linear; 0 means 1), the attention factor and the original context.
 void read_rope_scaling(const KeyReader& r, HParams& hp) {
@@ -416,7 +476,7 @@ HParams read_hparams(const GgufFile& f) {
     f.fail("architecture '" + excerpt(hp.arch_name) +
            "' is not supported (supported: llama, mistral, " +
            "qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, phi3, gpt-oss, glm4moe, deepseek2, "
-           "qwen3next, qwen35, qwen35moe)");
+           "qwen3next, qwen35, qwen35moe, nemotron_h)");
   hp.arch = *arch;
   const KeyReader r(f, hp.arch, hp.arch_name);
   hp.n_embd = r.required_positive("embedding_length", 1 << 20);
@@ -431,14 +491,18 @@ HParams read_hparams(const GgufFile& f) {
     hp.n_layer_nextn = int(nextn);
   }
   hp.n_head = r.per_layer("attention.head_count", hp.n_layer, 0, true, 4096);
-  hp.n_head_kv = r.per_layer("attention.head_count_kv", hp.n_layer, hp.n_head, false, 4096);
+  const bool nemotron = hp.arch == Arch::NemotronH;
+  if (nemotron)
+    read_nemotron_h(r, hp);  // per-layer kinds, kv heads and widths; the Mamba-2 sizes
+  else
+    hp.n_head_kv = r.per_layer("attention.head_count_kv", hp.n_layer, hp.n_head, false, 4096);
   const bool moe_arch = hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Moe ||
                         hp.arch == Arch::GptOss || hp.arch == Arch::Glm4Moe ||
                         hp.arch == Arch::DeepSeek2 || hp.arch == Arch::Qwen3Next ||
                         hp.arch == Arch::Qwen35Moe;
   if (hp.arch == Arch::GptOss || (moe_arch && !r.has("feed_forward_length")))
     hp.n_ff = 0;  // experts only: their own length below (gpt-oss's graph never reads it)
-  else
+  else if (!nemotron)
     hp.n_ff = r.per_layer("feed_forward_length", hp.n_layer, 0, true, 1 << 22);
   hp.n_ctx_train = r.required_positive("context_length", 1 << 24);
   if (hp.n_embd % hp.n_head != 0 && !r.has("attention.key_length"))
@@ -454,8 +518,10 @@ HParams read_hparams(const GgufFile& f) {
   if (hp.n_head % hp.n_head_kv != 0)
     f.fail("attention.head_count " + std::to_string(hp.n_head) +
            " is not a multiple of head_count_kv " + std::to_string(hp.n_head_kv));
-  hp.n_rot = r.positive("rope.dimension_count", r.get_int("rope.dimension_count", hp.head_dim),
-                        hp.head_dim);
+  // nemotron_h has no rotary embedding (llama.cpp reads its rope keys and never applies them).
+  hp.n_rot = nemotron ? hp.head_dim
+                      : r.positive("rope.dimension_count",
+                                   r.get_int("rope.dimension_count", hp.head_dim), hp.head_dim);
   if (hp.n_rot % 2 != 0) f.fail("rope.dimension_count must be even");
   if (hp.arch == Arch::Llama && hp.n_rot != hp.head_dim)
     f.fail("metadata '" + r.name("rope.dimension_count") + "' = " + std::to_string(hp.n_rot) +
@@ -467,9 +533,11 @@ HParams read_hparams(const GgufFile& f) {
   hp.rms_eps = float(r.get_float("attention.layer_norm_rms_epsilon", 0));
   if (!(hp.rms_eps > 0 && hp.rms_eps < 1))
     f.fail("attention.layer_norm_rms_epsilon is out of range");
-  hp.rope_base = r.get_float("rope.freq_base", 10000.0);
-  if (!(hp.rope_base > 1)) f.fail("rope.freq_base is out of range");
-  read_rope_scaling(r, hp);
+  if (!nemotron) {
+    hp.rope_base = r.get_float("rope.freq_base", 10000.0);
+    if (!(hp.rope_base > 1)) f.fail("rope.freq_base is out of range");
+    read_rope_scaling(r, hp);
+  }
   hp.rope_neox = hp.arch != Arch::Llama && hp.arch != Arch::DeepSeek2;  // deepseek2: pairs
   hp.attn_scale = 1.0f / std::sqrt(float(hp.head_dim));
   if (hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3) read_gemma(r, hp);

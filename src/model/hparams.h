@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "format/gguf.h"
 
@@ -25,11 +26,12 @@ enum class Arch {
   DeepSeek2,
   Qwen3Next,
   Qwen35,
-  Qwen35Moe
+  Qwen35Moe,
+  NemotronH
 };
 // general.architecture -> Arch ("mistral" is llama, "gpt-oss" GptOss, "glm4moe" Glm4Moe,
-// "deepseek2" DeepSeek2, "qwen3next" Qwen3Next, "qwen35" Qwen35, "qwen35moe" Qwen35Moe);
-// nullopt for the ones tzero cannot run.
+// "deepseek2" DeepSeek2, "qwen3next" Qwen3Next, "qwen35" Qwen35, "qwen35moe" Qwen35Moe,
+// "nemotron_h" NemotronH); nullopt for the ones tzero cannot run.
 std::optional<Arch> arch_from_name(std::string_view name);
 
 // How a mixture-of-experts layer turns router logits into the k experts and their weights
@@ -40,6 +42,11 @@ std::optional<Arch> arch_from_name(std::string_view name);
 // GroupedSoftmax: Sigmoid's choice (bias, groups, scale) over softmax scores (DeepSeek-V2:
 // expert_gating_func 1, or absent, for deepseek2).
 enum class MoeGating { Softmax, SoftmaxWeight, Sigmoid, GroupedSoftmax };
+
+// What a layer of nemotron_h is (one mixer per layer): Mamba-2, attention or a feed-forward
+// block (llama.cpp: head_count_kv and feed_forward_length 0 mark Mamba-2, feed_forward_length 0
+// attention, the others MLP).
+enum class LayerKind : unsigned char { Attention, Recurrent, Mlp };
 
 // {arch}.rope.scaling.type, as llama.cpp reads it (absent: Linear).
 enum class RopeScaling { None, Linear, Yarn, LongRope };
@@ -139,8 +146,26 @@ struct HParams {
   // or h % key heads (qwen35, qwen35moe: tiled; their converter reorders the value heads).
   bool delta_tiled_heads = false;
 
+  // nemotron_h (Mamba-2 hybrid): each layer's kind; empty for the others, whose layers are
+  // recurrent by full_attn_interval (with a feed-forward block in every layer).
+  std::vector<LayerKind> layer_kinds;
+  bool rope_none = false;  // nemotron_h: no rotary embedding at all (llama.cpp's ROPE_TYPE_NONE)
+
   bool recurrent() const { return ssm_d_conv > 0; }
-  bool recurrent_layer(int il) const { return recurrent() && (il + 1) % full_attn_interval != 0; }
+  bool recurrent_layer(int il) const {
+    if (!layer_kinds.empty()) return layer_kinds[size_t(il)] == LayerKind::Recurrent;
+    return recurrent() && (il + 1) % full_attn_interval != 0;
+  }
+  // Whether layer il keeps keys and values (attends).
+  bool attention_layer(int il) const {
+    if (!layer_kinds.empty()) return layer_kinds[size_t(il)] == LayerKind::Attention;
+    return !recurrent_layer(il);
+  }
+  int n_attention_layers() const {
+    int n = 0;
+    for (int il = 0; il < n_layer; ++il) n += attention_layer(il) ? 1 : 0;
+    return n;
+  }
   int n_recurrent_layers() const {
     int n = 0;
     for (int il = 0; il < n_layer; ++il) n += recurrent_layer(il) ? 1 : 0;

@@ -14,7 +14,7 @@ KvType parse_kv_type(const std::string& name) {
 }
 
 size_t KvStore::bytes_per_block(const HParams& hp, int block_size, KvType type) {
-  const size_t n_kv_layers = size_t(hp.n_layer - hp.n_recurrent_layers());
+  const size_t n_kv_layers = size_t(std::max(1, hp.n_attention_layers()));
   return (hp.mla() ? 1 : 2) * n_kv_layers * size_t(block_size) * size_t(hp.kv_dim()) *
          (type == KvType::F16 ? 2 : 4);
 }
@@ -33,14 +33,13 @@ KvStore::KvStore(const HParams& hp, int n_blocks, int block_size, KvType type, i
       type_(type) {
   check(n_blocks >= 1 && block_size >= 1, "internal: empty KV store");
   for (int il = 0; il < hp.n_layer; ++il) {
-    const bool r = hp.recurrent_layer(il);
-    kv_layer_.push_back(r ? -1 : n_layer_);
+    const bool r = hp.recurrent_layer(il), a = hp.attention_layer(il);
+    kv_layer_.push_back(a ? n_layer_ : -1);
     rec_layer_.push_back(r ? int(n_rec_) : -1);
-    if (r)
-      ++n_rec_;
-    else
-      ++n_layer_;
+    n_rec_ += r ? 1 : 0;
+    n_layer_ += a ? 1 : 0;
   }
+  if (n_layer_ == 0) n_layer_ = 1;  // no layer attends: one unused layer keeps sizes valid
   if (n_rec_ > 0) {
     check(n_state_slots >= 1, "internal: a recurrent model's store needs a state slot");
     n_slots_ = n_state_slots;

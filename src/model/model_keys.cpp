@@ -219,6 +219,39 @@ const std::vector<ModelKey> kDeltaNet = {
      "per-layer recurrent flags are not supported (llama.cpp's converter writes the interval)"},
 };
 
+// nemotron_h (Mamba-2 hybrid): per-layer kinds by the kv heads and widths, the Mamba-2 sizes,
+// and no rotary embedding (its rope keys are labels).
+std::vector<ModelKey> nemotron_h_table() {
+  std::vector<ModelKey> v = kCommon;
+  const std::string_view no_rope =
+      "nemotron_h has no rotary embedding: llama.cpp reads it and never applies it";
+  for (auto& k : v) {
+    if (k.suffix.rfind("rope.", 0) == 0 && k.use == K::Honoured)
+      k = {k.suffix, K::NoMath, "", no_rope};
+    if (k.suffix == "rope.scaling.finetuned") k = {k.suffix, K::NoMath, "", no_rope};
+    if (k.suffix == "attention.head_count_kv")
+      k = {k.suffix, K::Honoured, "attention.head_count",
+           "per layer: 0 (with feed_forward_length 0) marks a Mamba-2 layer; one value on the "
+           "attention layers"};
+    if (k.suffix == "feed_forward_length")
+      k = {k.suffix, K::Honoured, "0",
+           "per layer: > 0 marks an MLP layer (squared ReLU, one width for all), 0 an attention "
+           "or Mamba-2 layer"};
+  }
+  const std::vector<ModelKey> own = {
+      {"ssm.conv_kernel", K::Honoured, "required", "the short convolution's width K"},
+      {"ssm.state_size", K::Honoured, "required", "the state size N of each Mamba-2 head row"},
+      {"ssm.group_count", K::Honoured, "required", "groups of B and C (and of the gated norm)"},
+      {"ssm.time_step_rank", K::Honoured, "required",
+       "Mamba-2 heads (a multiple of the groups; each head ssm.inner_size / heads wide)"},
+      {"ssm.inner_size", K::Honoured, "required", "the Mamba-2 layers' inner width"},
+  };
+  v.insert(v.end(), kDense.begin(), kDense.end());
+  v.insert(v.end(), kNoWindow.begin(), kNoWindow.end());
+  v.insert(v.end(), own.begin(), own.end());
+  return v;
+}
+
 // qwen35, qwen35moe: rope sections (IMROPE) and multi-token-prediction blocks.
 const std::vector<ModelKey> kQwen35 = {
     {"rope.dimension_sections", K::Honoured, "required",
@@ -365,6 +398,7 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
       qwen35_table(join({&kCommon, &kDense, &kNoWindow, &kDeltaNet}));
   static const std::vector<ModelKey> qwen35moe = qwen35_table(qwen3next);
   static const std::vector<ModelKey> glm4moe = routed_table(kGlm4Moe);
+  static const std::vector<ModelKey> nemotron_h = nemotron_h_table();
   static const std::vector<ModelKey> deepseek2 = routed_table(kDeepSeek2);
   switch (arch) {
     case Arch::Llama:
@@ -394,6 +428,8 @@ const std::vector<ModelKey>& model_keys(Arch arch) {
       return qwen35;
     case Arch::Qwen35Moe:
       return qwen35moe;
+    case Arch::NemotronH:
+      return nemotron_h;
   }
   return dense;
 }

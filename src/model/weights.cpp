@@ -126,6 +126,41 @@ void Model::load_delta_net(const std::string& p, LayerWeights& l) {
   l.ssm_out = matrix(p + "ssm_out.weight", E, I);
 }
 
+void Model::load_nemotron_h_layer(int il, const std::string& p, LayerWeights& l) {
+  const int64_t E = hp_.n_embd, C = int64_t(hp_.conv_channels()), H = hp_.ssm_dt_rank,
+                I = hp_.ssm_d_inner, K = hp_.ssm_d_conv, G = hp_.ssm_n_group, Q = hp_.q_dim(),
+                KV = hp_.kv_dim(), F = hp_.n_ff;
+  l.attn_norm = vector(p + "attn_norm.weight", E);
+  switch (hp_.layer_kinds[size_t(il)]) {
+    case LayerKind::Recurrent:
+      l.ssm_in = matrix(p + "ssm_in.weight", I + C + H, E);
+      l.ssm_conv1d = table(p + "ssm_conv1d.weight", C, K);
+      l.ssm_conv1d_b = vector(p + "ssm_conv1d.bias", C);  // llama.cpp's graph adds it always
+      l.ssm_dt = vector(p + "ssm_dt.bias", H);
+      l.ssm_a = table(p + "ssm_a", H, 1);
+      l.ssm_d = table(p + "ssm_d", H, 1);
+      l.ssm_norm = table(p + "ssm_norm.weight", G, I / G);
+      l.ssm_out = matrix(p + "ssm_out.weight", E, I);
+      return;
+    case LayerKind::Attention:
+      l.wq = matrix(p + "attn_q.weight", Q, E);
+      l.wk = matrix(p + "attn_k.weight", KV, E);
+      l.wv = matrix(p + "attn_v.weight", KV, E);
+      l.wo = matrix(p + "attn_output.weight", E, Q);
+      l.bq = vector(p + "attn_q.bias", Q, false);
+      l.bk = vector(p + "attn_k.bias", KV, false);
+      l.bv = vector(p + "attn_v.bias", KV, false);
+      l.bo = vector(p + "attn_output.bias", E, false);
+      return;
+    case LayerKind::Mlp:
+      l.w_up = matrix(p + "ffn_up.weight", F, E);
+      l.w_down = matrix(p + "ffn_down.weight", E, F);
+      l.ffn_up_b = vector(p + "ffn_up.bias", F, false);
+      l.ffn_down_b = vector(p + "ffn_down.bias", E, false);
+      return;
+  }
+}
+
 void Model::load_experts(const std::string& p, LayerWeights& l) {
   const int64_t E = hp_.n_embd, X = hp_.n_expert, F = hp_.n_ff_exp;
   if (!file_->find_tensor(p + "ffn_gate_exps.weight") &&
@@ -240,6 +275,11 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   for (int il = 0; il < hp_.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     LayerWeights l;
+    if (!hp_.layer_kinds.empty()) {  // nemotron_h: one mixer per layer
+      load_nemotron_h_layer(il, p, l);
+      layers_.push_back(l);
+      continue;
+    }
     l.attn_norm = vector(p + "attn_norm.weight", E);
     // The hybrids' feed-forward norm is post_attention_norm (llama.cpp's name for it).
     if (hybrid) l.ffn_norm = vector(p + "post_attention_norm.weight", E);

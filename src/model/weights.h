@@ -45,7 +45,13 @@ struct LayerWeights {
   const float* ssm_a = nullptr;       // (Hv) -exp(A_log)
   const float* ssm_norm = nullptr;    // (value head width) the gated norm's weight
   Matrix ssm_out;                     // (n_embd, ssm_d_inner)
-  const float* q_norm = nullptr;      // optional per-head RMSNorm (qwen3, gemma3): (head_dim)
+  // Mamba-2 (nemotron_h): ssm_in gives [z | x B C | dt]; the convolution's bias; D; the gated
+  // norm's weight over every group (ssm_norm, ssm_d_inner floats); the MLP's biases.
+  const float* ssm_conv1d_b = nullptr;  // (C)
+  const float* ssm_d = nullptr;         // (heads)
+  const float* ffn_up_b = nullptr;      // (n_ff) optional
+  const float* ffn_down_b = nullptr;    // (n_embd) optional
+  const float* q_norm = nullptr;        // optional per-head RMSNorm (qwen3, gemma3): (head_dim)
   const float* k_norm = nullptr;
   const float* attn_post_norm = nullptr;  // gemma3: after the attention block (n_embd)
   const float* ffn_norm = nullptr;        // (n_embd)
@@ -102,6 +108,7 @@ class Model {
   void load_experts(const std::string& prefix, LayerWeights& l);
   void load_mla(const std::string& prefix, LayerWeights& l);
   void load_delta_net(const std::string& prefix, LayerWeights& l);
+  void load_nemotron_h_layer(int il, const std::string& prefix, LayerWeights& l);
 
   std::unique_ptr<GgufFile> file_;
   HParams hp_;

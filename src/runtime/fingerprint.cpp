@@ -32,6 +32,8 @@ Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string
     hashed["model_orders"] = {"mla-absorbed-v1", "moe-grouped-v1", "rope-yarn-v1"};
   else if (hp.arch == Arch::Glm4Moe)
     hashed["model_orders"] = {"moe-grouped-v1"};
+  else if (hp.arch == Arch::NemotronH)  // Mamba-2's scan, softplus's log
+    hashed["model_orders"] = {"mamba2-v1", "log-v1", "softplus-v1"};
   else if (hp.recurrent())  // Gated DeltaNet hybrids: the recurrent form, softplus's log
     hashed["model_orders"] = {"delta-v1", "log-v1", "softplus-v1"};
   else if (hp.rope_scaling == RopeScaling::Yarn)

@@ -90,7 +90,7 @@ TEST_P(DeltaNetModel, TheStateRefusesToRewind) {
 
 INSTANTIATE_TEST_SUITE_P(Presets, DeltaNetModel,
                          ::testing::Values("tiny-qwen3next", "tiny-qwen3next-ssm-in", "tiny-qwen35",
-                                           "tiny-qwen35moe"),
+                                           "tiny-qwen35moe", "tiny-nemotron-h"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& ch : s)

@@ -303,6 +303,15 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithDeltaNet) {
   check_random_schedules(tzero::test::generated_model("tiny-qwen35moe", "f16"), 3);
 }
 
+void check_prefix_cache_hits(const std::string& model);
+
+// nemotron_h: Mamba-2 states (scan and convolution with its bias) in the same slots, attention
+// without rope, squared-ReLU MLPs; batch mates, chunks, preemption and prefix-cache snapshots.
+TEST(EngineBatching, RandomSchedulesEqualSoloRunsWithMamba2) {
+  EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny-nemotron-h", "q8_0"), 6), 0u);
+  check_prefix_cache_hits(tzero::test::generated_model("tiny-nemotron-h", "f32"));
+}
+
 // Proves: a pool far too small for the load forces preemption and recomputation, and outputs
 // still equal the solo runs; the pool's free count returns to full afterwards.
 TEST(EngineBatching, TinyPoolPreemptsAndStillMatches) {

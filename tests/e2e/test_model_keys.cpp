@@ -147,17 +147,22 @@ std::string preset_for(Arch arch, std::string_view suffix) {
       return "tiny-qwen35";
     case Arch::Qwen35Moe:
       return "tiny-qwen35moe";
+    case Arch::NemotronH:
+      return "tiny-nemotron-h";
   }
   return "tiny";
 }
 
 const std::vector<std::pair<Arch, std::string>>& archs() {
   static const std::vector<std::pair<Arch, std::string>> a = {
-      {Arch::Llama, "llama"},       {Arch::Qwen2, "qwen2"},         {Arch::Qwen3, "qwen3"},
-      {Arch::Qwen2Moe, "qwen2moe"}, {Arch::Qwen3Moe, "qwen3moe"},   {Arch::Gemma2, "gemma2"},
-      {Arch::Gemma3, "gemma3"},     {Arch::Phi3, "phi3"},           {Arch::GptOss, "gpt-oss"},
-      {Arch::Glm4Moe, "glm4moe"},   {Arch::DeepSeek2, "deepseek2"}, {Arch::Qwen3Next, "qwen3next"},
-      {Arch::Qwen35, "qwen35"},     {Arch::Qwen35Moe, "qwen35moe"}};
+      {Arch::Llama, "llama"},         {Arch::Qwen2, "qwen2"},
+      {Arch::Qwen3, "qwen3"},         {Arch::Qwen2Moe, "qwen2moe"},
+      {Arch::Qwen3Moe, "qwen3moe"},   {Arch::Gemma2, "gemma2"},
+      {Arch::Gemma3, "gemma3"},       {Arch::Phi3, "phi3"},
+      {Arch::GptOss, "gpt-oss"},      {Arch::Glm4Moe, "glm4moe"},
+      {Arch::DeepSeek2, "deepseek2"}, {Arch::Qwen3Next, "qwen3next"},
+      {Arch::Qwen35, "qwen35"},       {Arch::Qwen35Moe, "qwen35moe"},
+      {Arch::NemotronH, "nemotron_h"}};
   return a;
 }
 
@@ -232,6 +237,12 @@ std::map<std::string, Variant> honoured_variants(Arch arch) {
             }}}};
   if (arch == Arch::Qwen3Next || arch == Arch::Qwen35 || arch == Arch::Qwen35Moe)
     v["rope.dimension_count"] = {{}, {{"rope.dimension_count", u32(8)}}};
+  if (arch == Arch::NemotronH) {  // its preset's residual is 128 wide, heads of 32, state 16
+    v["embedding_length"] = {{}, {{"embedding_length", u32(64)}}};
+    v["attention.key_length"] = {{}, {{"attention.key_length", u32(16)}}};
+    v["attention.value_length"] = {{}, {{"attention.value_length", u32(16)}}};
+    v["ssm.state_size"] = {{}, {{"ssm.state_size", u32(8)}}};
+  }
   if (arch == Arch::DeepSeek2) {  // its preset has 16 rotary dims and 4 groups (2 used) already
     v["rope.dimension_count"] = {{}, {{"rope.dimension_count", u32(8)}}};
     v["rope.scaling.factor"] = {{}, {{"rope.scaling.factor", f32(8.0f)}}};

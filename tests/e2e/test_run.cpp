@@ -143,7 +143,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values("tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-llama3",
                                          "tiny-gpt-oss", "tiny-glm4moe", "tiny-deepseek2",
                                          "tiny-qwen3next", "tiny-qwen3next-ssm-in", "tiny-qwen35",
-                                         "tiny-qwen35moe"),
+                                         "tiny-qwen35moe", "tiny-nemotron-h"),
                        ::testing::Values("f16", "q8_0", "q4_k")),
     preset_dtype_name);
 

@@ -4,7 +4,7 @@
 # sliding-window periods and bases, gemma3 without a window and with logit soft-capping, YaRN,
 # rope.scale_linear without a type, per-layer arrays; gpt-oss's window, glm4moe's groups, and
 # deepseek2's softmax routing and plain rope; qwen3next's rotary, base and k, qwen35's real IMROPE
-# sections, qwen35moe's epsilon and linear rope) and runs tests/peer/run_peer.sh on them:
+# sections, qwen35moe's epsilon and linear rope; nemotron_h's two epsilons) and runs tests/peer/run_peer.sh on them:
 # tokens equal up to near-ties, logits within tolerance, KV cache f32.
 #
 #   tests/peer/key_variants.sh TZERO_BIN
@@ -56,6 +56,9 @@ variant q35-sections-11-11-10-rot8 tiny-qwen35 qwen35.rope.dimension_sections=i3
   qwen35.rope.dimension_count=u32:8
 variant q35moe-eps1e-5-linear2 tiny-qwen35moe qwen35moe.attention.layer_norm_rms_epsilon=f32:1e-5 \
   qwen35moe.rope.scaling.type=str:linear qwen35moe.rope.scaling.factor=f32:2
+# nemotron_h: the RMS epsilon is the one its norms use; layer_norm_epsilon is read and unused.
+variant nh-rms0.1-ln0.5 tiny-nemotron-h nemotron_h.attention.layer_norm_rms_epsilon=f32:0.1 \
+  nemotron_h.attention.layer_norm_epsilon=f32:0.5
 PEER_MODELS="$MODELS" PEER_PRESETS=" " PEER_STORIES=0 PEER_KV=${PEER_KV:-f32} PEER_N=${PEER_N:-24} \
   PEER_REPORT=${PEER_REPORT:-$(dirname "$TZ")/peer-keys-report.json} \
   PEER_PROMPT=${PEER_PROMPT:-"Once upon a time there was a little girl who"} \

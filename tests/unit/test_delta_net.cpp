@@ -14,6 +14,7 @@
 #include "kernels/dot.h"
 #include "kernels/kernel_set.h"
 #include "kernels/math.h"
+#include "kernels/ssm_scan.h"
 
 namespace tzero {
 namespace {
@@ -223,6 +224,39 @@ TEST(DeltaNet, GatesAreSoftplusTimesAAndSigmoid) {
   EXPECT_EQ(a[1], softplus_ref(-2.0f + 0.5f) * -1.0f);
   EXPECT_EQ(b[0], 0.5f);
   EXPECT_EQ(b[1], 1.0f / (1.0f + exp_ref(-1.0f)));
+}
+
+// Mamba-2's scan (mamba2-v1): the written order for one row, and any split of the rows with
+// any kernel set's dot gives the reference's bits.
+TEST(Mamba2Scan, RowsFollowTheWrittenOrderAndSplitFreely) {
+  const size_t N = 40, P = 24;
+  const std::vector<float> S0 = random_floats(P * N, 21, -0.5f, 0.5f), x = random_floats(P, 22),
+                           B = random_floats(N, 23), C = random_floats(N, 24);
+  const float dt_raw = -3.0f, dt_bias = 0.5f, A = -2.5f, D = 0.9f;
+  std::vector<float> S_ref = S0, y_ref(P);
+  ssm_scan_ref(S_ref.data(), N, P, x.data(), B.data(), C.data(), dt_raw, dt_bias, A, D,
+               y_ref.data());
+  // Row 3 by hand.
+  const float dt = softplus_ref(dt_raw + dt_bias), dA = exp_ref(dt * A);
+  std::vector<float> row(S0.begin() + 3 * N, S0.begin() + 4 * N);
+  const float x_dt = x[3] * dt;
+  for (size_t n = 0; n < N; ++n) {
+    const float a = row[n] * dA, b = B[n] * x_dt;
+    row[n] = a + b;
+  }
+  const float want = dot_f32_ref(row.data(), C.data(), N) + x[3] * D;
+  EXPECT_EQ(std::memcmp(&want, &y_ref[3], 4), 0);
+  EXPECT_EQ(std::memcmp(row.data(), &S_ref[3 * N], N * 4), 0);
+  for (const KernelSet* ks : available_kernels())
+    for (size_t block : {1, 5, 16}) {
+      SCOPED_TRACE(std::string(ks->name) + " rows " + std::to_string(block));
+      std::vector<float> S = S0, y(P);
+      for (size_t p0 = 0; p0 < P; p0 += block)
+        ssm_scan_rows(S.data(), N, p0, std::min(P, p0 + block), x.data(), B.data(), C.data(), dt,
+                      dA, D, y.data(), ks->dot_f32);
+      EXPECT_TRUE(same_bits(S, S_ref));
+      EXPECT_TRUE(same_bits(y, y_ref));
+    }
 }
 
 }  // namespace

@@ -65,9 +65,17 @@ class OpaqueCpu final : public BackendOps {
   void moe_combine(Act y, Act w, Act o, size_t rows) override { c_->moe_combine(y, w, o, rows); }
   void scale_by_sigmoid(Act x, Act g, size_t rows) override { c_->scale_by_sigmoid(x, g, rows); }
   void mul_sigmoid(Act x, Act g, size_t rows) override { c_->mul_sigmoid(x, g, rows); }
-  void short_conv(int layer, Act x, const float* w, int K, Act o) override {
-    c_->short_conv(layer, x, w, K, o);
+  void short_conv(int layer, Act x, const float* w, int K, Act o, const float* b) override {
+    c_->short_conv(layer, x, w, K, o, b);
   }
+  void ssm_scan(int layer, Act xbc, Act dt, const float* dtb, const float* A, const float* D, Act y,
+                const SsmSpec& sp) override {
+    c_->ssm_scan(layer, xbc, dt, dtb, A, D, y, sp);
+  }
+  void rmsnorm_groups(Act x, const float* w, float eps, size_t g, size_t rows) override {
+    c_->rmsnorm_groups(x, w, eps, g, rows);
+  }
+  void relu_sqr(Act x, size_t rows) override { c_->relu_sqr(x, rows); }
   void l2norm_heads(Act x, size_t width, size_t hd, float eps, size_t rows) override {
     c_->l2norm_heads(x, width, hd, eps, rows);
   }
@@ -165,7 +173,7 @@ INSTANTIATE_TEST_SUITE_P(Presets, ForwardBackends,
                          ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2",
                                            "tiny-gemma3", "tiny-phi3", "tiny-gpt-oss",
                                            "tiny-glm4moe", "tiny-deepseek2", "tiny-qwen3next",
-                                           "tiny-qwen35"),
+                                           "tiny-qwen35", "tiny-nemotron-h"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& ch : s)

@@ -58,7 +58,12 @@ class CpuBackend final : public BackendOps {
   void mul_sigmoid(Act x, Act g, size_t rows) override;
   // cpu_delta_net.cpp: the Gated DeltaNet ops, parallel over sequences, heads (channels) and
   // rows of the state, each sequence's tokens in order.
-  void short_conv(int layer, Act x, const float* w, int K, Act out) override;
+  void short_conv(int layer, Act x, const float* w, int K, Act out,
+                  const float* bias = nullptr) override;
+  void ssm_scan(int layer, Act xbc, Act dt, const float* dt_bias, const float* A, const float* D,
+                Act y, const SsmSpec& spec) override;
+  void rmsnorm_groups(Act x, const float* w, float eps, size_t group, size_t rows) override;
+  void relu_sqr(Act x, size_t rows) override;
   void l2norm_heads(Act x, size_t width, size_t head_dim, float eps, size_t rows) override;
   void delta_gates(Act a, Act b, const float* dt_bias, const float* A, size_t rows) override;
   void delta_net(int layer, Act qkv, Act g, Act beta, Act out, const DeltaNetSpec& spec) override;

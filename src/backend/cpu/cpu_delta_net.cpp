@@ -9,7 +9,9 @@
 #include "backend/cpu/cpu_backend.h"
 #include "base/error.h"
 #include "kernels/delta_net.h"
+#include "kernels/math.h"
 #include "kernels/moe.h"
+#include "kernels/ssm_scan.h"
 
 namespace tzero {
 
@@ -58,7 +60,7 @@ void CpuBackend::check_state(int layer, size_t seq, bool zero_conv, bool zero_de
                 ": a linear-attention state only moves forward (evaluate again from position 0)");
 }
 
-void CpuBackend::short_conv(int layer, Act x, const float* w, int K, Act o) {
+void CpuBackend::short_conv(int layer, Act x, const float* w, int K, Act o, const float* bias) {
   const size_t n = batch_->size(), C = x.len;
   for (size_t s = 0; s < seq_tokens_.size(); ++s) check_state(layer, s, true, false);
   const float* in_rows = in(x);
@@ -73,7 +75,7 @@ void CpuBackend::short_conv(int layer, Act x, const float* w, int K, Act o) {
       float* state = kv_->conv_state(batch_->state_slots[s], layer);
       for (const int32_t t : seq_tokens_[s]) {
         float* y = &out_rows[size_t(t) * C];
-        short_conv_cols(&in_rows[size_t(t) * C], C, c0, c1, w, size_t(K), state, y);
+        short_conv_cols(&in_rows[size_t(t) * C], C, c0, c1, w, size_t(K), state, y, bias);
         kern_.swiglu(y + c0, ones.data(), c1 - c0, y + c0);  // silu-v1: silu_ref(acc) * 1
         if (save_at_[size_t(t)] >= 0) {  // a snapshot: these channels of every state row
           float* dst = kv_->conv_state(save_at_[size_t(t)], layer);
@@ -185,6 +187,68 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
       kv_->state_pos(batch_->state_slots[s], layer) =
           batch_->pos[size_t(seq_tokens_[s].back())] + 1;
   mark_saves(layer);
+}
+
+void CpuBackend::ssm_scan(int layer, Act xbc, Act dt, const float* dt_bias, const float* A,
+                          const float* D, Act o, const SsmSpec& sp) {
+  const size_t n = batch_->size();
+  for (size_t s = 0; s < seq_tokens_.size(); ++s) check_state(layer, s, false, true);
+  const size_t H = size_t(sp.n_heads), P = size_t(sp.head_dim), N = size_t(sp.d_state),
+               per_group = H / size_t(sp.n_groups), I = H * P;
+  const float* x = in(xbc);
+  const float* d = in(dt);
+  float* y = out(o, n);
+  const size_t row_blocks = (P + kStateRowsPerTask - 1) / kStateRowsPerTask;
+  const size_t per_seq = H * row_blocks, n_seqs = seq_tokens_.size();
+  const auto dot = kern_.dot_f32;
+  pool_.run(n_seqs * per_seq, [&](size_t u0, size_t u1) {
+    for (size_t u = u0; u < u1; ++u) {
+      const size_t s = u / per_seq, h = (u % per_seq) / row_blocks;
+      const size_t p0 = (u % row_blocks) * kStateRowsPerTask,
+                   p1 = std::min(P, p0 + kStateRowsPerTask);
+      const size_t g = h / per_group;
+      float* S = kv_->delta_state(batch_->state_slots[s], layer) + h * P * N;
+      for (const int32_t ti : seq_tokens_[s]) {
+        const size_t t = size_t(ti);
+        const float* row = &x[t * xbc.len];
+        const float step = softplus_ref(d[t * dt.len + h] + dt_bias[h]);
+        const float dA = exp_ref(step * A[h]);
+        ssm_scan_rows(S, N, p0, p1, row + h * P, row + I + g * N,
+                      row + I + (size_t(sp.n_groups) + g) * N, step, dA, D[h],
+                      &y[t * o.len + h * P], dot);
+        if (save_at_[t] >= 0) {  // a snapshot: these rows of this head
+          float* dst = kv_->delta_state(save_at_[t], layer) + h * P * N;
+          std::copy(S + p0 * N, S + p1 * N, dst + p0 * N);
+        }
+      }
+    }
+  });
+  for (size_t s = 0; s < n_seqs; ++s)
+    if (!seq_tokens_[s].empty())
+      kv_->state_pos(batch_->state_slots[s], layer) =
+          batch_->pos[size_t(seq_tokens_[s].back())] + 1;
+  mark_saves(layer);
+}
+
+void CpuBackend::rmsnorm_groups(Act x, const float* w, float eps, size_t group, size_t rows) {
+  float* a = in(x);
+  const size_t groups = x.len / group;
+  const auto norm = kern_.rmsnorm;
+  pool_.run(rows, [&](size_t t0, size_t t1) {
+    for (size_t t = t0; t < t1; ++t)
+      for (size_t g = 0; g < groups; ++g) {
+        float* v = &a[t * x.len + g * group];
+        norm(v, w + g * group, eps, group, v);
+      }
+  });
+}
+
+void CpuBackend::relu_sqr(Act x, size_t rows) {
+  float* a = in(x);
+  for (size_t i = 0; i < rows * x.len; ++i) {
+    const float r = a[i] > 0.0f ? a[i] : 0.0f;
+    a[i] = r * r;
+  }
 }
 
 void CpuBackend::mul_sigmoid(Act x, Act g, size_t rows) {

@@ -195,7 +195,13 @@ class CudaBackend final : public BackendOps {
   void scale_by_sigmoid(Act, Act, size_t) override { no_moe(); }
   // Gated DeltaNet hybrids: not on the device yet (backends.cpp refuses them first).
   void mul_sigmoid(Act, Act, size_t) override { no_delta(); }
-  void short_conv(int, Act, const float*, int, Act) override { no_delta(); }
+  void short_conv(int, Act, const float*, int, Act, const float*) override { no_delta(); }
+  void ssm_scan(int, Act, Act, const float*, const float*, const float*, Act,
+                const SsmSpec&) override {
+    no_delta();
+  }
+  void rmsnorm_groups(Act, const float*, float, size_t, size_t) override { no_delta(); }
+  void relu_sqr(Act, size_t) override { no_delta(); }
   void l2norm_heads(Act, size_t, size_t, float, size_t) override { no_delta(); }
   void delta_gates(Act, Act, const float*, const float*, size_t) override { no_delta(); }
   void delta_net(int, Act, Act, Act, Act, const DeltaNetSpec&) override { no_delta(); }

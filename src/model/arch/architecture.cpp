@@ -36,6 +36,8 @@ std::unique_ptr<Architecture> make_architecture(const Model& model) {
     case Arch::Gemma2:
     case Arch::Gemma3:
       return make_gemma(model);
+    case Arch::NemotronH:
+      return make_nemotron_h(model);
   }
   throw Error("no architecture for '" + excerpt(model.hparams().arch_name) + "'");
 }

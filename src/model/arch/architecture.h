@@ -72,5 +72,6 @@ std::unique_ptr<Architecture> make_architecture(const Model& model);
 // One per family (model/arch/<family>.cpp).
 std::unique_ptr<Architecture> make_llama_family(const Model& model);
 std::unique_ptr<Architecture> make_gemma(const Model& model);  // gemma2, gemma3
+std::unique_ptr<Architecture> make_nemotron_h(const Model& model);  // Mamba-2 hybrids
 
 }  // namespace tzero

@@ -9,7 +9,7 @@ SelfAttention::SelfAttention(const HParams& hp, ActLayout& layout) : hp_(hp) {
   v_ = layout.add(KV);   // (n_tok, kv_dim)
   att_ = layout.add(Q);  // (n_tok, q_dim) attention output per head
   rope_ = hp.rope_neox ? RopeLayout::Neox : RopeLayout::Interleaved;
-  gated_ = hp.recurrent();
+  gated_ = hp.recurrent() && hp.layer_kinds.empty();  // the Gated DeltaNet hybrids
   if (gated_) {
     q_full_ = layout.add(2 * Q);  // (n_tok, 2 * q_dim) per head: query, then gate
     gate_ = layout.add(Q);        // (n_tok, q_dim)
@@ -39,8 +39,10 @@ void SelfAttention::run(const Pass& p, int il, const LayerWeights& L, Act x, Act
   }
   const bool swa = hp_.is_swa(il);
   const RopeFreqs freqs = swa ? RopeFreqs::SlidingWindow : RopeFreqs::Model;
-  o.rope(q_, hp_.n_head, hp_.head_dim, rope_, freqs);
-  o.rope(k_, hp_.n_head_kv, hp_.head_dim, rope_, freqs);
+  if (!hp_.rope_none) {  // nemotron_h: no rotary embedding
+    o.rope(q_, hp_.n_head, hp_.head_dim, rope_, freqs);
+    o.rope(k_, hp_.n_head_kv, hp_.head_dim, rope_, freqs);
+  }
   o.kv_write(il, k_, v_);
   p.trace("Qcur", il, q_, n);
   p.trace("Kcur", il, k_, n);
