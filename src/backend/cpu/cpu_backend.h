@@ -93,7 +93,9 @@ class CpuBackend final : public BackendOps {
   // sequence starts at position 0 (its state is zeroed) else continues its state (checked).
   void group_sequences();
   void check_state(int layer, size_t seq, bool zero_conv, bool zero_delta);
-  void mark_saves(int layer);  // the snapshots' positions, after the layer's delta rule
+  // After a layer's recurrence: each sequence's state (and each snapshot) is at the position
+  // after its last token of the pass.
+  void advance_states(int layer);
   void attention_fast(const float* q, float* att, const AttentionSpec& s);
 
   ThreadPool& pool_;

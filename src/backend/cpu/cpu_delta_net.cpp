@@ -32,7 +32,11 @@ void CpuBackend::group_sequences() {
       if (b.pos[size_t(t)] == sv.pos) save_at_[size_t(t)] = sv.slot;
 }
 
-void CpuBackend::mark_saves(int layer) {
+void CpuBackend::advance_states(int layer) {
+  for (size_t s = 0; s < seq_tokens_.size(); ++s)
+    if (!seq_tokens_[s].empty())
+      kv_->state_pos(batch_->state_slots[s], layer) =
+          batch_->pos[size_t(seq_tokens_[s].back())] + 1;
   for (const ForwardBatch::StateSave& sv : batch_->state_saves)
     kv_->state_pos(sv.slot, layer) = sv.pos + 1;
 }
@@ -147,11 +151,7 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
         }
       }
     });
-    for (size_t s = 0; s < n_seqs; ++s)
-      if (!seq_tokens_[s].empty())
-        kv_->state_pos(batch_->state_slots[s], layer) =
-            batch_->pos[size_t(seq_tokens_[s].back())] + 1;
-    mark_saves(layer);
+    advance_states(layer);
     return;
   }
   const size_t row_blocks = (Dv + kStateRowsPerTask - 1) / kStateRowsPerTask;
@@ -182,11 +182,7 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
       }
     }
   });
-  for (size_t s = 0; s < n_seqs; ++s)
-    if (!seq_tokens_[s].empty())
-      kv_->state_pos(batch_->state_slots[s], layer) =
-          batch_->pos[size_t(seq_tokens_[s].back())] + 1;
-  mark_saves(layer);
+  advance_states(layer);
 }
 
 void CpuBackend::ssm_scan(int layer, Act xbc, Act dt, const float* dt_bias, const float* A,
@@ -223,11 +219,7 @@ void CpuBackend::ssm_scan(int layer, Act xbc, Act dt, const float* dt_bias, cons
       }
     }
   });
-  for (size_t s = 0; s < n_seqs; ++s)
-    if (!seq_tokens_[s].empty())
-      kv_->state_pos(batch_->state_slots[s], layer) =
-          batch_->pos[size_t(seq_tokens_[s].back())] + 1;
-  mark_saves(layer);
+  advance_states(layer);
 }
 
 void CpuBackend::rmsnorm_groups(Act x, const float* w, float eps, size_t group, size_t rows) {
