@@ -69,6 +69,12 @@ std::vector<ModelPreset> hybrid_presets() {
           {"tiny-qwen35moe", "qwen35moe (Gated DeltaNet, experts + shared expert): for tests",
            "qwen35moe", 512, 256, 512, 4, 4, 2, 64, 2048, 10000000.0, 1e-6f, false, 8, 2, 128, 256},
           16, 4, 32, 2, 4, 4, {3, 3, 2, 0}),
+      // Qwen3.5-4B whole (dense; 32 layers, every 4th full attention of 16 query and 4 kv heads
+      // of 256, a quarter rotated; 16 key and 32 value heads of 128; tied embeddings of 248320
+      // tokens; IMROPE sections [11, 11, 10, 0]): 2.6 GB at q4_k.
+      hybrid({"qwen3.5-4b", "Qwen3.5-4B shape (dense)", "qwen35", 248320, 2560, 9216, 32, 16, 4,
+              256, 262144, 10000000.0, 1e-6f, true},
+             64, 4, 128, 16, 32, 4, {11, 11, 10, 0}),
       // Qwen3-Next-80B-A3B's layer and vocabulary (512 experts of 512, top 10, a shared one;
       // 16 query and 2 kv heads of 256, a quarter rotated; 16 key and 32 value heads of 128)
       // with 4 of its 48 layers: three linear-attention layers and one full.
