@@ -16,7 +16,7 @@ std::unique_ptr<Forward> make_forward(const Model& model, ThreadPool& pool,
     throw Error("--gpu-layers: the CUDA backend does not run mixture-of-experts layers (" +
                 model.hparams().arch_name + " with " + std::to_string(model.hparams().n_expert) +
                 " experts) yet; run with --gpu-layers 0");
-  if (c.gpu_layers > 0 && model.hparams().recurrent())
+  if (c.gpu_layers > 0 && model.hparams().hybrid())
     throw Error("--gpu-layers: the CUDA backend does not run " + model.hparams().arch_name +
                 "'s linear-attention (Gated DeltaNet) layers yet; run with --gpu-layers 0");
   if (c.gpu_layers > 0 &&

@@ -316,7 +316,13 @@ struct Engine::Impl {
     const size_t V = size_t(hp.n_vocab), E = size_t(hp.n_embd);
     if (logits.size() < batch.logits_rows.size() * V) logits.resize(batch.logits_rows.size() * V);
     if (hidden.size() < batch.hidden_rows.size() * E) hidden.resize(batch.hidden_rows.size() * E);
-    fwd->eval_batch(batch, *kv, logits.data(), batch.hidden_rows.empty() ? nullptr : hidden.data());
+    try {
+      fwd->eval_batch(batch, *kv, logits.data(),
+                      batch.hidden_rows.empty() ? nullptr : hidden.data());
+    } catch (...) {
+      if (snapshots) snapshots->abort();  // never findable with a half-written state
+      throw;
+    }
     if (snapshots) snapshots->commit();
     ++counters.steps;
 

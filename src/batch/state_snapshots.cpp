@@ -53,6 +53,11 @@ int StateSnapshots::reserve(const std::vector<int32_t>& tokens, int n) {
   return first_slot_ + int(best);
 }
 
+void StateSnapshots::abort() {
+  for (Entry& e : entries_)
+    if (e.pending) e.pending = false, e.valid = false;
+}
+
 void StateSnapshots::commit() {
   for (Entry& e : entries_)
     if (e.pending) e.pending = false, e.valid = true;

@@ -30,6 +30,8 @@ class StateSnapshots {
   int reserve(const std::vector<int32_t>& tokens, int n);
   // The pass wrote the reserved slots: they become findable.
   void commit();
+  // The pass failed: the reserved slots hold nothing usable and are dropped.
+  void abort();
 
  private:
   struct Entry {

@@ -151,10 +151,14 @@ struct HParams {
   std::vector<LayerKind> layer_kinds;
   bool rope_none = false;  // nemotron_h: no rotary embedding at all (llama.cpp's ROPE_TYPE_NONE)
 
-  bool recurrent() const { return ssm_d_conv > 0; }
+  // A Gated DeltaNet or Mamba-2 hybrid (its family's tensors and gates), and whether any of its
+  // layers is recurrent (an interval of 1 or a nemotron_h without Mamba-2 layers has none: no
+  // state to keep).
+  bool hybrid() const { return ssm_d_conv > 0; }
+  bool recurrent() const { return n_recurrent_layers() > 0; }
   bool recurrent_layer(int il) const {
     if (!layer_kinds.empty()) return layer_kinds[size_t(il)] == LayerKind::Recurrent;
-    return recurrent() && (il + 1) % full_attn_interval != 0;
+    return hybrid() && (il + 1) % full_attn_interval != 0;
   }
   // Whether layer il keeps keys and values (attends).
   bool attention_layer(int il) const {

@@ -247,7 +247,7 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
   const bool gpt_oss = hp_.arch == Arch::GptOss;
   const bool glm = hp_.arch == Arch::Glm4Moe;
   const bool gemma = hp_.arch == Arch::Gemma2 || hp_.arch == Arch::Gemma3;
-  const bool hybrid = hp_.recurrent();  // qwen3next, qwen35, qwen35moe
+  const bool hybrid = hp_.hybrid();  // qwen3next, qwen35, qwen35moe (nemotron_h loads apart)
   const bool qk_norm =
       hp_.arch == Arch::Qwen3 || hp_.arch == Arch::Qwen3Moe || hp_.arch == Arch::Gemma3 || hybrid;
   tok_embd_ = matrix("token_embd.weight", V, E);

@@ -35,7 +35,10 @@ Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string
   else if (hp.arch == Arch::NemotronH)  // Mamba-2's scan, softplus's log
     hashed["model_orders"] = {"mamba2-v1", "log-v1", "softplus-v1"};
   else if (hp.recurrent())  // Gated DeltaNet hybrids: the recurrent form, softplus's log
-    hashed["model_orders"] = {"delta-v1", "log-v1", "softplus-v1"};
+    hashed["model_orders"] =
+        hp.rope_scaling == RopeScaling::Yarn
+            ? nlohmann::json{"delta-v1", "log-v1", "softplus-v1", "rope-yarn-v1"}
+            : nlohmann::json{"delta-v1", "log-v1", "softplus-v1"};
   else if (hp.rope_scaling == RopeScaling::Yarn)
     hashed["model_orders"] = {"rope-yarn-v1"};
   if (model.longrope())

@@ -123,6 +123,10 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
     // Fast mode: the chunked form over this pass's tokens of each sequence, in chunks of
     // kFastChunk (the chunks follow the batch, so the bits do too).
     const size_t n_seqs = seq_tokens_.size();
+    // (checked before the threads start: a throw inside a worker would end the process)
+    for (const auto& toks : seq_tokens_)
+      check(toks.empty() || size_t(toks.back() - toks.front()) + 1 == toks.size(),
+            "internal: fast mode needs a sequence's tokens in consecutive batch rows");
     pool_.run(n_seqs * Hv, [&](size_t u0, size_t u1) {
       for (size_t u = u0; u < u1; ++u) {
         const size_t s = u / Hv, h = u % Hv, kh = sp.tiled ? h % Hk : h / r;
@@ -139,8 +143,6 @@ void CpuBackend::delta_net(int layer, Act qkv, Act g, Act beta, Act o, const Del
               break;
             }
           const size_t t0 = size_t(toks[c0]);
-          check(size_t(toks[c0 + n_c - 1]) == t0 + n_c - 1,
-                "internal: fast mode needs a sequence's tokens in consecutive batch rows");
           const float* row = &x[t0 * qkv.len];
           delta_chunk_fast(S, Dk, Dv, n_c, row + kh * Dk, row + Hk * Dk + kh * Dk, qkv.len,
                            row + 2 * Hk * Dk + h * Dv, qkv.len, &gr[t0 * g.len + h],

@@ -9,7 +9,7 @@ SelfAttention::SelfAttention(const HParams& hp, ActLayout& layout) : hp_(hp) {
   v_ = layout.add(KV);   // (n_tok, kv_dim)
   att_ = layout.add(Q);  // (n_tok, q_dim) attention output per head
   rope_ = hp.rope_neox ? RopeLayout::Neox : RopeLayout::Interleaved;
-  gated_ = hp.recurrent() && hp.layer_kinds.empty();  // the Gated DeltaNet hybrids
+  gated_ = hp.hybrid() && hp.layer_kinds.empty();  // the Gated DeltaNet hybrids
   if (gated_) {
     q_full_ = layout.add(2 * Q);  // (n_tok, 2 * q_dim) per head: query, then gate
     gate_ = layout.add(Q);        // (n_tok, q_dim)
