@@ -152,8 +152,7 @@ struct Engine::Impl {
                                           o.max_seqs + n_snapshots);
     if (n_snapshots > 0)
       snapshots = std::make_unique<tzero::StateSnapshots>(o.max_seqs, n_snapshots);
-    const bool prefix_cache = o.prefix_cache;
-    blocks = std::make_unique<tzero::BlockManager>(n_blocks, o.block_size, prefix_cache);
+    blocks = std::make_unique<tzero::BlockManager>(n_blocks, o.block_size, o.prefix_cache);
     sched = std::make_unique<tzero::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs,
                                                o.prefill_chunk, snapshots.get());
     fwd = tzero::make_forward(
@@ -173,7 +172,7 @@ struct Engine::Impl {
     info.fingerprint =
         tzero::compute_fingerprint(*model, o.mode, kernels.name, {}, o.kv_type, n_ctx).hash;
     info.chat_template = model->gguf().get_string("tokenizer.chat_template");
-    info.prefix_cache = prefix_cache;
+    info.prefix_cache = o.prefix_cache;
     if (n_snapshots > 0)
       info.prefix_cache_note = "on, with " + std::to_string(n_snapshots) +
                                " snapshots of the recurrent state at prompt block boundaries";
