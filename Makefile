@@ -15,7 +15,7 @@ endif
 DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohmann-json3-dev \
                libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev \
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev \
-               python3-jsonschema python3-yaml
+               python3-jsonschema python3-yaml pybind11-dev python3-dev python3-numpy python3-pytest
 
 # The aarch64 cross build and its check under qemu-user (make test-arm, docs/TESTING.md): Debian's
 # cross toolchain, qemu-user and the arm64 builds of the libraries the engine links (multiarch).
@@ -23,7 +23,7 @@ ARM_DEB_PACKAGES = g++-aarch64-linux-gnu qemu-user libpcre2-dev:arm64 libutf8pro
                    libgtest-dev:arm64 libxxhash-dev:arm64 libcpp-httplib-dev:arm64
 ARM_BUILD ?= $(BUILD)-arm
 
-.PHONY: all deps build run test install bench format sanitize fuzz fuzz-build test-peer test-peer-keys test-openai \
+.PHONY: all deps build run python test install bench format sanitize fuzz fuzz-build test-peer test-peer-keys test-openai \
         test-tokenizer-peer load-test replica-test clean cuda cuda-check docker arm-deps arm test-arm
 
 all: build
@@ -45,8 +45,14 @@ build: deps $(BUILD)/build.ninja
 
 # The main job: on a fresh machine, make a small model (once) and prove the contract on it:
 # the same prompt at two thread counts gives the same logits digest. MODEL=path.gguf uses yours.
-run: build
+# Builds only the binary it runs (the tests and the Python package are `make test`'s).
+run: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target tzero
 	@scripts/run_default.sh "$(BUILD)/tzero" "$(MODEL)" "$(PROMPT)"
+
+# The Python package into $(BUILD)/python (PYTHONPATH=$(BUILD)/python python3 -c "import tzero").
+python: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target tzero_python
 
 # After the tests, every skipped test says why (its GTEST_SKIP message, from the CTest log).
 test: build

@@ -14,6 +14,11 @@ if [ -z "$model" ]; then
     "$tzero" gen-model --preset tiny --dtype q8_0 --seed 1 -o "$model"
   fi
 fi
+if [ -z "${2:-}" ]; then
+  echo "== note: $model has random weights (tzero gen-model): the text it prints is meaningless by"
+  echo "   design. What the run proves is in the digests: an XXH3-128 hash over every logits row,"
+  echo "   in order, which must be the same bits at every thread count (MODEL=path.gguf uses yours)."
+fi
 threads=$(nproc)
 [ "$threads" -gt 1 ] || threads=2
 tmp=$(mktemp -d)
@@ -27,6 +32,8 @@ d1=$(sed -n 's/^logits digest: //p' "$tmp/err.1")
 d2=$(sed -n 's/^logits digest: //p' "$tmp/err.$threads")
 if [ -n "$d1" ] && [ "$d1" = "$d2" ]; then
   echo "== identical: the logits of every step are the same bits at 1 and $threads threads ($d1)"
+  echo "   (same model file, prompt and fingerprint: the same digest on any machine; tzero lock"
+  echo "   records it, tzero verify checks it later)"
 else
   echo "== DIFFERENT digests ($d1 vs $d2): the reproducibility contract is broken" >&2
   exit 1

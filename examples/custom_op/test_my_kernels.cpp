@@ -36,10 +36,10 @@ TEST(CustomOpExample, EngineUsesTheRegisteredKernel) {
   opt.prompt = "the dog";
   opt.n_predict = 6;
   const auto builtin = tzero::generate(*model, vocab, opt);
-  opt.op_overrides = {"matmul.f32=canonical_x4"};
+  opt.compute.op_overrides = {"matmul.f32=canonical_x4"};
   EXPECT_EQ(tzero::generate(*model, vocab, opt).logits_digest, builtin.logits_digest);
-  opt.op_overrides = {"matmul.f32=sequential"};
+  opt.compute.op_overrides = {"matmul.f32=sequential"};
   EXPECT_NE(tzero::generate(*model, vocab, opt).logits_digest, builtin.logits_digest);
-  opt.op_overrides = {"matmul.f32=nonexistent"};
+  opt.compute.op_overrides = {"matmul.f32=nonexistent"};
   EXPECT_THROW(tzero::generate(*model, vocab, opt), tzero::Error);
 }

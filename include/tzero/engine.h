@@ -22,52 +22,11 @@
 #include <utility>
 #include <vector>
 
+#include "tzero/request.h"
 #include "tzero/sampling.h"
 #include "tzero/types.h"
 
 namespace tzero {
-
-struct RequestParams {
-  std::vector<int32_t> prompt_tokens;  // used as is when not empty, otherwise:
-  std::string prompt;                  // tokenized: BOS as the vocabulary asks (add_bos_token),
-                                       // none when parse_special and it starts with the BOS text
-  bool parse_special = false;          // special-token texts in prompt become those tokens
-  int max_tokens = 128;                // stops earlier at EOS, EOT, a stop or a full context;
-                                       // 0 (nothing generated) only with prompt_logprobs or
-                                       // for an embedding request
-  std::vector<std::string> stop;       // stop strings (not part of the returned text)
-  std::vector<int32_t> stop_tokens;    // besides EOS and EOT (end of turn)
-  bool ignore_eos = false;             // do not stop at EOS or EOT (stop tokens still apply)
-  SamplingParams sampling;
-  // A GBNF grammar (src/grammar/gbnf.h, docs/GRAMMAR.md) the output must match: at each step
-  // only tokens that continue a valid output may be sampled, and EOS / EOT / a stop token only
-  // once it is complete. A grammar that does not compile is a RequestError (invalid_grammar);
-  // one that admits no token at some step ends the request (StopReason::grammar_dead_end).
-  std::string grammar;
-  // Scoring: the logprob of every prompt token after the first (token p + 1 from the logits
-  // of position p, logprob-v1) and prompt_top_logprobs (0..20) alternatives, delivered as
-  // events with `prompt` set, in prompt order, before any generated token's. Every prompt
-  // position is computed (no prefix cache for them), so they are the bits of a solo run.
-  bool prompt_logprobs = false;
-  int prompt_top_logprobs = 0;
-  // Embedding: not none makes this a prefill-only request that generates nothing (max_tokens,
-  // stop rules and sampling unused): its final event carries `embedding`, the final hidden
-  // states after the output norm, pooled (Pooling::model: the engine's default) over the
-  // prompt's positions, its first embedding_dims components kept (0: all n_embd; else
-  // 1..n_embd), then L2-normalised (pool-v1, docs/DETERMINISM.md). Not with prompt_logprobs.
-  Pooling embedding = Pooling::none;
-  int embedding_dims = 0;
-  // Resuming (docs/REPLICAS.md): the last n_resumed of prompt_tokens (which must be given) are
-  // this request's own earlier output, e.g. what a replica that died had streamed. They count
-  // as generated: penalties see them as output, the sampler's step index starts at
-  // n_resumed (a seeded run continues its draw sequence), max_tokens counts them, stop strings
-  // see their text; their logits rows are computed in the prefill and digested in order. So
-  // the events are exactly those an uninterrupted run sends after them (none for them), and
-  // the final event's n_generated and logits_digest are the uninterrupted run's. Refused
-  // (RequestError, param "tzero_resume") with a grammar, prompt_logprobs or an embedding, and
-  // when the resumed tokens would have stopped the request before their last one.
-  int n_resumed = 0;
-};
 
 // With RequestParams::prompt_logprobs, first one event per prompt token after the first
 // (prompt = true: token is that prompt token, logprob and top from the row before it, rank its
@@ -100,16 +59,19 @@ struct TokenEvent {
 };
 using TokenCallback = std::function<void(const TokenEvent&)>;
 
+class Session;  // a model opened with its compute options (src/runtime/session.h)
+
 struct EngineOptions {
   std::string model_path;
   bool use_mmap = true;  // false: read the file into memory (--no-mmap; base/mapped_file.h)
   int n_threads = 1;
-  std::string kernels = "auto";     // scalar, avx2, avx512, amx, amx-emu, neon*, auto: same bits
-  Mode mode = Mode::deterministic;  // or fast (no reproducibility contract), or portable
-                                    // (with gpu_layers: the CPU's bits on a GPU)
-  std::string gpu_layers = "0";     // "all" or N: the last N layers on the CUDA device
-  int n_ctx = 0;                    // most positions per sequence; 0: min(trained, 4096)
-  int block_size = 16;              // KV cache block, in positions
+  std::string kernels = "auto";  // scalar, avx2, avx512, amx, amx-emu, neon*, auto: same bits
+  std::vector<std::string> op_overrides;  // "matmul.f32=NAME": registered custom kernels
+  Mode mode = Mode::deterministic;        // or fast (no reproducibility contract), or portable
+                                          // (with gpu_layers: the CPU's bits on a GPU)
+  std::string gpu_layers = "0";           // "all" or N: the last N layers on the CUDA device
+  int n_ctx = 0;                          // most positions per sequence; 0: min(trained, 4096)
+  int block_size = 16;                    // KV cache block, in positions
   // KV pool capacity in positions, or else in bytes; both 0: max_seqs x n_ctx positions, at
   // most 1 GiB and at least one context.
   int kv_tokens = 0;
@@ -142,8 +104,9 @@ struct ModelInfo {
   std::string path;
   int n_ctx = 0;  // the engine's context per sequence
   int n_vocab = 0;
-  int n_embd = 0;  // an embedding's length before `embedding_dims`
-  int32_t bos = -1, eos = -1, eot = -1;
+  int n_embd = 0;                                  // an embedding's length before `embedding_dims`
+  int32_t bos = -1, eos = -1, eot = -1, pad = -1;  // -1: the vocabulary has none
+  bool add_bos = true;  // the vocabulary asks for a BOS before a prompt (add_bos_token)
   // The pooling of Pooling::model requests: mean, cls or last, or none when the model's
   // declared pooling is one tzero cannot give (rank) and no EngineOptions::pooling overrides
   // it; pooling_note says where it came from ("qwen3.pooling_type = 3", "default", "option")
@@ -162,15 +125,6 @@ struct ModelInfo {
   int state_snapshots = 0;  // slots for the recurrent states at prompt block boundaries
 };
 
-// Invalid input (a prompt longer than the context, a parameter out of range): the kind says
-// what, param names the request field ("" when none does: "prompt" for the context), the
-// message says which and why.
-struct RequestError : std::runtime_error {
-  RequestError(RequestErrorKind kind_, std::string param_, const std::string& message)
-      : std::runtime_error(message), kind(kind_), param(std::move(param_)) {}
-  RequestErrorKind kind;
-  std::string param;
-};
 // The waiting queue is full: try again later.
 struct QueueFull : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -184,6 +138,11 @@ class Engine {
  public:
   // Loads the model; throws std::runtime_error (a tzero::Error) for an unusable file or option.
   explicit Engine(const EngineOptions& options);
+  // An engine on an open session (runtime/session.h), sharing its model, thread pool and
+  // kernels: the session's compute options replace those of `options` (model_path, use_mmap,
+  // n_threads, kernels, op_overrides, mode, gpu_layers, n_ctx, kv_type). The session's pool
+  // then runs the engine's passes: nothing else may run a pass on it while the engine steps.
+  Engine(std::shared_ptr<Session> session, const EngineOptions& options);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

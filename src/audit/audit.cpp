@@ -86,10 +86,10 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     GenerateOptions g;
     g.prompt = opt.prompts[p];
     g.n_predict = opt.n_predict;
-    g.n_threads = cfg.threads;
-    g.kernels = cfg.kernels;
-    g.n_batch = cfg.batch;
-    g.mode = cfg.mode;
+    g.compute.n_threads = cfg.threads;
+    g.compute.kernels = cfg.kernels;
+    g.compute.n_batch = cfg.batch;
+    g.compute.mode = cfg.mode;
     g.keep_logits = true;
     g.trace_path = opt.work_dir + "/c" + std::to_string(c) + "_p" + std::to_string(p) + ".trace";
     g.trace_metadata = "{}";

@@ -53,10 +53,10 @@ std::vector<AuditTiming> time_configs(const Model& model, const Vocab& vocab,
       GenerateOptions g;
       g.prompt = opt.prompts[0];
       g.n_predict = opt.n_predict;
-      g.n_threads = cfg.threads;
-      g.kernels = cfg.kernels;
-      g.n_batch = cfg.batch;
-      g.mode = cfg.mode;
+      g.compute.n_threads = cfg.threads;
+      g.compute.kernels = cfg.kernels;
+      g.compute.n_batch = cfg.batch;
+      g.compute.mode = cfg.mode;
       const GenerateResult r = generate(model, vocab, g);
       if (r.prompt_seconds > 0)
         prefill.push_back(double(r.prompt_tokens.size()) / r.prompt_seconds);

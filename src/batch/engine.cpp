@@ -22,8 +22,7 @@
 #include "batch/block_manager.h"
 #include "batch/scheduler.h"
 #include "batch/sequence.h"
-#include "chat/chat_template.h"
-#include "chat/template_choice.h"
+#include "chat/conversation.h"
 #include "grammar/gbnf.h"
 #include "grammar/token_mask.h"
 #include "model/forward.h"
@@ -32,15 +31,13 @@
 #include "runtime/fingerprint.h"
 #include "runtime/prompt.h"
 #include "runtime/prompt_score.h"
+#include "runtime/request.h"
+#include "runtime/session.h"
 #include "tokenizer/vocab.h"
 
 namespace tzero {
 
 namespace {
-
-int default_ctx(const tzero::HParams& hp, int n_ctx) {
-  return hp.context_or_default(n_ctx);
-}
 
 int pool_tokens(const EngineOptions& o, const tzero::HParams& hp, int n_ctx) {
   if (o.kv_tokens > 0) return o.kv_tokens;
@@ -56,26 +53,6 @@ int pool_tokens(const EngineOptions& o, const tzero::HParams& hp, int n_ctx) {
   // full context).
   const size_t cap = std::max<size_t>(size_t(n_ctx), (size_t(1) << 30) / per_token);
   return int(std::min(size_t(o.max_seqs) * size_t(n_ctx), cap));
-}
-
-// The ranges documented in include/tzero/sampling.h.
-void validate(const SamplingParams& s) {
-  auto bad = [](const char* param, const std::string& m) {
-    throw RequestError(RequestErrorKind::invalid_value, param, m);
-  };
-  if (!(s.temperature >= 0.0f && std::isfinite(s.temperature)))
-    bad("temperature", "temperature must be a finite number >= 0");
-  if (s.top_k < 0) bad("top_k", "top_k must be >= 0");
-  if (!(s.top_p > 0.0f && s.top_p <= 1.0f)) bad("top_p", "top_p must be in (0, 1]");
-  if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) bad("min_p", "min_p must be in [0, 1]");
-  if (!(s.repetition_penalty > 0.0f && std::isfinite(s.repetition_penalty)))
-    bad("repetition_penalty", "repetition_penalty must be > 0");
-  if (!std::isfinite(s.frequency_penalty))
-    bad("frequency_penalty", "frequency_penalty and presence_penalty must be finite");
-  if (!std::isfinite(s.presence_penalty))
-    bad("presence_penalty", "frequency_penalty and presence_penalty must be finite");
-  if (s.top_logprobs < 0 || s.top_logprobs > 20)
-    bad("top_logprobs", "top_logprobs must be in [0, 20]");
 }
 
 // What Pooling::model means (ModelInfo::pooling): the option when it names a pooling, else the
@@ -117,62 +94,72 @@ Pooling default_pooling(const EngineOptions& o, const tzero::HParams& hp, std::s
 
 }  // namespace
 
+// The compute options an engine's own session opens with (runtime/session.h).
+static tzero::ComputeOptions compute_options_of(const EngineOptions& o) {
+  tzero::ComputeOptions c;
+  c.n_threads = o.n_threads;
+  c.kernels = o.kernels;
+  c.op_overrides = o.op_overrides;
+  c.mode = o.mode;
+  c.gpu_layers = tzero::parse_gpu_layers_arg(o.gpu_layers);
+  c.n_ctx = o.n_ctx;
+  c.n_batch = o.max_batch_tokens;
+  c.kv_type = tzero::parse_kv_type(o.kv_type);
+  c.use_mmap = o.use_mmap;
+  return c;
+}
+
 struct Engine::Impl {
-  explicit Impl(const EngineOptions& o)
+  Impl(std::shared_ptr<tzero::Session> s, const EngineOptions& o)
       : opt(o),
-        model(tzero::Model::load(o.model_path, o.use_mmap)),
-        vocab(tzero::Vocab::from_gguf(model->gguf())),
-        hp(model->hparams()),
-        n_ctx(default_ctx(hp, o.n_ctx)),
-        pool(o.n_threads),
-        kernels(tzero::select_kernels(o.kernels)) {
-    tzero::check(o.n_threads >= 1, "the thread count must be >= 1");
-    const int gpu_layers = tzero::parse_gpu_layers(o.gpu_layers, hp.n_layer);
-    tzero::check_gpu_mode(gpu_layers, o.mode);
-    tzero::check(o.block_size >= 1 && o.block_size <= 4096,
-                 "the KV block size must be in [1, 4096]");
+        session(std::move(s)),
+        vocab(session->vocab()),
+        hp(session->hparams()),
+        n_ctx(session->n_ctx()) {
     tzero::check(o.max_batch_tokens >= 1, "the batch token budget must be >= 1");
-    tzero::check(o.max_seqs >= 1, "the number of sequences must be >= 1");
-    tzero::check(o.max_queue >= 0, "the queue bound must be >= 0");
-    tzero::check(o.kv_tokens >= 0, "the KV capacity must be >= 0 positions");
-    tzero::check(n_ctx >= 1 && n_ctx <= (1 << 20), "context size out of range");
-    tzero::check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has more tokens than the model");
-    const tzero::KvType kv_type = tzero::parse_kv_type(o.kv_type);
-    const int n_blocks = tzero::BlockManager::blocks_for(pool_tokens(o, hp, n_ctx), o.block_size);
+    const tzero::ComputeOptions& c = session->options();
+    tzero::check(opt.block_size >= 1 && opt.block_size <= 4096,
+                 "the KV block size must be in [1, 4096]");
+    tzero::check(opt.max_seqs >= 1, "the number of sequences must be >= 1");
+    tzero::check(opt.max_queue >= 0, "the queue bound must be >= 0");
+    tzero::check(opt.kv_tokens >= 0, "the KV capacity must be >= 0 positions");
+    const tzero::KvType kv_type = c.kv_type;
+    const int n_blocks =
+        tzero::BlockManager::blocks_for(pool_tokens(opt, hp, n_ctx), opt.block_size);
     // A recurrent model's prefix needs its state where the prefix ends as well as the KV
     // blocks: snapshots at the prompts' block boundaries (batch/state_snapshots.h), in state
     // slots after the sequences' own, twice max_seqs of them within 512 MiB (at least one).
     const size_t state_bytes = tzero::KvStore::state_bytes_per_slot(hp);
     const int n_snapshots =
-        hp.recurrent() && o.prefix_cache
+        hp.recurrent() && opt.prefix_cache
             ? int(std::max<size_t>(
-                  1, std::min<size_t>(size_t(2 * o.max_seqs), (size_t(512) << 20) / state_bytes)))
+                  1, std::min<size_t>(size_t(2 * opt.max_seqs), (size_t(512) << 20) / state_bytes)))
             : 0;
-    kv = std::make_unique<tzero::KvStore>(hp, n_blocks, o.block_size, kv_type,
-                                          o.max_seqs + n_snapshots);
+    kv = std::make_unique<tzero::KvStore>(hp, n_blocks, opt.block_size, kv_type,
+                                          opt.max_seqs + n_snapshots);
     if (n_snapshots > 0)
-      snapshots = std::make_unique<tzero::StateSnapshots>(o.max_seqs, n_snapshots);
-    blocks = std::make_unique<tzero::BlockManager>(n_blocks, o.block_size, o.prefix_cache);
-    sched = std::make_unique<tzero::Scheduler>(*blocks, o.max_batch_tokens, o.max_seqs,
-                                               o.prefill_chunk, snapshots.get());
-    fwd = tzero::make_forward(
-        *model, pool, {n_ctx, o.max_batch_tokens, kernels, o.mode == Mode::fast, gpu_layers});
-    logits.resize(size_t(o.max_seqs) * size_t(hp.n_vocab));
+      snapshots = std::make_unique<tzero::StateSnapshots>(opt.max_seqs, n_snapshots);
+    blocks = std::make_unique<tzero::BlockManager>(n_blocks, opt.block_size, opt.prefix_cache);
+    sched = std::make_unique<tzero::Scheduler>(*blocks, opt.max_batch_tokens, opt.max_seqs,
+                                               opt.prefill_chunk, snapshots.get());
+    fwd = session->make_forward(opt.max_batch_tokens);
+    logits.resize(size_t(opt.max_seqs) * size_t(hp.n_vocab));
 
-    info.path = o.model_path;
-    info.name = model->gguf().get_string("general.name");
-    if (info.name.empty()) info.name = std::filesystem::path(o.model_path).stem().string();
+    info.path = session->path();
+    info.name = session->model().gguf().get_string("general.name");
+    if (info.name.empty()) info.name = std::filesystem::path(info.path).stem().string();
     info.n_ctx = n_ctx;
     info.n_vocab = hp.n_vocab;
     info.n_embd = hp.n_embd;
-    info.pooling = default_pooling(o, hp, info.pooling_note);
+    info.pooling = default_pooling(opt, hp, info.pooling_note);
     info.bos = vocab.bos();
     info.eos = vocab.eos();
     info.eot = vocab.eot();
-    info.fingerprint =
-        tzero::compute_fingerprint(*model, o.mode, kernels.name, {}, o.kv_type, n_ctx).hash;
-    info.chat_template = model->gguf().get_string("tokenizer.chat_template");
-    info.prefix_cache = o.prefix_cache;
+    info.pad = vocab.pad();
+    info.add_bos = vocab.add_bos();
+    info.fingerprint = session->fingerprint().hash;
+    info.chat_template = session->model().gguf().get_string("tokenizer.chat_template");
+    info.prefix_cache = opt.prefix_cache;
     if (n_snapshots > 0)
       info.prefix_cache_note = "on, with " + std::to_string(n_snapshots) +
                                " snapshots of the recurrent state at prompt block boundaries";
@@ -431,12 +418,10 @@ struct Engine::Impl {
   // --- state --------------------------------------------------------------------------------
 
   EngineOptions opt;
-  std::unique_ptr<tzero::Model> model;
-  tzero::Vocab vocab;
+  std::shared_ptr<tzero::Session> session;  // the model, pool, kernels and context
+  const tzero::Vocab& vocab;
   const tzero::HParams& hp;
   int n_ctx;
-  tzero::ThreadPool pool;
-  tzero::KernelSet kernels;
   std::unique_ptr<tzero::KvStore> kv;
   std::unique_ptr<tzero::BlockManager> blocks;
   std::unique_ptr<tzero::StateSnapshots> snapshots;  // recurrent models' prefix cache
@@ -465,7 +450,27 @@ struct Engine::Impl {
   std::thread background;
 };
 
-Engine::Engine(const EngineOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+Engine::Engine(const EngineOptions& options)
+    : impl_(std::make_unique<Impl>(
+          tzero::Session::open(options.model_path, compute_options_of(options)), options)) {}
+
+// The session's compute options are the engine's (one source for both).
+static EngineOptions options_with(const tzero::Session& s, EngineOptions o) {
+  const tzero::ComputeOptions& c = s.options();
+  o.model_path = s.path();
+  o.use_mmap = c.use_mmap;
+  o.n_threads = c.n_threads;
+  o.kernels = c.kernels;
+  o.op_overrides = c.op_overrides;
+  o.mode = c.mode;
+  o.gpu_layers = std::to_string(s.gpu_layers());
+  o.n_ctx = c.n_ctx;
+  o.kv_type = tzero::to_string(c.kv_type);
+  return o;
+}
+
+Engine::Engine(std::shared_ptr<Session> session, const EngineOptions& options)
+    : impl_(std::make_unique<Impl>(session, options_with(*session, options))) {}
 
 Engine::~Engine() {
   stop();
@@ -473,46 +478,15 @@ Engine::~Engine() {
 
 uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
   Impl& m = *impl_;
-  RequestParams r = request;
-  if (r.prompt_tokens.empty()) {
-    r.prompt_tokens = tzero::tokenize_prompt(m.vocab, r.prompt, r.parse_special);
-    if (r.prompt_tokens.empty())
-      throw RequestError(RequestErrorKind::empty_prompt, "prompt", "the prompt is empty");
-  }
-  for (int32_t t : r.prompt_tokens)
-    if (t < 0 || t >= m.hp.n_vocab)
-      throw RequestError(RequestErrorKind::invalid_token, "prompt",
-                         "token id " + std::to_string(t) + " is outside the vocabulary of " +
-                             std::to_string(m.hp.n_vocab));
+  // The one request path (runtime/request.h): prompt, limits, sampling, grammar.
+  tzero::StartedRequest started =
+      tzero::start_request({m.vocab, m.hp, m.n_ctx, m.info.pooling, m.info.pooling_note,
+                            [&m] { return m.token_trie(); }},
+                           request);
+  RequestParams& r = started.params;
+  const Pooling pooling = started.pooling;
+  std::unique_ptr<tzero::TokenConstraint>& constraint = started.constraint;
   const int n_prompt = int(r.prompt_tokens.size());
-  if (n_prompt > m.n_ctx)
-    throw RequestError(RequestErrorKind::context_length_exceeded, "prompt",
-                       "the prompt is " + std::to_string(n_prompt) +
-                           " tokens, longer than the context of " + std::to_string(m.n_ctx) +
-                           " tokens");
-  // Embedding and scoring requests (prefill-only when nothing is generated).
-  Pooling pooling = Pooling::none;
-  if (r.embedding != Pooling::none) {
-    pooling = r.embedding == Pooling::model ? m.info.pooling : r.embedding;
-    if (pooling == Pooling::none)
-      throw RequestError(RequestErrorKind::invalid_value, "pooling",
-                         "embeddings are not available for this model: " + m.info.pooling_note);
-    if (r.embedding_dims < 0 || r.embedding_dims > m.hp.n_embd)
-      throw RequestError(RequestErrorKind::invalid_value, "dimensions",
-                         "dimensions must be in [1, " + std::to_string(m.hp.n_embd) +
-                             "] (the model's embedding length), or 0 for all");
-    if (r.prompt_logprobs)
-      throw RequestError(RequestErrorKind::invalid_value, "prompt_logprobs",
-                         "an embedding request cannot also score its prompt");
-    r.max_tokens = 0;
-  } else if (r.max_tokens < 0 || (r.max_tokens == 0 && !r.prompt_logprobs)) {
-    throw RequestError(RequestErrorKind::invalid_value, "max_tokens",
-                       "max_tokens must be >= 1 (0 only when scoring the prompt)");
-  }
-  if (r.prompt_top_logprobs < 0 || r.prompt_top_logprobs > 20)
-    throw RequestError(RequestErrorKind::invalid_value, "prompt_logprobs",
-                       "prompt_top_logprobs must be in [0, 20]");
-  validate(r.sampling);
   if (r.n_resumed != 0) m.check_resume(r, request.prompt_tokens.empty());
   // Positions it may feed: the prompt and every generated token but the last.
   const int64_t need =
@@ -522,26 +496,6 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
     throw RequestError(RequestErrorKind::context_length_exceeded, "prompt",
                        "the request needs " + std::to_string(need) +
                            " KV positions but the whole cache holds " + std::to_string(capacity));
-  std::unique_ptr<tzero::TokenConstraint> constraint;
-  if (!r.grammar.empty()) {
-    std::shared_ptr<const tzero::Grammar> grammar;
-    try {
-      grammar = std::make_shared<const tzero::Grammar>(tzero::compile_gbnf(r.grammar));
-    } catch (const tzero::GrammarError& e) {
-      throw RequestError(RequestErrorKind::invalid_grammar, "grammar", e.what());
-    }
-    std::vector<int32_t> ends = r.stop_tokens;
-    if (!r.ignore_eos) {
-      ends.push_back(m.vocab.eos());
-      ends.insert(ends.end(), m.vocab.turn_ends().begin(), m.vocab.turn_ends().end());
-    }
-    try {
-      constraint = std::make_unique<tzero::TokenConstraint>(std::move(grammar), m.token_trie(),
-                                                            std::move(ends));
-    } catch (const tzero::GrammarBudgetExceeded& e) {
-      throw RequestError(RequestErrorKind::grammar_budget, "grammar", e.what());
-    }
-  }
   std::lock_guard<std::mutex> lock(m.mu);
   // Requests that will find a free slot at the next step do not wait: the bound is on the
   // ones that will.
@@ -668,12 +622,13 @@ std::string Engine::apply_chat_template(const std::vector<ChatTurn>& messages,
   const Impl& m = *impl_;
   try {
     // The one rule (chat/template_choice.h): the named format or file, the model's, else chatml.
-    const tzero::ChatTemplate tmpl(
-        tzero::choose_chat_template(m.info.chat_template, template_name).source);
+    auto special = [&](int id) { return id >= 0 ? std::string(m.vocab.text(id)) : std::string(); };
+    const tzero::ConversationTemplate tmpl = tzero::load_conversation_template(
+        m.info.chat_template, template_name, special(m.vocab.bos()), special(m.vocab.eos()),
+        m.info.path);
     std::vector<tzero::ChatMessage> msgs;
     for (const ChatTurn& t : messages) msgs.push_back({t.role, t.content});
-    auto special = [&](int id) { return id >= 0 ? std::string(m.vocab.text(id)) : std::string(); };
-    return tmpl.apply(msgs, true, special(m.vocab.bos()), special(m.vocab.eos()));
+    return tmpl.render(msgs);
   } catch (const tzero::Error& e) {
     throw RequestError(RequestErrorKind::chat_template, "messages",
                        std::string("chat template: ") + e.what());

@@ -10,20 +10,10 @@
 
 #include "runtime/decode_step.h"
 #include "runtime/pooling.h"
+#include "runtime/request.h"
 #include "tzero/engine.h"
 
 namespace tzero {
-
-// The stop rules of a request in a context of n_ctx positions.
-inline StopRules stop_rules_of(const RequestParams& p, int n_ctx) {
-  StopRules r;
-  r.max_tokens = p.max_tokens;
-  r.n_ctx = n_ctx;
-  r.stop = p.stop;
-  r.stop_tokens = p.stop_tokens;
-  r.ignore_eos = p.ignore_eos;
-  return r;
-}
 
 struct Sequence {
   // pooling: an embedding request's resolved pooling (mean, cls or last), else none.

@@ -6,33 +6,16 @@
 
 #include "base/bounded_json.h"
 #include "base/error.h"
-#include "base/excerpt.h"
 #include "cli/commands.h"
 #include "server/openai_request.h"
 
 namespace tzero::cli {
 
-namespace {
-
-ChatTemplate parse_chosen(const GgufFile& file, const ChatTemplateChoice& choice,
-                          const std::string& option) {
-  try {
-    return ChatTemplate(choice.source);
-  } catch (const Error& e) {
-    const std::string where = option.empty() ? file.path() + ": " + choice.label : option;
-    // The parser's message quotes the template (text from the file): cut it.
-    throw Error(where + ": " + excerpt(e.what(), 2 * kMaxQuotedChars) +
-                " (name a format with --chat-template NAME)");
-  }
-}
-
-}  // namespace
-
-LoadedChatTemplate load_chat_template(const GgufFile& file, const std::string& option) {
-  ChatTemplateChoice choice =
-      choose_chat_template(file.get_string("tokenizer.chat_template"), option);
-  ChatTemplate parsed = parse_chosen(file, choice, option);
-  return {std::move(choice), std::move(parsed)};
+ConversationTemplate load_chat_template(const GgufFile& file, const Vocab& vocab,
+                                        const std::string& option) {
+  return load_conversation_template(file.get_string("tokenizer.chat_template"), option,
+                                    special_token_text(vocab, vocab.bos()),
+                                    special_token_text(vocab, vocab.eos()), file.path());
 }
 
 std::string special_token_text(const Vocab& vocab, int id) {
@@ -57,11 +40,10 @@ std::string render_chat_file(const GgufFile& file, const Vocab& vocab, const std
   } catch (const server::ApiError& e) {
     throw Error(path + ": " + e.what());
   }
-  const LoadedChatTemplate tmpl = load_chat_template(file, template_option);
+  const ConversationTemplate tmpl = load_chat_template(file, vocab, template_option);
   if (tmpl.choice.fallback)
     std::fprintf(stderr, "tzero: %s\n", chat_template_fallback_note(file.path()).c_str());
-  return tmpl.parsed.apply(messages, true, special_token_text(vocab, vocab.bos()),
-                           special_token_text(vocab, vocab.eos()));
+  return tmpl.render(messages);
 }
 
 }  // namespace tzero::cli

@@ -18,20 +18,16 @@
 
 #include <string>
 
-#include "chat/chat_template.h"
-#include "chat/template_choice.h"
+#include "chat/conversation.h"
 #include "format/gguf.h"
 #include "tokenizer/vocab.h"
 
 namespace tzero::cli {
 
-struct LoadedChatTemplate {
-  ChatTemplateChoice choice;
-  ChatTemplate parsed;
-};
-
-// Throws tzero::Error for an unknown name, an unreadable file or a template that cannot be run.
-LoadedChatTemplate load_chat_template(const GgufFile& file, const std::string& option);
+// The model's conversation template (chat/conversation.h) with its BOS and EOS texts. Throws
+// tzero::Error for an unknown name, an unreadable file or a template that cannot be run.
+ConversationTemplate load_chat_template(const GgufFile& file, const Vocab& vocab,
+                                        const std::string& option);
 
 // The vocabulary's text of a special token ("" for -1): bos_token and eos_token of a template.
 std::string special_token_text(const Vocab& vocab, int id);

@@ -11,12 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
-#include "backend/backends.h"
 #include "base/error.h"
-#include "base/thread_pool.h"
 #include "cli/commands.h"
+#include "cli/compute_flags.h"
 #include "model/forward.h"
 #include "model/weights.h"
+#include "runtime/session.h"
 #include "tzero/engine.h"
 
 namespace tzero::cli {
@@ -63,21 +63,14 @@ struct ConcurrencyResult {
 
 // C requests of p prompt tokens (different for each) and n generated tokens each, submitted at
 // once to the batched engine (tzero/engine.h) with C slots.
-ConcurrencyResult bench_concurrency(const std::string& model, int c, int p, int n, int threads,
-                                    const std::string& mode, const std::string& kernels,
-                                    const std::string& gpu_layers, int n_vocab) {
+ConcurrencyResult bench_concurrency(const std::shared_ptr<Session>& session, int c, int p, int n) {
+  const int n_vocab = session->hparams().n_vocab;
   tzero::EngineOptions eo;
-  eo.model_path = model;
-  eo.n_threads = threads;
-  eo.mode = mode_arg(mode);
-  eo.kernels = kernels;
-  eo.gpu_layers = gpu_layers;
-  eo.n_ctx = p + n + 1;
   eo.max_seqs = c;
   eo.max_batch_tokens = std::max(256, c);
   eo.kv_tokens = c * (p + n + 1);
   eo.max_queue = c;
-  tzero::Engine engine(eo);
+  tzero::Engine engine(session, eo);
   std::vector<double> first(size_t(c), 0.0);
   std::vector<double> token_times;
   for (int r = 0; r < c; ++r) {
@@ -111,8 +104,9 @@ ConcurrencyResult bench_concurrency(const std::string& model, int c, int p, int 
 Command add_bench(CLI::App& app) {
   auto* sub = app.add_subcommand("bench", "Measure prefill and decode speed (tokens/s)");
   struct Opts {
-    std::string model, mode = "deterministic", kernels = "auto", gpu_layers = "0";
-    int n_prompt = 128, n_gen = 64, depth = 0, threads = default_threads(), reps = 3;
+    std::string model;
+    ComputeFlags compute;
+    int n_prompt = 128, n_gen = 64, depth = 0, reps = 3;
     std::vector<int> concurrency;
     bool json = false;
   };
@@ -128,44 +122,34 @@ Command add_bench(CLI::App& app) {
                   "Tokens already in the KV cache before each test (prefilled once, not timed)")
       ->capture_default_str()
       ->check(CLI::Range(0, 131072));
-  sub->add_option("-t,--threads", o->threads, "Threads")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
   sub->add_option("-r,--reps", o->reps, "Repetitions of each test")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  sub->add_option("--mode", o->mode, "deterministic, fast or portable (GPU)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
-  sub->add_option("--kernels", o->kernels,
-                  "scalar, avx2, avx512, amx, amx-emu, neon, neon-dotprod or auto")
-      ->capture_default_str();
+  // -c is the concurrency here: the context is what the test needs.
+  add_compute_flags(sub, o->compute, kAllCompute & ~kCtx & ~kBatch);
   sub->add_option("-c,--concurrency", o->concurrency,
                   "Requests in flight at once through the batched engine (one or more values: "
                   "aggregate generation tokens/s for each; -p is then each request's prompt)")
       ->check(CLI::Range(1, 4096));
-  sub->add_option("--gpu-layers", o->gpu_layers,
-                  "The last N layers (or 'all') on the CUDA device (needs --mode portable)")
-      ->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON object");
   return {
       sub, [o] {
         if (!o->concurrency.empty()) {
           check(o->n_gen > 0, "--concurrency needs -n > 0");
           check(o->depth == 0, "--n-depth does not combine with --concurrency");
-          auto m = Model::load(o->model);
-          const int n_vocab = m->hparams().n_vocab;
-          m.reset();
+          ComputeOptions co = o->compute.options();
+          co.n_ctx = std::max(o->n_prompt, 1) + o->n_gen + 1;
+          const std::shared_ptr<Session> session = Session::open(o->model, co);
           nlohmann::json rows = nlohmann::json::array();
           if (!o->json)
             std::printf("model %s, threads %d, mode %s, prompt %d, generate %d per request\n",
-                        o->model.c_str(), o->threads, o->mode.c_str(), o->n_prompt, o->n_gen);
+                        o->model.c_str(), o->compute.n_threads, o->compute.mode.c_str(),
+                        o->n_prompt, o->n_gen);
           for (int c : o->concurrency) {
             std::vector<double> total, decode;
             for (int rep = 0; rep < o->reps; ++rep) {
               const ConcurrencyResult r =
-                  bench_concurrency(o->model, c, std::max(o->n_prompt, 1), o->n_gen, o->threads,
-                                    o->mode, o->kernels, o->gpu_layers, n_vocab);
+                  bench_concurrency(session, c, std::max(o->n_prompt, 1), o->n_gen);
               total.push_back(r.total_tokens_per_s);
               decode.push_back(r.decode_tokens_per_s);
               if (!o->json && isatty(2))
@@ -188,8 +172,8 @@ Command add_bench(CLI::App& app) {
           }
           if (o->json)
             std::printf("%s\n", nlohmann::json({{"model", o->model},
-                                                {"threads", o->threads},
-                                                {"mode", o->mode},
+                                                {"threads", o->compute.n_threads},
+                                                {"mode", o->compute.mode},
                                                 {"n_prompt", o->n_prompt},
                                                 {"n_gen", o->n_gen},
                                                 {"reps", o->reps},
@@ -198,22 +182,22 @@ Command add_bench(CLI::App& app) {
                                     .c_str());
           return 0;
         }
-        auto model = Model::load(o->model);
-        const HParams& hp = model->hparams();
-        const KernelSet& kernels = select_kernels(o->kernels);
         const int depth = o->depth;
-        const int n_ctx = depth + std::max(o->n_prompt, o->n_gen) + 1;
         // Past the trained context the numbers still measure speed (RoPE extends); the text
         // would not be meaningful, which a speed test does not read.
-        ThreadPool pool(o->threads);
-        const int gpu_layers = parse_gpu_layers(o->gpu_layers, hp.n_layer);
-        check_gpu_mode(gpu_layers, mode_arg(o->mode));
+        const int n_ctx = depth + std::max(o->n_prompt, o->n_gen) + 1;
         // The depth is prefilled in chunks of -p tokens (512 with -p 0).
         const int chunk = o->n_prompt > 0 ? o->n_prompt : std::min(std::max(depth, 1), 512);
-        const auto fwd_ptr = make_forward(
-            *model, pool, {n_ctx, chunk, kernels, mode_arg(o->mode) == Mode::fast, gpu_layers});
+        ComputeOptions co = o->compute.options();
+        co.n_ctx = n_ctx;
+        co.n_batch = chunk;
+        const std::shared_ptr<Session> session = Session::open(o->model, co);
+        const Model* model = &session->model();
+        const HParams& hp = session->hparams();
+        const std::string kernels = session->kernels_label();
+        const auto fwd_ptr = session->make_forward();
         Forward& fwd = *fwd_ptr;
-        KvCache kv(hp, n_ctx);
+        KvCache kv(hp, n_ctx, co.kv_type);
         std::vector<float> logits(size_t(hp.n_vocab));
         std::vector<int32_t> tokens(size_t(depth + std::max(o->n_prompt, o->n_gen)));
         for (size_t i = 0; i < tokens.size(); ++i)
@@ -252,10 +236,10 @@ Command add_bench(CLI::App& app) {
         if (o->json) {
           nlohmann::json j = {{"model", o->model},       {"model_bytes", model->gguf().file_size()},
                               {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
-                              {"n_depth", depth},        {"threads", o->threads},
-                              {"mode", o->mode},         {"kernels", kernels.name},
+                              {"n_depth", depth},        {"threads", o->compute.n_threads},
+                              {"mode", o->compute.mode}, {"kernels", kernels},
                               {"reps", o->reps}};
-          j["gpu_layers"] = o->gpu_layers;
+          j["gpu_layers"] = o->compute.gpu_layers;
           if (fwd.device()) j["device"] = fwd.device()->describe();
           j["pp_tokens_per_s"] = o->n_prompt > 0 ? nlohmann::json(p.mean) : nlohmann::json();
           j["pp_sd"] = p.sd;
@@ -268,7 +252,7 @@ Command add_bench(CLI::App& app) {
         } else {
           if (isatty(2)) std::fprintf(stderr, "\r");
           std::printf("model %s (%.2f GB), threads %d, kernels %s, mode %s\n", o->model.c_str(),
-                      file_gb, o->threads, kernels.name, o->mode.c_str());
+                      file_gb, o->compute.n_threads, kernels.c_str(), o->compute.mode.c_str());
           const std::string at = depth ? " @ d" + std::to_string(depth) : "";
           if (o->n_prompt > 0)
             std::printf("pp%-5d%s %8.2f ± %.2f tokens/s\n", o->n_prompt, at.c_str(), p.mean, p.sd);

@@ -31,25 +31,24 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
-#include "backend/backends.h"
 #include "base/bounded_json.h"
 #include "base/error.h"
 #include "base/excerpt.h"
-#include "base/thread_pool.h"
 #include "chat/chat_template.h"
 #include "cli/chat_commands.h"
 #include "cli/chat_prompt.h"
 #include "cli/commands.h"
+#include "cli/compute_flags.h"
 #include "cli/generation_flags.h"
 #include "cli/interrupt.h"
 #include "cli/line_reader.h"
 #include "format/gguf.h"
-#include "kernels/kernel_set.h"
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
 #include "runtime/decode_step.h"
 #include "runtime/prompt.h"
+#include "runtime/session.h"
 #include "tokenizer/vocab.h"
 
 namespace tzero::cli {
@@ -60,15 +59,16 @@ constexpr int kExitInterrupted = 130;  // 128 + SIGINT
 
 struct ChatOpts {
   std::string model, template_option, system;
-  int n_predict = 256, n_threads = 1, n_ctx = 0;
-  GenerationFlags gen;
-  bool render = false, verbose = false, no_mmap = false, ignore_eos = false;
+  int n_predict = 256;
+  ComputeFlags compute;
+  SamplingParams sampling;
+  bool render = false, verbose = false, ignore_eos = false;
 };
 
 int render(const ChatOpts& o) {
   const GgufFile f(o.model);
   const Vocab vocab = Vocab::from_gguf(f);
-  const LoadedChatTemplate tmpl = load_chat_template(f, o.template_option);
+  const ConversationTemplate tmpl = load_chat_template(f, vocab, o.template_option);
   if (tmpl.choice.fallback)
     std::fprintf(stderr, "tzero: %s\n", chat_template_fallback_note(f.path()).c_str());
   const std::string input(std::istreambuf_iterator<char>(std::cin), {});
@@ -86,8 +86,8 @@ int render(const ChatOpts& o) {
   check(vars.contains("messages") && vars["messages"].is_array(),
         "--render: stdin must be a JSON array of messages or an object with \"messages\"");
   if (!vars.contains("add_generation_prompt")) vars["add_generation_prompt"] = true;
-  if (!vars.contains("bos_token")) vars["bos_token"] = special_token_text(vocab, vocab.bos());
-  if (!vars.contains("eos_token")) vars["eos_token"] = special_token_text(vocab, vocab.eos());
+  if (!vars.contains("bos_token")) vars["bos_token"] = tmpl.bos_text;
+  if (!vars.contains("eos_token")) vars["eos_token"] = tmpl.eos_text;
   const std::string out = tmpl.parsed.render(vars);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
@@ -108,25 +108,14 @@ class ChatSession {
  public:
   explicit ChatSession(const ChatOpts& o)
       : o_(o),
-        model_(Model::load(o.model, !o.no_mmap)),
-        vocab_(Vocab::from_gguf(model_->gguf())),
-        tmpl_(load_chat_template(model_->gguf(), o.template_option)),
-        hp_(model_->hparams()),
-        n_ctx_(hp_.context_or_default(o.n_ctx)),
-        bos_(special_token_text(vocab_, vocab_.bos())),
-        eos_(special_token_text(vocab_, vocab_.eos())),
-        pool_(o.n_threads),
-        kv_(hp_, n_ctx_),
+        session_(Session::open(o.model, o.compute.options())),
+        vocab_(session_->vocab()),
+        tmpl_(load_chat_template(session_->model().gguf(), session_->vocab(), o.template_option)),
+        hp_(session_->hparams()),
+        n_ctx_(session_->n_ctx()),
+        kv_(hp_, n_ctx_, session_->options().kv_type),
         logits_(size_t(hp_.n_vocab)) {
-    check(vocab_.n_tokens() <= hp_.n_vocab, "the tokenizer has more tokens than the model");
-    const Mode mode = mode_arg(o.gen.mode);
-    const int gpu_layers = parse_gpu_layers(o.gen.gpu_layers, hp_.n_layer);
-    check_gpu_mode(gpu_layers, mode);
-    const KernelSet kernels = select_kernels(o.gen.kernels);
-    kernels_ = kernels.name;
-    fwd_ = make_forward(
-        *model_, pool_,
-        {n_ctx_, std::min(o.gen.n_batch, n_ctx_), kernels, mode == Mode::fast, gpu_layers});
+    fwd_ = session_->make_forward();
     if (fwd_->device()) device_ = fwd_->device()->describe();
     reset();
   }
@@ -136,12 +125,12 @@ class ChatSession {
     note("model " + o_.model + " (" + hp_.arch_name + ", " + std::to_string(hp_.n_layer) +
          " layers, " + std::to_string(vocab_.n_tokens()) + " tokens)");
     note("template " + tmpl_.choice.label);
-    note("mode " + o_.gen.mode + ", kernels " + kernels_ + ", threads " +
-         std::to_string(o_.n_threads) + ", context " + std::to_string(n_ctx_) +
+    note("mode " + o_.compute.mode + ", kernels " + session_->kernels_label() + ", threads " +
+         std::to_string(o_.compute.n_threads) + ", context " + std::to_string(n_ctx_) +
          (device_.empty() ? "" : ", device " + device_) +
-         (o_.gen.sampling.temperature > 0 ? ", temperature " + number(o_.gen.sampling.temperature) +
-                                                ", seed " + std::to_string(o_.gen.sampling.seed)
-                                          : ", greedy"));
+         (o_.sampling.temperature > 0 ? ", temperature " + number(o_.sampling.temperature) +
+                                            ", seed " + std::to_string(o_.sampling.seed)
+                                      : ", greedy"));
     note("type /help for the commands; Ctrl+C stops a reply; /exit or Ctrl+D ends the chat");
   }
 
@@ -156,7 +145,7 @@ class ChatSession {
   // One user message and its reply, streamed to stdout.
   void turn(const std::string& text) {
     messages_.push_back({"user", text});
-    const std::string prompt = tmpl_.parsed.apply(messages_, true, bos_, eos_);
+    const std::string prompt = tmpl_.render(messages_);
     // BOS by the one rule (runtime/prompt.h): none when the template wrote it.
     const std::vector<int32_t> tokens = tokenize_chat_prompt(vocab_, prompt);
     check(!tokens.empty(), "the prompt is empty and the vocabulary has no BOS token");
@@ -177,7 +166,7 @@ class ChatSession {
     rules.max_tokens = o_.n_predict;
     rules.n_ctx = n_ctx_;
     rules.ignore_eos = o_.ignore_eos;
-    DecodeStep decode(vocab_, o_.gen.sampling, rules, tokens, step_);
+    DecodeStep decode(vocab_, o_.sampling, rules, tokens, step_);
     std::string reply;
     auto put = [&](const std::string& s) {
       reply += s;
@@ -236,13 +225,12 @@ class ChatSession {
   }
 
   const ChatOpts& o_;
-  std::unique_ptr<Model> model_;
-  Vocab vocab_;
-  LoadedChatTemplate tmpl_;
+  std::shared_ptr<Session> session_;  // the model, pool, kernels and context
+  const Vocab& vocab_;
+  ConversationTemplate tmpl_;
   const HParams& hp_;
   int n_ctx_;
-  std::string bos_, eos_, kernels_, device_;
-  ThreadPool pool_;
+  std::string device_;
   KvCache kv_;
   std::unique_ptr<Forward> fwd_;
   std::vector<float> logits_;    // (n_vocab): the row the next token comes from
@@ -302,11 +290,7 @@ Command add_chat(CLI::App& app) {
       "stops a reply, EOF or /exit ends (each turn renders the whole conversation again with "
       "the chat template; the cache keeps the unchanged prefix)");
   auto o = std::make_shared<ChatOpts>();
-  o->n_threads = default_threads();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
-  sub->add_flag("--no-mmap", o->no_mmap,
-                "Read the model file into memory instead of mapping it (for files replaced in "
-                "place: a mapped file truncated while in use is a SIGBUS)");
   sub->add_option("--chat-template", o->template_option,
                   "A named format (llama2, llama3, chatml, mistral, phi3, gemma, deepseek) or a "
                   "Jinja template file (default: tokenizer.chat_template from the file, else "
@@ -315,13 +299,8 @@ Command add_chat(CLI::App& app) {
   sub->add_option("-n,--n-predict", o->n_predict, "Most tokens per reply")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
-  sub->add_option("-t,--threads", o->n_threads, "Threads (results do not depend on it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("-c,--ctx-size", o->n_ctx, "Context size (0: min(trained, 4096))")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
-  add_generation_flags(sub, o->gen);
+  add_compute_flags(sub, o->compute);
+  add_generation_flags(sub, o->sampling);
   sub->add_flag("--ignore-eos", o->ignore_eos,
                 "Do not stop a reply at EOS or end of turn (-n, the context and Ctrl+C still "
                 "do)");

@@ -10,6 +10,8 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "cli/commands.h"
+#include "cli/compute_flags.h"
+#include "runtime/session.h"
 #include "tzero/engine.h"
 
 namespace tzero::cli {
@@ -34,12 +36,12 @@ Command add_embed(CLI::App& app) {
       "embed", "Embedding of a text, or of each line of a file (pooled, L2-normalised)");
   struct Opts {
     tzero::EngineOptions engine;
-    std::string prompt, file, pooling = "model", mode = "deterministic";
+    ComputeFlags compute;
+    std::string prompt, file, pooling = "model";
     int dimensions = 0;
     bool json = false, parse_special = false;
   };
   auto o = std::make_shared<Opts>();
-  o->engine.n_threads = default_threads();
   o->engine.max_seqs = 16;
   o->engine.max_queue = 1 << 20;
   sub->add_option("-m,--model", o->engine.model_path, "GGUF model file")->required();
@@ -54,28 +56,13 @@ Command add_embed(CLI::App& app) {
                   "Keep the first N components, then renormalise (0: all)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
-  sub->add_option("-t,--threads", o->engine.n_threads, "Threads (results do not depend on it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("-c,--ctx-size", o->engine.n_ctx, "Context size (0: min(trained, 4096))")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
-  sub->add_option("-b,--batch-size", o->engine.max_batch_tokens,
-                  "Tokens per forward pass (results do not depend on it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 16));
+  o->compute.n_batch = o->engine.max_batch_tokens;
+  add_compute_flags(sub, o->compute, kAllCompute,
+                    "Tokens per forward pass (results do not depend on it)");
   sub->add_option("--parallel", o->engine.max_seqs,
                   "Inputs computed together (results do not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  sub->add_option("--kernels", o->engine.kernels, "Kernel set (results do not depend on it)")
-      ->capture_default_str();
-  sub->add_option("--mode", o->mode, "deterministic (the contract) or fast")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"deterministic", "fast"}));
-  sub->add_flag_callback(
-      "--no-mmap", [o] { o->engine.use_mmap = false; },
-      "Read the model file into memory instead of mapping it");
   sub->add_flag("--parse-special", o->parse_special,
                 "Turn control-token texts in the input into those tokens");
   sub->add_flag("--json", o->json,
@@ -87,9 +74,10 @@ Command add_embed(CLI::App& app) {
             else
               inputs.push_back(o->prompt);
             if (inputs.empty()) throw Error(o->file + ": no line to embed");
-            o->engine.mode = mode_arg(o->mode);
             const Pooling pooling = *parse_pooling(o->pooling);
-            tzero::Engine engine(o->engine);
+            o->engine.max_batch_tokens = o->compute.n_batch;
+            tzero::Engine engine(Session::open(o->engine.model_path, o->compute.options()),
+                                 o->engine);
             if (pooling == Pooling::model && engine.info().pooling == Pooling::none)
               throw Error(o->engine.model_path + ": " + engine.info().pooling_note);
 

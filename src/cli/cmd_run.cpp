@@ -8,9 +8,9 @@
 #include "base/error.h"
 #include "cli/chat_prompt.h"
 #include "cli/commands.h"
+#include "cli/compute_flags.h"
 #include "cli/generation_flags.h"
 #include "grammar/json_schema.h"
-#include "kernels/kernel_set.h"
 #include "runtime/fingerprint.h"
 #include "runtime/generate.h"
 
@@ -40,13 +40,13 @@ void print_gaps(const std::vector<float>& gaps) {
 Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Generate text from a prompt (greedy by default)");
   struct Opts {
-    std::string model, prompt, prompt_file, messages_file, chat_template, mode = "deterministic";
+    std::string model, prompt, prompt_file, messages_file, chat_template;
     std::string grammar_file, schema_file;
-    bool json = false, no_bos = false, gaps = false, no_mmap = false;
+    bool json = false, no_bos = false, gaps = false;
+    ComputeFlags compute;
     GenerateOptions gen;
   };
   auto o = std::make_shared<Opts>();
-  o->gen.n_threads = default_threads();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
   auto* prompt_opt =
       sub->add_option("-p,--prompt", o->prompt, "Prompt text (default: empty, BOS only)");
@@ -64,14 +64,8 @@ Command add_run(CLI::App& app) {
   sub->add_option("-n,--n-predict", o->gen.n_predict, "Tokens to generate")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 24));
-  sub->add_option("-t,--threads", o->gen.n_threads, "Threads (results do not depend on it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("-c,--ctx-size", o->gen.n_ctx, "Context size (0: min(trained, 4096))")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
-  add_generation_flags(
-      sub, {o->gen.sampling, o->gen.kernels, o->mode, o->gen.gpu_layers, o->gen.n_batch});
+  add_compute_flags(sub, o->compute);
+  add_generation_flags(sub, o->gen.sampling);
   sub->add_option("--trace", o->gen.trace_path,
                   "Record per position and tensor an XXH3-128 hash of every intermediate");
   sub->add_option("--trace-dump", o->gen.trace_dump,
@@ -81,8 +75,6 @@ Command add_run(CLI::App& app) {
                   "Test hook: flip the last bit of tensor OP of LAYER at position POS "
                   "(LAYER:OP:POS)")
       ->group("");
-  sub->add_option("--op", o->gen.op_overrides,
-                  "Use a registered custom kernel: OP=NAME (e.g. matmul.f32=mine); repeatable");
   sub->add_option("--stop", o->gen.stop,
                   "Stop when the text contains this string (not printed); repeatable");
   sub->add_option("--stop-token", o->gen.stop_tokens,
@@ -94,9 +86,6 @@ Command add_run(CLI::App& app) {
   sub->add_option("--json-schema", o->schema_file,
                   "Constrain the output to JSON valid under the JSON schema in this file");
   sub->add_flag("--no-bos", o->no_bos, "Do not add the BOS token to the prompt");
-  sub->add_flag("--no-mmap", o->no_mmap,
-                "Read the model file into memory instead of mapping it (for files replaced in "
-                "place: a mapped file truncated while in use is a SIGBUS)");
   sub->add_flag("--parse-special", o->gen.parse_special,
                 "Turn control-token texts in the prompt into those tokens");
   sub->add_flag("--json", o->json, "Print one JSON object instead of streaming text");
@@ -121,37 +110,34 @@ Command add_run(CLI::App& app) {
                 throw Error(o->schema_file + ": " + e.what());
               }
             }
-            o->gen.mode = mode_arg(o->mode);
-            auto model = Model::load(o->model, !o->no_mmap);
-            const Vocab vocab = Vocab::from_gguf(model->gguf());
             check(o->chat_template.empty() || !o->messages_file.empty(),
                   "--chat-template is used with --messages");
+            const std::shared_ptr<Session> session = Session::open(o->model, o->compute.options());
+            const Mode mode = session->options().mode;
             if (!o->messages_file.empty()) {
-              o->gen.prompt =
-                  render_chat_file(model->gguf(), vocab, o->messages_file, o->chat_template);
+              o->gen.prompt = render_chat_file(session->model().gguf(), session->vocab(),
+                                               o->messages_file, o->chat_template);
               o->gen.chat_prompt = true;
             }
+            const Fingerprint fp = session->fingerprint();
             if (!o->gen.trace_path.empty())
               o->gen.trace_metadata = nlohmann::json{
                   {"model", o->model},
                   {"prompt", o->gen.prompt},
-                  {"threads", o->gen.n_threads},
-                  {"batch", o->gen.n_batch},
-                  {"kernels", o->gen.kernels},
-                  {"mode", o->mode},
-                  {"gpu_layers", o->gen.gpu_layers},
+                  {"threads", o->compute.n_threads},
+                  {"batch", o->compute.n_batch},
+                  {"kernels", o->compute.kernels},
+                  {"mode", o->compute.mode},
+                  {"gpu_layers", o->compute.gpu_layers},
                   {"fingerprint",
-                   compute_fingerprint(*model, o->gen.mode, select_kernels(o->gen.kernels).name,
-                                       o->gen.op_overrides, "f32",
-                                       model->hparams().context_or_default(o->gen.n_ctx))
-                       .hash}}.dump();
+                   fp.hash}}.dump();
             std::function<void(std::string_view)> on_text;
             if (!o->json)
               on_text = [](std::string_view s) {
                 std::fwrite(s.data(), 1, s.size(), stdout);
                 std::fflush(stdout);
               };
-            const GenerateResult r = generate(*model, vocab, o->gen, on_text);
+            const GenerateResult r = generate(*session, o->gen, on_text);
             // -n 0 evaluates no prompt: no rate. Otherwise a rate over at least a millisecond.
             const std::optional<double> pp_tps =
                 r.n_eval_rows > 0 ? measured_rate(double(r.prompt_tokens.size()), r.prompt_seconds)
@@ -167,7 +153,7 @@ Command add_run(CLI::App& app) {
               j["tokens"] = r.tokens;
               j["text"] = r.text;
               j["stop_reason"] = to_string(r.stop_reason);
-              j["mode"] = to_string(o->gen.mode);
+              j["mode"] = to_string(mode);
               j["logits_digest"] = r.logits_digest;
               if (o->gaps) j["top2_gaps"] = r.top2_gaps;
               j["n_ctx"] = r.n_ctx;
@@ -175,9 +161,7 @@ Command add_run(CLI::App& app) {
                               {"prompt_tokens_per_s", json_rate(pp_tps)},
                               {"gen_seconds", r.gen_seconds},
                               {"gen_tokens_per_s", json_rate(tg_tps)},
-                              {"threads", o->gen.n_threads}};
-              const Fingerprint fp = compute_fingerprint(*model, o->gen.mode, r.kernels,
-                                                         o->gen.op_overrides, "f32", r.n_ctx);
+                              {"threads", o->compute.n_threads}};
               j["fingerprint"] = fp.hash;
               j["fingerprint_manifest"] = fp.manifest;
               if (!r.device.empty()) j["device"] = r.device;
@@ -190,8 +174,8 @@ Command add_run(CLI::App& app) {
                   "\nprompt: %zu tokens, %s | generation: %zu tokens, %s | threads %d | kernels "
                   "%s | mode %s | stop: %s\nlogits digest: %s\n",
                   r.prompt_tokens.size(), rate_text(pp_tps).c_str(), r.tokens.size(),
-                  rate_text(tg_tps).c_str(), o->gen.n_threads, r.kernels.c_str(),
-                  to_string(o->gen.mode), to_string(r.stop_reason), r.logits_digest.c_str());
+                  rate_text(tg_tps).c_str(), o->compute.n_threads, r.kernels.c_str(),
+                  to_string(mode), to_string(r.stop_reason), r.logits_digest.c_str());
               if (!r.device.empty()) std::fprintf(stderr, "device: %s\n", r.device.c_str());
               if (o->gaps) print_gaps(r.top2_gaps);
             }

@@ -15,6 +15,8 @@
 #include "chat/chat_template.h"
 #include "chat/template_choice.h"
 #include "cli/commands.h"
+#include "cli/compute_flags.h"
+#include "runtime/session.h"
 #include "server/http_server.h"
 #include "tzero/engine.h"
 
@@ -26,20 +28,17 @@ Command add_serve(CLI::App& app) {
     tzero::EngineOptions engine;
     server::ServerOptions server;
     double grace_s = 10.0;
-    std::string mode = "deterministic";
+    ComputeFlags compute;
     size_t max_body_kib = 1024;
     size_t max_header_kib = 32;
     std::string pooling = "model";
   };
   auto o = std::make_shared<Opts>();
-  o->engine.n_threads = default_threads();
   o->engine.max_seqs = 8;
   o->engine.max_queue = 64;
   sub->add_option("-m,--model", o->engine.model_path, "GGUF model file")->required();
-  sub->add_flag_callback(
-      "--no-mmap", [o] { o->engine.use_mmap = false; },
-      "Read the model file into memory instead of mapping it (for files replaced in place: a "
-      "mapped file truncated while in use is a SIGBUS)");
+  // -b: the engine's pass budget is --batch-tokens.
+  add_compute_flags(sub, o->compute, kAllCompute & ~kBatch);
   sub->add_option("--host", o->server.host, "Address to bind (default: loopback only)")
       ->capture_default_str();
   sub->add_option("--port", o->server.port, "TCP port (0: any free port)")
@@ -50,13 +49,6 @@ Command add_serve(CLI::App& app) {
                   "environment's TZERO_API_KEY, which other local users cannot read from argv)")
       ->envname("TZERO_API_KEY");
   sub->add_option("--parallel", o->engine.max_seqs, "Sequences decoded together (batch slots)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("-c,--ctx", o->engine.n_ctx, "Context per sequence (0: min(trained, 4096))")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
-  sub->add_option("-t,--threads", o->engine.n_threads,
-                  "Compute threads (results do not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   sub->add_option("--kv-tokens", o->engine.kv_tokens,
@@ -73,15 +65,6 @@ Command add_serve(CLI::App& app) {
                   "Waiting requests beyond the running ones; more get 429")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--mode", o->mode, "deterministic (the contract) or fast")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"deterministic", "fast"}));
-  sub->add_option("--kv-type", o->engine.kv_type, "KV cache type: f32 or f16 (changes the bits)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"f32", "f16"}));
-  sub->add_option("--kernels", o->engine.kernels,
-                  "scalar, avx2, avx512, amx, amx-emu, neon, neon-dotprod or auto (same bits)")
-      ->capture_default_str();
   sub->add_option("--pooling", o->pooling,
                   "Pooling of /v1/embeddings: model (the file's pooling_type, else mean), mean, "
                   "cls or last")
@@ -147,7 +130,6 @@ Command add_serve(CLI::App& app) {
         pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
         signal(SIGPIPE, SIG_IGN);
 
-        o->engine.mode = mode_arg(o->mode);
         o->engine.pooling = *parse_pooling(o->pooling);
         o->server.max_body_bytes = o->max_body_kib * 1024;
         o->server.max_header_bytes = o->max_header_kib * 1024;
@@ -155,7 +137,7 @@ Command add_serve(CLI::App& app) {
           o->server.http_threads = int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
         // An unknown name or unreadable file fails here, before the model loads (exit 2).
         if (!o->server.chat_template.empty()) choose_chat_template("", o->server.chat_template);
-        tzero::Engine engine(o->engine);
+        tzero::Engine engine(Session::open(o->engine.model_path, o->compute.options()), o->engine);
         // The template is parsed now, so one tzero cannot run (a hostile one nested past the
         // limits included) is a load error, not a failure at the first chat request. The rule
         // (chat/template_choice.h): --chat-template, the model's, else chatml.

@@ -23,12 +23,7 @@ CLI::Validator in_half_open(double lo, double hi) {
 
 }  // namespace
 
-void add_generation_flags(CLI::App* sub, const GenerationFlagTargets& t) {
-  SamplingParams& sp = t.sampling;
-  sub->add_option("-b,--batch-size", t.n_batch,
-                  "Prefill chunk: prompt tokens per forward pass (results do not depend on it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 16));
+void add_generation_flags(CLI::App* sub, SamplingParams& sp) {
   sub->add_option("--temp", sp.temperature, "Temperature (0: greedy, ties to the lowest id)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
@@ -65,19 +60,6 @@ void add_generation_flags(CLI::App* sub, const GenerationFlagTargets& t) {
                   "frequency_penalty)")
       ->capture_default_str()
       ->check(CLI::Range(-100.0, 100.0));
-  sub->add_option("--kernels", t.kernels,
-                  "Kernel set: scalar, avx2, avx512, amx, amx-emu (slow; x86-64), neon, "
-                  "neon-dotprod, neon-i8mm (aarch64) or auto (results do not depend on it)")
-      ->capture_default_str();
-  sub->add_option("--mode", t.mode,
-                  "deterministic (the contract), fast (no contract, to measure its cost) or "
-                  "portable (with --gpu-layers: the GPU in the CPU's canonical orders)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"deterministic", "fast", "portable"}));
-  sub->add_option("--gpu-layers", t.gpu_layers,
-                  "Run the last N layers (or 'all') and the output head on the CUDA device; "
-                  "needs --mode portable (the CPU's orders, the CPU's bits)")
-      ->capture_default_str();
 }
 
 }  // namespace tzero::cli

@@ -1,6 +1,7 @@
 #include "cli/lock_flags.h"
 
 #include "cli/commands.h"
+#include "cli/compute_flags.h"
 
 namespace tzero::cli {
 
@@ -9,9 +10,7 @@ void add_lock_flags(CLI::App* sub, LockFlags& f) {
   f.model = sub->add_option("-m,--model", f.engine.model, "GGUF model file (a local run)");
   f.ctx = sub->add_option("-c,--ctx", f.engine.ctx, "Context per sequence (0: min(trained, 4096))")
               ->check(CLI::Range(0, 1 << 20));
-  f.kernels =
-      sub->add_option("--kernels", f.engine.kernels,
-                      "scalar, avx2, avx512, amx, amx-emu, neon, neon-dotprod or auto (same bits)");
+  f.kernels = sub->add_option("--kernels", f.engine.kernels, kernels_help());
   f.mode = sub->add_option("--mode", f.engine.mode, "deterministic (the contract) or fast")
                ->check(CLI::IsMember({"deterministic", "fast"}));
   f.kv_type =

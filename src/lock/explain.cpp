@@ -15,12 +15,12 @@ GenerateOptions traced(const EngineConfig& c, int ctx, const tzero::RequestParam
   GenerateOptions g;
   g.prompt_tokens = p.prompt_tokens;
   g.n_predict = p.max_tokens;
-  g.n_threads = c.threads;
-  g.n_ctx = ctx;
+  g.compute.n_threads = c.threads;
+  g.compute.n_ctx = ctx;
   g.sampling = p.sampling;
-  g.kernels = c.kernels;
-  g.mode = *parse_mode(c.mode);
-  g.kv_type = c.kv_type;
+  g.compute.kernels = c.kernels;
+  g.compute.mode = *parse_mode(c.mode);
+  g.compute.kv_type = parse_kv_type(c.kv_type);
   g.stop = p.stop;
   g.stop_tokens = p.stop_tokens;
   g.ignore_eos = p.ignore_eos;

@@ -53,6 +53,8 @@ LockRequest parse_lock_request(const std::string& json_text, const std::string& 
   }
   if (r.parsed.n != 1)
     throw Error(where + ": n: tzero lock records one choice per request (leave n out or give 1)");
+  if (r.parsed.prompts.size() > 1)
+    throw Error(where + ": prompt: tzero lock records one prompt per request (one line each)");
   return r;
 }
 

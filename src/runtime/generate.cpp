@@ -7,13 +7,11 @@
 #include <memory>
 
 #include "backend/backend.h"
-#include "backend/backends.h"
 #include "base/error.h"
-#include "base/thread_pool.h"
 #include "model/forward.h"
-#include "ops/registry.h"
 #include "runtime/decode_step.h"
 #include "runtime/prompt.h"
+#include "runtime/request.h"
 #include "trace/recorder.h"
 
 namespace tzero {
@@ -39,29 +37,46 @@ float top2_gap(const float* logits, int n) {
 
 GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOptions& opt,
                         const std::function<void(std::string_view)>& on_text) {
-  const HParams& hp = model.hparams();
-  check(vocab.n_tokens() <= hp.n_vocab, "the tokenizer has " + std::to_string(vocab.n_tokens()) +
-                                            " tokens but the model's vocabulary is " +
-                                            std::to_string(hp.n_vocab));
-  check(opt.n_predict >= 0, "the number of tokens to generate must be >= 0");
-  check(opt.n_batch >= 1, "the batch size must be >= 1");
-  GenerateResult res;
-  res.n_ctx = hp.context_or_default(opt.n_ctx);
-  check(res.n_ctx <= (1 << 20), "context size is too large");
+  const std::shared_ptr<Session> session = Session::over(model, vocab, opt.compute);
+  return generate(*session, opt, on_text);
+}
 
-  res.prompt_tokens = !opt.prompt_tokens.empty() ? opt.prompt_tokens
-                      : opt.chat_prompt
-                          ? tokenize_chat_prompt(vocab, opt.prompt)
-                          : tokenize_prompt(vocab, opt.prompt, opt.parse_special, opt.add_bos);
-  for (const int32_t t : res.prompt_tokens)
-    check(t >= 0 && t < hp.n_vocab, "prompt token " + std::to_string(t) +
-                                        " is outside the vocabulary of " +
-                                        std::to_string(hp.n_vocab));
-  check(!res.prompt_tokens.empty(), "the prompt is empty and the vocabulary has no BOS token");
+GenerateResult generate(Session& session, const GenerateOptions& opt,
+                        const std::function<void(std::string_view)>& on_text) {
+  const HParams& hp = session.hparams();
+  const Vocab& vocab = session.vocab();
+  check(opt.n_predict >= 0, "the number of tokens to generate must be >= 0");
+  GenerateResult res;
+  res.n_ctx = session.n_ctx();
+
+  // The one request path (runtime/request.h), its refusals in the command line's words.
+  RequestParams request;
+  request.prompt_tokens = !opt.prompt_tokens.empty() ? opt.prompt_tokens
+                          : opt.chat_prompt
+                              ? tokenize_chat_prompt(vocab, opt.prompt)
+                              : tokenize_prompt(vocab, opt.prompt, opt.parse_special, opt.add_bos);
+  check(!request.prompt_tokens.empty(), "the prompt is empty and the vocabulary has no BOS token");
+  request.max_tokens = std::max(opt.n_predict, 1);  // -n 0 runs no step at all
+  request.sampling = opt.sampling;
+  request.sampling.logprobs = false;
+  request.sampling.top_logprobs = 0;
+  request.stop = opt.stop;
+  request.stop_tokens = opt.stop_tokens;
+  request.ignore_eos = opt.ignore_eos;
+  request.grammar = opt.grammar;
+  StartedRequest started;
+  try {
+    started = start_request({vocab, hp, res.n_ctx, Pooling::mean, "", nullptr}, request);
+  } catch (const RequestError& e) {
+    const std::string flag = e.param == "grammar"       ? "--grammar: "
+                             : e.param == "stop_tokens" ? "--stop-token: "
+                             : e.param == "prompt"      ? ""
+                                                        : e.param + ": ";
+    throw Error(flag + e.what() +
+                (e.kind == RequestErrorKind::context_length_exceeded ? " (raise it with -c)" : ""));
+  }
+  res.prompt_tokens = started.params.prompt_tokens;
   const int n_prompt = int(res.prompt_tokens.size());
-  check(n_prompt <= res.n_ctx, "the prompt is " + std::to_string(n_prompt) +
-                                   " tokens, longer than the context of " +
-                                   std::to_string(res.n_ctx) + " tokens (raise it with -c)");
 
   std::unique_ptr<FILE, int (*)(FILE*)> logits_file(nullptr, &std::fclose);
   if (!opt.logits_out.empty()) {
@@ -69,21 +84,16 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
     check(logits_file != nullptr, opt.logits_out + ": cannot create: " + std::strerror(errno));
   }
 
-  ThreadPool pool(opt.n_threads);
-  const KernelSet kernels = with_overrides(select_kernels(opt.kernels), opt.op_overrides);
-  res.kernels = kernels.name;
-  for (const auto& o : opt.op_overrides) res.kernels += " " + o;
-  const int gpu_layers = parse_gpu_layers(opt.gpu_layers, hp.n_layer);
-  check_gpu_mode(gpu_layers, opt.mode);
-  const auto fwd_ptr = make_forward(
-      model, pool,
-      {res.n_ctx, std::min(opt.n_batch, res.n_ctx), kernels, opt.mode == Mode::fast, gpu_layers});
+  res.kernels = session.kernels_label();
+  const auto fwd_ptr = session.make_forward();
   Forward& fwd = *fwd_ptr;
   if (fwd.device()) res.device = fwd.device()->describe();
   std::unique_ptr<TraceRecorder> recorder;
   if (!opt.trace_path.empty()) {
     recorder = std::make_unique<TraceRecorder>(opt.trace_path, opt.trace_metadata, opt.trace_dump);
     fwd.set_trace(recorder->hook());
+  } else if (opt.trace_hook) {
+    fwd.set_trace(opt.trace_hook);
   }
   if (!opt.perturb.empty()) {
     const size_t a = opt.perturb.find(':'), b = opt.perturb.rfind(':');
@@ -96,40 +106,9 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
       throw Error("--perturb wants LAYER:OP:POS, not '" + opt.perturb + "'");
     }
   }
-  KvCache kv(hp, res.n_ctx, parse_kv_type(opt.kv_type));
-  SamplingParams sampling = opt.sampling;
-  sampling.logprobs = false;
-  sampling.top_logprobs = 0;
-  StopRules rules;
-  rules.max_tokens = std::max(opt.n_predict, 1);  // -n 0 runs no step at all
-  rules.n_ctx = res.n_ctx;
-  rules.stop = opt.stop;
-  rules.stop_tokens = opt.stop_tokens;
-  rules.ignore_eos = opt.ignore_eos;
-  for (const int32_t t : opt.stop_tokens)
-    check(t >= 0 && t < hp.n_vocab, "--stop-token " + std::to_string(t) +
-                                        " is outside the vocabulary of " +
-                                        std::to_string(hp.n_vocab));
-  DecodeStep decode(vocab, sampling, rules, res.prompt_tokens);
-  if (!opt.grammar.empty()) {
-    std::shared_ptr<const Grammar> grammar;
-    try {
-      grammar = std::make_shared<const Grammar>(compile_gbnf(opt.grammar));
-    } catch (const GrammarError& e) {
-      throw Error(e.what());
-    }
-    std::vector<int32_t> ends = opt.stop_tokens;
-    if (!opt.ignore_eos) {
-      ends.push_back(vocab.eos());
-      ends.insert(ends.end(), vocab.turn_ends().begin(), vocab.turn_ends().end());
-    }
-    try {
-      decode.constrain(std::make_unique<TokenConstraint>(
-          std::move(grammar), std::make_shared<const TokenTrie>(vocab), std::move(ends)));
-    } catch (const GrammarBudgetExceeded& e) {
-      throw Error(std::string("--grammar: ") + e.what());
-    }
-  }
+  KvCache kv(hp, res.n_ctx, session.options().kv_type);
+  DecodeStep decode(vocab, started.params.sampling, started.rules, res.prompt_tokens);
+  if (started.constraint) decode.constrain(std::move(started.constraint));
   std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from
 
   auto record = [&] {
@@ -144,6 +123,7 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
     res.text += piece;
     if (on_text && !piece.empty()) on_text(piece);
   };
+  auto interrupted = [&] { return opt.interrupted && opt.interrupted(); };
 
   auto t0 = std::chrono::steady_clock::now();
   if (opt.n_predict > 0) {
@@ -151,21 +131,32 @@ GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOp
       const int n = std::min(fwd.n_batch(), n_prompt - p);
       fwd.eval(&res.prompt_tokens[size_t(p)], n, p, kv,
                p + n == n_prompt ? logits.data() : nullptr);
+      if (p + n < n_prompt && interrupted()) {
+        res.stop_reason = StopReason::cancelled;
+        res.prompt_seconds = seconds_since(t0);
+        return res;
+      }
     }
   }
   res.prompt_seconds = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
   res.stop_reason = StopReason::max_tokens;  // also when nothing is generated (-n 0)
+  bool cancelled = false;
   for (int pos = n_prompt; opt.n_predict > 0; ++pos) {
     record();
     const StepResult step = decode.step(logits.data(), hp.n_vocab);
     emit(step.text);
     emit(step.tail);
     if (step.stop != StopReason::none) break;
+    if (interrupted()) {
+      cancelled = true;
+      break;
+    }
     fwd.eval(&step.token, 1, pos, kv, logits.data());
   }
   if (decode.done()) res.stop_reason = decode.stop_reason();
+  if (cancelled) res.stop_reason = StopReason::cancelled;
   if (res.stop_reason == StopReason::grammar_budget)
     throw Error("--grammar: at generated token " + std::to_string(decode.n_generated() + 1) + ", " +
                 grammar_budget_message());

@@ -10,7 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "model/forward.h"
 #include "model/weights.h"
+#include "runtime/session.h"
 #include "tokenizer/vocab.h"
 #include "tzero/sampling.h"
 #include "tzero/types.h"
@@ -23,9 +25,9 @@ struct GenerateOptions {
   // used): the tokens a server request resolved to (tzero verify reruns a locked request).
   std::vector<int32_t> prompt_tokens;
   int n_predict = 128;  // tokens to generate (stops early at EOS, EOT or a full context)
-  int n_threads = 1;
-  int n_ctx = 0;     // 0: min(trained context, 4096)
-  int n_batch = 64;  // prefill chunk: most prompt tokens per forward pass
+  // Threads, kernels, mode, GPU layers, context, prefill chunk (n_batch), KV type, op
+  // overrides: the session's (runtime/session.h); generate(model, vocab, ...) opens one.
+  ComputeOptions compute;
   // The sampling chain (tzero/sampling.h), as the engine and the server run it: temperature 0
   // (the default) is greedy; logprobs are not used here.
   SamplingParams sampling;
@@ -35,23 +37,22 @@ struct GenerateOptions {
   // prompts are (tokenize_chat_prompt: special texts parsed, BOS by the rule, never an EOS);
   // add_bos and parse_special are then not used.
   bool chat_prompt = false;
-  std::string logits_out;                 // file for the raw float32 logits rows ("" = none)
-  std::string kernels = "auto";           // scalar, avx2, avx512, amx, amx-emu, neon, neon-dotprod,
-                                          // neon-i8mm or auto: same bits
-  Mode mode = Mode::deterministic;        // or fast: no reproducibility contract, or portable:
-                                          // the GPU running the CPU's orders (with gpu_layers)
-  std::string gpu_layers = "0";           // "all" or N: the last N layers on the GPU (backend.h)
-  std::string kv_type = "f32";            // or "f16": the KV cache's storage (changes the bits)
-  std::string trace_path;                 // trace file ("" = no trace), trace/trace_file.h
-  std::string trace_dump;                 // globs of tensor names whose values the trace stores
-  std::string trace_metadata;             // JSON stored in the trace header
-  std::string perturb;                    // test hook "LAYER:OP:POS" (Forward::set_perturbation)
-  bool keep_logits = false;               // return every logits row in GenerateResult::logits
-  std::vector<std::string> op_overrides;  // "matmul.f32=NAME": registered custom kernels
-  std::vector<std::string> stop;          // stop strings (cut from the text; --stop)
-  std::vector<int32_t> stop_tokens;       // stop token ids besides EOS and EOT (--stop-token)
-  bool ignore_eos = false;                // EOS and EOT do not stop (--ignore-eos)
-  std::string grammar;                    // GBNF the output must match ("" = none; --grammar)
+  std::string logits_out;      // file for the raw float32 logits rows ("" = none)
+  std::string trace_path;      // trace file ("" = no trace), trace/trace_file.h
+  std::string trace_dump;      // globs of tensor names whose values the trace stores
+  std::string trace_metadata;  // JSON stored in the trace header
+  // A trace hook of the caller's (Forward::set_trace; not with trace_path): the Python
+  // package's trace() collects the named intermediates with it.
+  TraceHook trace_hook;
+  std::string perturb;               // test hook "LAYER:OP:POS" (Forward::set_perturbation)
+  bool keep_logits = false;          // return every logits row in GenerateResult::logits
+  std::vector<std::string> stop;     // stop strings (cut from the text; --stop)
+  std::vector<int32_t> stop_tokens;  // stop token ids besides EOS and EOT (--stop-token)
+  bool ignore_eos = false;           // EOS and EOT do not stop (--ignore-eos)
+  std::string grammar;               // GBNF the output must match ("" = none; --grammar)
+  // Checked between tokens: true stops the generation there (StopReason::cancelled), the
+  // Python package's Ctrl+C.
+  std::function<bool()> interrupted;
 };
 
 struct GenerateResult {
@@ -75,6 +76,10 @@ struct GenerateResult {
 float top2_gap(const float* logits, int n);
 
 // Throws tzero::Error for unusable input (a prompt longer than the context, a bad option).
+// The session's compute options are used (opt.compute is not).
+GenerateResult generate(Session& session, const GenerateOptions& opt,
+                        const std::function<void(std::string_view)>& on_text = nullptr);
+// The same on a session opened over `model` with opt.compute.
 GenerateResult generate(const Model& model, const Vocab& vocab, const GenerateOptions& opt,
                         const std::function<void(std::string_view)>& on_text = nullptr);
 

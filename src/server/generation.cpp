@@ -84,8 +84,12 @@ bool Job::finished() const {
 
 // --- ChoiceAccumulator ------------------------------------------------------------------------
 
-ChoiceAccumulator::ChoiceAccumulator(int n_choices, const tzero::Engine& engine, bool logprobs)
-    : engine_(engine), logprobs_(logprobs), choices_(size_t(n_choices)) {}
+ChoiceAccumulator::ChoiceAccumulator(int n_choices, int n_per_prompt, const tzero::Engine& engine,
+                                     bool logprobs)
+    : engine_(engine),
+      logprobs_(logprobs),
+      n_per_prompt_(n_per_prompt),
+      choices_(size_t(n_choices)) {}
 
 void ChoiceAccumulator::add(const Job::Event& ev) {
   ChoiceOut& c = choices_[size_t(ev.choice)];
@@ -130,7 +134,7 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
       if (ev.e.finish_reason == tzero::FinishReason::stop) c.finish_reason = "tool_calls";
     }
   }
-  n_prompt_ = ev.e.n_prompt;  // the same prompt for every choice: counted once
+  if (ev.choice % n_per_prompt_ == 0) n_prompt_ += ev.e.n_prompt;  // each prompt once
   n_generated_ += ev.e.n_generated;
 }
 
@@ -190,7 +194,7 @@ std::string StreamWriter::prompt_chunk(int choice) {
   if (prompt_sent_[c] || !wants_prompt_chunk()) return "";
   prompt_sent_[c] = true;
   if (meta_.echo && meta_.logprobs)
-    for (const TokenOut& t : echo_tokens(meta_, prompt_[c])) offset_[c] += t.piece.size();
+    for (const TokenOut& t : echo_tokens(meta_, choice, prompt_[c])) offset_[c] += t.piece.size();
   return sse_prompt_chunk(meta_, choice, prompt_[c], include_usage_);
 }
 
@@ -213,7 +217,7 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
       // The prompt's scores go out in one chunk once all of them arrived.
       std::vector<TokenOut>& p = prompt_[size_t(ev.choice)];
       p.push_back(token_out(e, engine_));
-      if (int(p.size()) + 1 >= meta_.n_prompt) out += prompt_chunk(ev.choice);
+      if (int(p.size()) + 1 >= meta_.prompt_of(ev.choice).n_prompt) out += prompt_chunk(ev.choice);
       continue;
     }
     const size_t ci = size_t(ev.choice);
@@ -249,7 +253,7 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
       if (!toks.empty()) offset_[size_t(ev.choice)] += toks[0].piece.size();
       continue;
     }
-    n_prompt_ = e.n_prompt;
+    if (ev.choice % meta_.n == 0) n_prompt_ += e.n_prompt;  // each prompt once
     n_generated_ += e.n_generated;
     if (e.finish_reason == tzero::FinishReason::cancelled) {
       cancelled_ = true;

@@ -68,7 +68,8 @@ class Job : public std::enable_shared_from_this<Job> {
 // Folds taken events into per-choice results. `token_text` gives a token's piece.
 class ChoiceAccumulator {
  public:
-  ChoiceAccumulator(int n_choices, const tzero::Engine& engine, bool logprobs);
+  // n_per_prompt: choices per prompt (a request with several prompts has n of each).
+  ChoiceAccumulator(int n_choices, int n_per_prompt, const tzero::Engine& engine, bool logprobs);
   // Chat with tools: each reply is split into content and tool calls (ids from id_prefix).
   void set_tools(std::shared_ptr<const ToolRequest> tools, const std::string& id_prefix);
   // Chat with a harmony model: each reply is split by its channels (server/harmony.h).
@@ -84,6 +85,7 @@ class ChoiceAccumulator {
  private:
   const tzero::Engine& engine_;
   bool logprobs_;
+  int n_per_prompt_;
   std::vector<ChoiceOut> choices_;
   int n_prompt_ = 0, n_generated_ = 0;
   bool cancelled_ = false;

@@ -58,7 +58,7 @@ uint64_t random_seed() {
 }
 
 // The routes and the methods they take: anything else on these paths is a 405.
-const std::set<std::string> kGetPaths = {"/health", "/metrics", "/v1/models"};
+const std::set<std::string> kGetPaths = {"/health", "/metrics", "/v1/models", "/tokenizer_info"};
 const std::set<std::string> kPostPaths = {"/v1/completions", "/v1/chat/completions",
                                           "/v1/embeddings", "/tokenize", "/detokenize"};
 
@@ -267,7 +267,7 @@ struct HttpServer::Impl {
       if (stream) {
         writer = std::make_unique<StreamWriter>(meta, n, include_usage, srv.engine);
       } else {
-        acc = std::make_unique<ChoiceAccumulator>(n, srv.engine, want_logprobs);
+        acc = std::make_unique<ChoiceAccumulator>(n, meta.n, srv.engine, want_logprobs);
         acc->set_tools(meta.tools, "call_" + meta.id.substr(meta.id.find('-') + 1) + "_");
         acc->set_harmony(meta.harmony);
       }
@@ -437,34 +437,43 @@ struct HttpServer::Impl {
     meta.echo = r.echo;
     meta.top_logprobs = r.top_logprobs;
     meta.prompt_logprobs = r.prompt_logprobs;
-    meta.n_prompt = int(r.params.prompt_tokens.size()) - r.params.n_resumed;
-    if (r.echo)
-      meta.echo_text =
-          r.prompt_tokens.empty() ? r.prompt_text : engine.detokenize(r.params.prompt_tokens);
-    if (!r.params.prompt_tokens.empty())
-      meta.first_piece = engine.token_text(r.params.prompt_tokens[0]);
+    meta.n = r.n;
+    for (size_t i = 0; i < r.resolved.size(); ++i) {
+      const tzero::RequestParams& p = r.resolved[i];
+      ResponseMeta::Prompt mp;
+      mp.n_prompt = int(p.prompt_tokens.size()) - p.n_resumed;
+      if (r.echo)
+        mp.echo_text = ep == Endpoint::completions && r.prompts[i].tokens.empty()
+                           ? r.prompts[i].text
+                           : engine.detokenize(p.prompt_tokens);
+      if (!p.prompt_tokens.empty()) mp.first_piece = engine.token_text(p.prompt_tokens[0]);
+      meta.prompts.push_back(std::move(mp));
+    }
     meta.seed = r.seed ? *r.seed : random_seed();
     meta.tools = r.tools;
     meta.harmony = ep == Endpoint::chat && harmony;
 
-    // The n choices are n engine requests queued at once: more than the queue holds could
-    // never be admitted, so that is the client's error, not a busy server.
-    if (r.n > engine.options().max_queue)
+    // The n choices of each prompt are engine requests queued at once: more than the queue
+    // holds could never be admitted, so that is the client's error, not a busy server.
+    const int n_prompts = int(r.resolved.size());
+    const int n_choices = r.n * n_prompts;
+    if (n_choices > engine.options().max_queue)
       throw ApiError(400,
-                     "n is " + std::to_string(r.n) + " but this server queues at most " +
+                     (n_prompts > 1 ? std::to_string(n_prompts) + " prompts x n " : "n is ") +
+                         std::to_string(r.n) + " choices but this server queues at most " +
                          std::to_string(engine.options().max_queue) +
                          " requests at once (--max-queue)",
-                     "n", "invalid_value");
-    auto job = std::make_shared<Job>(r.n, arrival, metrics);
-    auto pump = std::make_shared<Pump>(*this, job, ex, meta, r.n, r.include_usage, r.want_logprobs,
-                                       r.stream);
+                     n_prompts > 1 ? "prompt" : "n", "invalid_value");
+    auto job = std::make_shared<Job>(n_choices, arrival, metrics);
+    auto pump = std::make_shared<Pump>(*this, job, ex, meta, n_choices, r.include_usage,
+                                       r.want_logprobs, r.stream);
     pump->method = req.method;
     pump->path = req.path;
     pump->arrival = arrival;
     const uint64_t seed = meta.seed;
-    submit_all(job, pump, ex, r.n, [&](int i) {
-      tzero::RequestParams p = r.params;
-      p.sampling.seed = seed + uint64_t(i);
+    submit_all(job, pump, ex, n_choices, [&](int c) {
+      tzero::RequestParams p = r.resolved[size_t(c / r.n)];
+      p.sampling.seed = seed + uint64_t(c % r.n);
       return p;
     });
     if (r.stream) {
@@ -544,6 +553,8 @@ struct HttpServer::Impl {
       metrics_route(req, res);
     else if (path == "/v1/models")
       models(req, res);
+    else if (path == "/tokenizer_info")
+      res.body = dump_json(tokenizer_info_response(engine));
     else if (model_id)
       model_by_id(req, res);
     else {

@@ -88,20 +88,24 @@ void parse_prompt(const json& body, OpenAiRequest& r) {
     }
     return out;
   };
+  // A string, a list of token ids, or a list of prompts (strings or lists of token ids): the
+  // shapes of OpenAI's API, and of evaluation harnesses that batch their prompts.
   if (v.is_string()) {
-    r.prompt_text = v.get<std::string>();
+    r.prompts.push_back({v.get<std::string>(), {}});
   } else if (v.is_array() && !v.empty() && v[0].is_number()) {
-    r.prompt_tokens = tokens_of(v);
-  } else if (v.is_array() && v.size() == 1 && v[0].is_string()) {
-    r.prompt_text = v[0].get<std::string>();
-  } else if (v.is_array() && v.size() == 1 && v[0].is_array() && !v[0].empty()) {
-    r.prompt_tokens = tokens_of(v[0]);
-  } else if (v.is_array() && v.size() > 1) {
-    throw bad("prompt",
-              "'prompt' holds several prompts; tzero serves one prompt per request (send one "
-              "request each).");
+    r.prompts.push_back({"", tokens_of(v)});
+  } else if (v.is_array() && !v.empty()) {
+    for (const json& one : v) {
+      if (one.is_string())
+        r.prompts.push_back({one.get<std::string>(), {}});
+      else if (one.is_array() && !one.empty() && one[0].is_number())
+        r.prompts.push_back({"", tokens_of(one)});
+      else
+        throw wrong_type("prompt", one,
+                         "a string or a non-empty array of token ids in a list of prompts");
+    }
   } else {
-    throw wrong_type("prompt", v, "a string, an array of token ids, or an array of one of these");
+    throw wrong_type("prompt", v, "a string, an array of token ids, or an array of these");
   }
 }
 
@@ -149,8 +153,12 @@ void parse_messages(const json& body, OpenAiRequest& r) {
     if (!m.is_object()) throw wrong_type(p, m, "an object");
     for (auto f = m.begin(); f != m.end(); ++f)
       if (f.key() != "role" && f.key() != "content" && f.key() != "name" &&
-          f.key() != "tool_calls" && f.key() != "tool_call_id" && f.key() != "refusal")
+          f.key() != "tool_calls" && f.key() != "tool_call_id" && f.key() != "refusal" &&
+          f.key() != "type")
         throw bad(p + "." + f.key(), "Unrecognized message field: " + f.key(), "unknown_parameter");
+    // lm-evaluation-harness's chat model marks each message {"type": "text"}: accepted, unused.
+    if (m.contains("type") && !(m["type"].is_string() && m["type"] == "text"))
+      throw bad(p + ".type", "A message's 'type' may only be \"text\".");
     if (!m.contains("role") || !m["role"].is_string())
       throw bad(p + ".role", "Each message needs a string 'role'.", "missing_required_parameter");
     std::string role = m["role"].get<std::string>();
@@ -229,6 +237,7 @@ void parse_resume(const json& body, OpenAiRequest& r) {
     throw bad("tzero_resume", "'tzero_resume' cannot be combined with " + what + ".");
   };
   if (r.n != 1) refuse("'n' > 1 (resume each choice as its own request, with its seed)");
+  if (r.prompts.size() > 1) refuse("several prompts (resume each as its own request)");
   if (r.echo || r.prompt_logprobs >= 0) refuse("'echo' or 'prompt_logprobs'");
   if (!r.params.grammar.empty() || (r.tools && r.tools->choice != ToolChoice::none))
     refuse("a grammar, a response_format or tools");
@@ -345,11 +354,82 @@ OpenAiRequest parse_request(Endpoint ep, const std::string& body_text) {
   return r;
 }
 
-void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
-                    const std::string& chat_template) {
+namespace {
+
+// One prompt's engine request: its tokens checked against the vocabulary and the context, and
+// max_tokens fixed. `which` names the prompt in messages when the request has several.
+tzero::RequestParams resolve_one(const OpenAiRequest& r, std::vector<int32_t> tokens,
+                                 const tzero::Engine& engine, const std::string& which) {
   const int n_ctx = engine.info().n_ctx;
   const std::string param = r.endpoint == Endpoint::chat ? "messages" : "prompt";
-  std::vector<int32_t> tokens = r.prompt_tokens;
+  const int n_vocab = engine.info().n_vocab;
+  for (int32_t t : tokens)
+    if (t < 0 || t >= n_vocab)
+      throw bad(param, which + "Token id " + std::to_string(t) + " is outside the vocabulary of " +
+                           std::to_string(n_vocab) + " tokens.");
+  if (tokens.empty()) {
+    if (engine.info().bos < 0) throw bad(param, which + "The prompt is empty.");
+    tokens.push_back(engine.info().bos);
+  }
+  tzero::RequestParams p = r.params;
+  const int n_prompt = int(tokens.size());
+  if (r.max_tokens == 0) {  // scoring only: the whole context may be prompt
+    if (n_prompt > n_ctx)
+      throw bad(param,
+                which + "This model's maximum context length is " + std::to_string(n_ctx) +
+                    " tokens. However, your prompt is " + std::to_string(n_prompt) + " tokens.",
+                "context_length_exceeded");
+    p.prompt_tokens = std::move(tokens);
+    p.max_tokens = 0;
+    return p;
+  }
+  if (n_prompt >= n_ctx)
+    throw bad(param,
+              which + "This model's maximum context length is " + std::to_string(n_ctx) +
+                  " tokens. However, your prompt is " + std::to_string(n_prompt) +
+                  " tokens, which leaves no room for a completion.",
+              "context_length_exceeded");
+  const int room = n_ctx - n_prompt;
+  int max_tokens =
+      r.max_tokens.value_or(r.endpoint == Endpoint::chat || r.until_context ? room : 16);
+  if (!r.max_tokens) max_tokens = std::min(max_tokens, room);
+  if (max_tokens > room)
+    throw bad("max_tokens",
+              which + "This model's maximum context length is " + std::to_string(n_ctx) +
+                  " tokens. However, you requested " +
+                  std::to_string(int64_t(n_prompt) + max_tokens) + " tokens (" +
+                  std::to_string(n_prompt) + " in the prompt, " + std::to_string(max_tokens) +
+                  " for the completion).",
+              "context_length_exceeded");
+  for (int32_t t : r.params.stop_tokens)
+    if (t >= n_vocab)
+      throw bad("stop_token_ids", "Token id " + std::to_string(t) +
+                                      " is outside the vocabulary of " + std::to_string(n_vocab) +
+                                      " tokens.");
+  if (r.resume) {
+    for (int32_t t : r.resume_tokens)
+      if (t >= n_vocab)
+        throw bad("tzero_resume.tokens", "Token id " + std::to_string(t) +
+                                             " is outside the vocabulary of " +
+                                             std::to_string(n_vocab) + " tokens.");
+    if (int64_t(r.resume_tokens.size()) > max_tokens)
+      throw bad("tzero_resume.tokens",
+                std::to_string(r.resume_tokens.size()) + " resumed tokens are more than " +
+                    "max_tokens (" + std::to_string(max_tokens) +
+                    "): they count as generated, so max_tokens must be the original request's.");
+    tokens.insert(tokens.end(), r.resume_tokens.begin(), r.resume_tokens.end());
+    p.n_resumed = int(r.resume_tokens.size());
+  }
+  p.prompt_tokens = std::move(tokens);
+  p.max_tokens = max_tokens;
+  return p;
+}
+
+}  // namespace
+
+void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
+                    const std::string& chat_template) {
+  r.resolved.clear();
   if (r.endpoint == Endpoint::chat) {
     std::string text;
     if (r.tools || r.tool_turns) {
@@ -378,69 +458,18 @@ void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
     // The template spells the turn markers as text: parse them as the special tokens. BOS by
     // the one rule (runtime/prompt.h): the vocabulary's add_bos_token, none when the template
     // wrote it.
-    tokens = engine.tokenize_chat(text);
-  } else if (tokens.empty()) {
-    tokens = engine.tokenize_prompt(r.prompt_text, false);
+    r.resolved.push_back(resolve_one(r, engine.tokenize_chat(text), engine, ""));
+  } else {
+    const bool several = r.prompts.size() > 1;
+    for (size_t i = 0; i < r.prompts.size(); ++i) {
+      const OpenAiRequest::PromptInput& in = r.prompts[i];
+      std::vector<int32_t> tokens =
+          in.tokens.empty() ? engine.tokenize_prompt(in.text, false) : in.tokens;
+      r.resolved.push_back(resolve_one(r, std::move(tokens), engine,
+                                       several ? "prompt[" + std::to_string(i) + "]: " : ""));
+    }
   }
-  const int n_vocab = engine.info().n_vocab;
-  for (int32_t t : tokens)
-    if (t < 0 || t >= n_vocab)
-      throw bad(param, "Token id " + std::to_string(t) + " is outside the vocabulary of " +
-                           std::to_string(n_vocab) + " tokens.");
-  if (tokens.empty()) {
-    if (engine.info().bos < 0) throw bad(param, "The prompt is empty.");
-    tokens.push_back(engine.info().bos);
-  }
-  const int n_prompt = int(tokens.size());
-  if (r.max_tokens == 0) {  // scoring only: the whole context may be prompt
-    if (n_prompt > n_ctx)
-      throw bad(param,
-                "This model's maximum context length is " + std::to_string(n_ctx) +
-                    " tokens. However, your prompt is " + std::to_string(n_prompt) + " tokens.",
-                "context_length_exceeded");
-    r.params.prompt_tokens = std::move(tokens);
-    r.params.max_tokens = 0;
-    return;
-  }
-  if (n_prompt >= n_ctx)
-    throw bad(param,
-              "This model's maximum context length is " + std::to_string(n_ctx) +
-                  " tokens. However, your prompt is " + std::to_string(n_prompt) +
-                  " tokens, which leaves no room for a completion.",
-              "context_length_exceeded");
-  const int room = n_ctx - n_prompt;
-  int max_tokens =
-      r.max_tokens.value_or(r.endpoint == Endpoint::chat || r.until_context ? room : 16);
-  if (!r.max_tokens) max_tokens = std::min(max_tokens, room);
-  if (max_tokens > room)
-    throw bad("max_tokens",
-              "This model's maximum context length is " + std::to_string(n_ctx) +
-                  " tokens. However, you requested " +
-                  std::to_string(int64_t(n_prompt) + max_tokens) + " tokens (" +
-                  std::to_string(n_prompt) + " in the prompt, " + std::to_string(max_tokens) +
-                  " for the completion).",
-              "context_length_exceeded");
-  for (int32_t t : r.params.stop_tokens)
-    if (t >= n_vocab)
-      throw bad("stop_token_ids", "Token id " + std::to_string(t) +
-                                      " is outside the vocabulary of " + std::to_string(n_vocab) +
-                                      " tokens.");
-  if (r.resume) {
-    for (int32_t t : r.resume_tokens)
-      if (t >= n_vocab)
-        throw bad("tzero_resume.tokens", "Token id " + std::to_string(t) +
-                                             " is outside the vocabulary of " +
-                                             std::to_string(n_vocab) + " tokens.");
-    if (int64_t(r.resume_tokens.size()) > max_tokens)
-      throw bad("tzero_resume.tokens",
-                std::to_string(r.resume_tokens.size()) + " resumed tokens are more than " +
-                    "max_tokens (" + std::to_string(max_tokens) +
-                    "): they count as generated, so max_tokens must be the original request's.");
-    tokens.insert(tokens.end(), r.resume_tokens.begin(), r.resume_tokens.end());
-    r.params.n_resumed = int(r.resume_tokens.size());
-  }
-  r.params.prompt_tokens = std::move(tokens);
-  r.params.max_tokens = max_tokens;
+  r.params = r.resolved.front();
 }
 
 }  // namespace tzero::server

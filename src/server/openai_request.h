@@ -26,9 +26,13 @@ struct OpenAiRequest {
   Endpoint endpoint = Endpoint::completions;
   std::string model;  // as the client named it; "" when omitted (any name is accepted)
 
-  // The prompt: completions give text or token ids, chat gives messages.
-  std::string prompt_text;
-  std::vector<int32_t> prompt_tokens;
+  // The prompts: completions give one or several, each text or token ids (choices
+  // [p * n, p * n + n) answer prompt p, as OpenAI numbers them); chat gives messages.
+  struct PromptInput {
+    std::string text;
+    std::vector<int32_t> tokens;  // used when not empty
+  };
+  std::vector<PromptInput> prompts;
   std::vector<tzero::ChatTurn> messages;
 
   std::optional<int> max_tokens;  // absent: completions 16, chat the rest of the context
@@ -53,6 +57,9 @@ struct OpenAiRequest {
   std::vector<int32_t> resume_tokens;
 
   tzero::RequestParams params;  // stop strings, sampling, ignore_eos, grammar (prompt not set yet)
+  // After resolve_prompt: one engine request per prompt (params with its prompt_tokens and
+  // max_tokens); params is the first of them.
+  std::vector<tzero::RequestParams> resolved;
 
   // Chat with tools (server/tool_calls.h): the tools (null without), and the messages as given
   // when a template must render tool calls or tool turns.
@@ -64,9 +71,10 @@ struct OpenAiRequest {
 // Parses and validates the body. Throws ApiError.
 OpenAiRequest parse_request(Endpoint endpoint, const std::string& body);
 
-// Fills params.prompt_tokens (tokenized here, or the chat template applied) and
-// params.max_tokens; a prompt or prompt + max_tokens beyond the context is a 400
-// (code context_length_exceeded). chat_template: a named format or "" for the model's own.
+// Fills `resolved` (and params, its first) with each prompt's tokens (tokenized here, or the
+// chat template applied) and max_tokens; a prompt or prompt + max_tokens beyond the context is
+// a 400 (code context_length_exceeded; with several prompts the message names which).
+// chat_template: a named format or "" for the model's own.
 void resolve_prompt(OpenAiRequest& r, const tzero::Engine& engine,
                     const std::string& chat_template);
 

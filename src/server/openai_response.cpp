@@ -74,10 +74,11 @@ json logprobs_json(Endpoint ep, const std::vector<TokenOut>& tokens, size_t offs
       {"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offs}};
 }
 
-std::vector<TokenOut> echo_tokens(const ResponseMeta& m, const std::vector<TokenOut>& prompt) {
+std::vector<TokenOut> echo_tokens(const ResponseMeta& m, int choice,
+                                  const std::vector<TokenOut>& prompt) {
   std::vector<TokenOut> out;
   TokenOut first;
-  first.piece = m.first_piece;
+  first.piece = m.prompt_of(choice).first_piece;
   first.null_logprob = true;
   out.push_back(first);
   for (TokenOut t : prompt) {
@@ -120,12 +121,12 @@ json tzero_extension(const ResponseMeta& m, int index, const std::string& logits
                      const std::string& stop_reason, const std::vector<int32_t>& tokens) {
   return json{{"logits_digest", logits_digest},
               {"stop_reason", stop_reason},
-              {"seed", m.seed + uint64_t(index)},
+              {"seed", m.seed_of(index)},
               {"tokens", tokens}};
 }
 
 json tzero_chunk_extension(const ResponseMeta& m, int index, const std::vector<int32_t>& tokens) {
-  return json{{"tokens", tokens}, {"seed", m.seed + uint64_t(index)}};
+  return json{{"tokens", tokens}, {"seed", m.seed_of(index)}};
 }
 
 json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
@@ -136,7 +137,7 @@ json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
     const ChoiceOut& c = choices[i];
     json lp;
     if (m.logprobs && m.echo) {
-      std::vector<TokenOut> all = echo_tokens(m, c.prompt);
+      std::vector<TokenOut> all = echo_tokens(m, int(i), c.prompt);
       all.insert(all.end(), c.tokens.begin(), c.tokens.end());
       lp = logprobs_json(m.endpoint, all, 0);
     } else if (m.logprobs) {
@@ -157,7 +158,7 @@ json full_response(const ResponseMeta& m, const std::vector<ChoiceOut>& choices,
                     {"tzero", ext}});
     } else {
       json choice = {{"index", i},
-                     {"text", m.echo ? m.echo_text + c.text : c.text},
+                     {"text", m.echo ? m.prompt_of(int(i)).echo_text + c.text : c.text},
                      {"logprobs", lp},
                      {"finish_reason", c.finish_reason},
                      {"tzero", ext}};
@@ -208,9 +209,9 @@ std::string sse_reasoning_chunk(const ResponseMeta& m, int index, const std::str
 std::string sse_prompt_chunk(const ResponseMeta& m, int index, const std::vector<TokenOut>& prompt,
                              bool usage_null) {
   json j = base(m, true);
-  json c = {{"index", index}, {"text", m.echo ? m.echo_text : std::string()}};
+  json c = {{"index", index}, {"text", m.echo ? m.prompt_of(index).echo_text : std::string()}};
   c["logprobs"] =
-      m.echo && m.logprobs ? logprobs_json(m.endpoint, echo_tokens(m, prompt), 0) : json();
+      m.echo && m.logprobs ? logprobs_json(m.endpoint, echo_tokens(m, index, prompt), 0) : json();
   c["finish_reason"] = nullptr;
   if (m.prompt_logprobs >= 0)
     c["prompt_logprobs"] = prompt_logprobs_json(prompt, m.prompt_logprobs);

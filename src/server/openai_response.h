@@ -27,11 +27,17 @@ struct ResponseMeta {
   // first_piece, with null logprobs); prompt_logprobs >= 0 adds vLLM's
   // choices[].prompt_logprobs with that many alternatives. top_logprobs: `logprobs: N`.
   bool echo = false;
-  std::string echo_text, first_piece;
-  int n_prompt = 0;
+  struct Prompt {
+    std::string echo_text, first_piece;
+    int n_prompt = 0;  // its tokens (without resumed ones)
+  };
+  std::vector<Prompt> prompts;  // completions may have several: choice c answers c / n
+  int n = 1;                    // choices per prompt
   int top_logprobs = 0;
   int prompt_logprobs = -1;
-  uint64_t seed = 0;  // choice i was sampled with seed + i (reported in its "tzero")
+  uint64_t seed = 0;  // choice c was sampled with seed + c % n (reported in its "tzero")
+  const Prompt& prompt_of(int choice) const { return prompts[size_t(choice / n)]; }
+  uint64_t seed_of(int choice) const { return seed + uint64_t(choice % n); }
   // Chat with tools: replies are split into content and tool_calls (server/tool_calls.h).
   std::shared_ptr<const ToolRequest> tools;
   // Chat with a harmony model (gpt-oss): replies are split into reasoning_content, content and
@@ -74,7 +80,8 @@ struct ChoiceOut {
 
 // The prompt's entries of an echoed logprobs list: its first token (null logprobs), then the
 // scored ones with at most m.top_logprobs alternatives.
-std::vector<TokenOut> echo_tokens(const ResponseMeta& m, const std::vector<TokenOut>& prompt);
+std::vector<TokenOut> echo_tokens(const ResponseMeta& m, int choice,
+                                  const std::vector<TokenOut>& prompt);
 // vLLM's prompt_logprobs: [null, {"<id>": {logprob, rank, decoded_token}, ...}, ...]: per
 // scored prompt token itself and its top n alternatives.
 nlohmann::json prompt_logprobs_json(const std::vector<TokenOut>& prompt, int n);

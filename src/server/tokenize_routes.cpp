@@ -50,14 +50,26 @@ json bytes_of(const std::string& s) {
 }  // namespace
 
 json tokenize_response(const tzero::Engine& engine, const std::string& text) {
-  const json body = parse_body(text, {"content", "add_special", "parse_special", "with_pieces"});
-  const json& content = required(body, "content");
+  const json body = parse_body(text, {"content", "add_special", "parse_special", "with_pieces",
+                                      "prompt", "add_special_tokens"});
+  // llama.cpp's {content, add_special} or vLLM's {prompt, add_special_tokens} (what evaluation
+  // harnesses' remote tokenizers send); vLLM's shape is answered with its count and
+  // max_model_len too.
+  const bool vllm = body.contains("prompt");
+  if (vllm && body.contains("content"))
+    throw bad("prompt", "Give 'content' (llama.cpp) or 'prompt' (vLLM), not both.");
+  if (body.contains(vllm ? "add_special" : "add_special_tokens"))
+    throw bad(vllm ? "add_special" : "add_special_tokens",
+              vllm ? "With 'prompt' the flag is 'add_special_tokens' (vLLM's name)."
+                   : "With 'content' the flag is 'add_special' (llama.cpp's name).");
+  const json& content = required(body, vllm ? "prompt" : "content");
   if (!content.is_string())
-    throw bad("content",
-              std::string("Invalid type for 'content': expected a string, but got ") +
-                  content.type_name() + ".",
+    throw bad(vllm ? "prompt" : "content",
+              std::string("Invalid type for '") + (vllm ? "prompt" : "content") +
+                  "': expected a string, but got " + content.type_name() + ".",
               "invalid_type");
-  const bool add_special = get_bool(body, "add_special", false);
+  const bool add_special =
+      vllm ? get_bool(body, "add_special_tokens", true) : get_bool(body, "add_special", false);
   const bool parse_special = get_bool(body, "parse_special", true);
   const bool with_pieces = get_bool(body, "with_pieces", false);
   const std::string s = content.get<std::string>();
@@ -73,7 +85,27 @@ json tokenize_response(const tzero::Engine& engine, const std::string& text) {
     tokens.push_back(
         {{"id", id}, {"piece", unicode::is_valid(piece) ? json(piece) : bytes_of(piece)}});
   }
+  if (vllm)
+    return json{{"count", ids.size()}, {"max_model_len", engine.info().n_ctx}, {"tokens", tokens}};
   return json{{"tokens", tokens}};
+}
+
+json tokenizer_info_response(const tzero::Engine& engine) {
+  const tzero::ModelInfo& m = engine.info();
+  auto token = [&](int32_t id) { return id >= 0 ? json(engine.token_text(id)) : json(); };
+  // The pad token: the file's tokenizer.ggml.padding_token_id when it has one, else null.
+  return json{{"tokenizer_class", "tzero"},
+              {"bos_token", token(m.bos)},
+              {"eos_token", token(m.eos)},
+              {"pad_token", token(m.pad)},
+              {"eot_token", token(m.eot)},
+              {"bos_token_id", m.bos >= 0 ? json(m.bos) : json()},
+              {"eos_token_id", m.eos >= 0 ? json(m.eos) : json()},
+              {"pad_token_id", m.pad >= 0 ? json(m.pad) : json()},
+              {"add_bos_token", m.add_bos},
+              {"chat_template", m.chat_template.empty() ? json() : json(m.chat_template)},
+              {"model_max_length", m.n_ctx},
+              {"vocab_size", m.n_vocab}};
 }
 
 json detokenize_response(const tzero::Engine& engine, const std::string& text) {
@@ -97,7 +129,8 @@ json detokenize_response(const tzero::Engine& engine, const std::string& text) {
                               std::to_string(n_vocab) + " tokens.");
     ids.push_back(int32_t(t.get<int64_t>()));
   }
-  return json{{"content", engine.detokenize(ids, true)}};
+  const std::string out = engine.detokenize(ids, true);
+  return json{{"content", out}, {"prompt", out}};  // llama.cpp's name and vLLM's
 }
 
 }  // namespace tzero::server

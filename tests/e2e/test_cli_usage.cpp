@@ -200,16 +200,18 @@ TEST(LlamaFlags, AFlagTzeroDoesNotNeedIsRefusedWithTheReason) {
                      "--batch-tokens) is the tokens of one forward pass, and the bits do not "
                      "depend on it");
   // Same meaning, but this command has no such option: the commands that have it are named.
-  expect_usage_error({"serve", "-m", "x.gguf", "-ngl", "99"},
-                     "serve: -ngl (llama.cpp's spelling of --gpu-layers) is not an option of "
-                     "tzero serve (tzero run, tzero bench and tzero chat have it)");
-  // serve has no --gpu-layers: even -ngl 0 is not dropped silently.
-  expect_usage_error({"serve", "-m", "x.gguf", "-ngl", "0"},
-                     "serve: -ngl (llama.cpp's spelling of --gpu-layers) is not an option of "
-                     "tzero serve (tzero run, tzero bench and tzero chat have it)");
+  expect_usage_error({"audit", "-m", "x.gguf", "-ngl", "99"},
+                     "audit: -ngl (llama.cpp's spelling of --gpu-layers) is not an option of "
+                     "tzero audit (tzero run, tzero bench, tzero fingerprint, tzero chat, tzero "
+                     "serve and tzero embed have it)");
+  // audit has no --gpu-layers: even -ngl 0 is not dropped silently.
+  expect_usage_error({"audit", "-m", "x.gguf", "-ngl", "0"},
+                     "audit: -ngl (llama.cpp's spelling of --gpu-layers) is not an option of "
+                     "tzero audit (tzero run, tzero bench, tzero fingerprint, tzero chat, tzero "
+                     "serve and tzero embed have it)");
   expect_usage_error({"audit", "-m", "x.gguf", "--no-mmap"},
-                     "audit: --no-mmap is not an option of tzero audit (tzero run, tzero chat, "
-                     "tzero serve and tzero embed have it)");
+                     "audit: --no-mmap is not an option of tzero audit (tzero run, tzero bench, "
+                     "tzero chat, tzero serve and tzero embed have it)");
 }
 
 TEST(LlamaFlags, ValuesAreNotRewritten) {

@@ -155,7 +155,7 @@ TEST(EngineBatching, SoloEqualsGenerate) {
     tzero::GenerateOptions g;
     g.prompt = "Once upon a time";
     g.n_predict = 20;
-    g.n_ctx = 128;
+    g.compute.n_ctx = 128;
     g.sampling.temperature = temp;
     g.sampling.seed = 42;
     auto m = tzero::Model::load(model);

@@ -48,7 +48,7 @@ TEST(ServeErrors, BadInputIs400) {
       {"/v1/completions", "[1, 2]", ""},
       {"/v1/completions", R"({"max_tokens": 3})", "prompt"},
       {"/v1/completions", R"({"prompt": 5})", "prompt"},
-      {"/v1/completions", R"({"prompt": ["a", "b"]})", "prompt"},
+      {"/v1/completions", R"({"prompt": ["a", 5]})", "prompt"},  // a list mixing prompts and ids
       {"/v1/completions", R"({"prompt": "x", "model": 3})", "model"},
       {"/v1/completions", R"({"prompt": "x", "max_tokens": "3"})", "max_tokens"},
       {"/v1/completions", R"({"prompt": "x", "max_tokens": 0})", "max_tokens"},

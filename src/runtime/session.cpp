@@ -1,0 +1,96 @@
+// A model opened with its compute options (runtime/session.h).
+#include "runtime/session.h"
+
+#include <filesystem>
+
+#include "backend/backend.h"
+#include "backend/backends.h"
+#include "base/error.h"
+#include "ops/registry.h"
+
+namespace tzero {
+
+int parse_gpu_layers_arg(const std::string& text) {
+  if (text == "all") return kAllGpuLayers;
+  try {
+    size_t used = 0;
+    const int n = std::stoi(text, &used);
+    if (used == text.size() && n >= 0) return n;
+  } catch (const std::logic_error&) {
+  }
+  throw Error("--gpu-layers wants 'all' or a number of layers >= 0, not '" + text + "'");
+}
+
+KvType parse_kv_type_arg(const std::string& text) {
+  return parse_kv_type(text);
+}
+
+const char* to_string(KvType t) {
+  return t == KvType::F16 ? "f16" : "f32";
+}
+
+Session::Session(const Model* model, const Vocab* vocab, const ComputeOptions& options)
+    : model_(model), vocab_(vocab), options_(options), kernels_(scalar_kernels()) {
+  const HParams& hp = model_->hparams();
+  check(options.n_threads >= 1 && options.n_threads <= 1024,
+        "the thread count must be in [1, 1024]");
+  check(options.n_batch >= 1, "the batch size must be >= 1");
+  check(options.n_ctx >= 0 && options.n_ctx <= (1 << 20), "context size is out of range");
+  check(vocab_->n_tokens() <= hp.n_vocab,
+        "the tokenizer has " + std::to_string(vocab_->n_tokens()) +
+            " tokens but the model's vocabulary is " + std::to_string(hp.n_vocab));
+  n_ctx_ = hp.context_or_default(options.n_ctx);
+  check(n_ctx_ >= 1 && n_ctx_ <= (1 << 20), "context size is out of range");
+  gpu_layers_ = options.gpu_layers == kAllGpuLayers
+                    ? hp.n_layer
+                    : parse_gpu_layers(std::to_string(options.gpu_layers), hp.n_layer);
+  check_gpu_mode(gpu_layers_, options.mode);
+  kernels_ = with_overrides(select_kernels(options.kernels), options.op_overrides);
+  pool_ = std::make_unique<ThreadPool>(options.n_threads);
+}
+
+std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOptions& options) {
+  std::unique_ptr<Model> model = Model::load(path, options.use_mmap);
+  auto vocab = std::make_unique<Vocab>(Vocab::from_gguf(model->gguf()));
+  std::shared_ptr<Session> s(new Session(model.get(), vocab.get(), options));
+  s->owned_model_ = std::move(model);
+  s->owned_vocab_ = std::move(vocab);
+  s->path_ = path;
+  return s;
+}
+
+std::shared_ptr<Session> Session::over(const Model& model, const Vocab& vocab,
+                                       const ComputeOptions& options) {
+  std::shared_ptr<Session> s(new Session(&model, &vocab, options));
+  s->path_ = model.gguf().path();
+  return s;
+}
+
+std::string Session::kernels_label() const {
+  std::string out = kernels_.name;
+  for (const std::string& o : options_.op_overrides) out += " " + o;
+  return out;
+}
+
+std::unique_ptr<Forward> Session::make_forward(int n_batch) {
+  // A sequence's chunk never exceeds its context; a batch of sequences (the engine) may.
+  const int b = n_batch > 0 ? n_batch : std::min(options_.n_batch, n_ctx_);
+  return tzero::make_forward(*model_, *pool_,
+                             {n_ctx_, b, kernels_, options_.mode == Mode::fast, gpu_layers_});
+}
+
+Fingerprint Session::fingerprint() const {
+  return compute_fingerprint(*model_, options_.mode, kernels_.name, options_.op_overrides,
+                             to_string(options_.kv_type), n_ctx_);
+}
+
+std::string Session::describe() const {
+  const HParams& hp = model_->hparams();
+  return "model " + path_ + " (" + hp.arch_name + ", " + std::to_string(hp.n_layer) + " layers, " +
+         std::to_string(vocab_->n_tokens()) + " tokens), kernels " + kernels_label() +
+         ", threads " + std::to_string(options_.n_threads) + ", mode " + to_string(options_.mode) +
+         ", context " + std::to_string(n_ctx_) +
+         (gpu_layers_ > 0 ? ", " + std::to_string(gpu_layers_) + " layers on the GPU" : "");
+}
+
+}  // namespace tzero

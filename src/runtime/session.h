@@ -1,0 +1,96 @@
+// One way in: a model opened with its compute options. A Session holds what every command and
+// tool used to build for itself (the model and tokenizer, the thread pool, the kernel set with
+// its op overrides, the GPU layers checked against the mode, the context), and makes forward
+// passes on them. `tzero run` (runtime/generate.h), `tzero chat`, bench, the batched engine
+// (tzero::Engine) and the Python package all open one; the request side is
+// runtime/request.h's start_request().
+//
+//   ComputeOptions c;  c.n_threads = 4;  c.kernels = "auto";
+//   auto s = Session::open("model.gguf", c);          // tzero::Error for a bad file or option
+//   auto fwd = s->make_forward();                     // n_ctx x n_batch, on s->pool()
+//
+// A session's pool runs one forward pass at a time: callers that share a session serialise
+// their passes (the engine's stepping thread, the Python package's lock).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/kernel_set.h"
+#include "model/forward.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+#include "runtime/fingerprint.h"
+#include "tokenizer/vocab.h"
+#include "tzero/types.h"
+
+namespace tzero {
+
+// How to compute, parsed once at the edge (cli/compute_flags.h, EngineOptions, the Python
+// package). Only mode, kv_type and op_overrides can change the bits (the fingerprint says so);
+// the rest is speed and sizes.
+struct ComputeOptions {
+  int n_threads = 1;
+  std::string kernels = "auto";           // a kernel set (kernels/kernel_set.h) or auto
+  std::vector<std::string> op_overrides;  // "matmul.f32=NAME": registered custom kernels
+  Mode mode = Mode::deterministic;
+  int gpu_layers = 0;  // the last N layers on the CUDA device; kAllGpuLayers: all of them
+  int n_ctx = 0;       // positions per sequence; 0: min(trained context, 4096)
+  int n_batch = 64;    // most tokens per forward pass (prefill chunk)
+  KvType kv_type = KvType::F32;
+  bool use_mmap = true;  // false: read the file into memory
+};
+constexpr int kAllGpuLayers = -1;
+
+// The edge spellings: "all" or N for the GPU layers, "f32"/"f16" for the KV type. tzero::Error
+// naming the flag for anything else.
+int parse_gpu_layers_arg(const std::string& text);
+KvType parse_kv_type_arg(const std::string& text);
+const char* to_string(KvType t);
+
+class Session {
+ public:
+  // Loads the model at `path` and checks the options against it.
+  static std::shared_ptr<Session> open(const std::string& path, const ComputeOptions& options);
+  // A session over a model already loaded, which must outlive it (the audit's variants, each
+  // with its own threads and kernels).
+  static std::shared_ptr<Session> over(const Model& model, const Vocab& vocab,
+                                       const ComputeOptions& options);
+
+  const Model& model() const { return *model_; }
+  const Vocab& vocab() const { return *vocab_; }
+  const HParams& hparams() const { return model_->hparams(); }
+  const ComputeOptions& options() const { return options_; }
+  const std::string& path() const { return path_; }
+  int n_ctx() const { return n_ctx_; }
+  int gpu_layers() const { return gpu_layers_; }  // resolved: 0..n_layer
+  const KernelSet& kernels() const { return kernels_; }
+  // The kernel set's name and the op overrides ("avx512 matmul.f32=mine").
+  std::string kernels_label() const;
+  ThreadPool& pool() { return *pool_; }
+
+  // A forward pass over n_ctx positions, at most n_batch tokens per pass (0: the options'
+  // n_batch, at most n_ctx: one sequence's prefill chunk; the engine asks for its budget).
+  std::unique_ptr<Forward> make_forward(int n_batch = 0);
+  // The numerics fingerprint of this model under these options (runtime/fingerprint.h).
+  Fingerprint fingerprint() const;
+  // "model NAME (arch, N layers, V tokens), kernels K, threads T, mode M, context C".
+  std::string describe() const;
+
+ private:
+  Session(const Model* model, const Vocab* vocab, const ComputeOptions& options);
+
+  std::unique_ptr<Model> owned_model_;
+  std::unique_ptr<Vocab> owned_vocab_;
+  const Model* model_ = nullptr;
+  const Vocab* vocab_ = nullptr;
+  std::string path_;
+  ComputeOptions options_;
+  int n_ctx_ = 0, gpu_layers_ = 0;
+  KernelSet kernels_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace tzero

@@ -1,0 +1,198 @@
+# The Python package against the real binary on the same model file: the same request gives the
+# digest `tzero run` prints, logits arrays are bit-equal to --logits-out, a batch gives each prompt
+# its solo bits, bad input raises clear exceptions. Bits are compared as bytes, never with a
+# tolerance.
+import json
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+import tzero
+from conftest import run_cli
+
+PROMPTS = ["Once upon a time", "The quick brown fox", "In a hole in the ground there lived"]
+
+
+def run_json(tzero_bin, model_path, prompt, *extra):
+    p = run_cli(tzero_bin, "run", "-m", model_path, "-p", prompt, "--json", "-t", "1", *extra)
+    return json.loads(p.stdout)
+
+
+def test_generate_matches_tzero_run(llm, tzero_bin, model_path):
+    for prompt in PROMPTS:
+        want = run_json(tzero_bin, model_path, prompt, "-n", "12")
+        got = llm.generate(prompt, max_tokens=12)
+        assert got.tokens == want["tokens"]
+        assert got.prompt_tokens == want["prompt_tokens"]
+        assert got.text == want["text"]
+        assert got.logits_digest == want["logits_digest"]
+        assert got.stop_reason == want["stop_reason"]
+
+
+def test_seeded_sampling_matches_tzero_run(llm, tzero_bin, model_path):
+    want = run_json(tzero_bin, model_path, PROMPTS[0], "-n", "10", "--temp", "0.9", "--seed", "7",
+                    "--top-k", "40")
+    got = llm.generate(PROMPTS[0], max_tokens=10, temperature=0.9, seed=7, top_k=40)
+    assert got.tokens == want["tokens"]
+    assert got.logits_digest == want["logits_digest"]
+
+
+def test_logits_bit_equal_to_logits_out(llm, tzero_bin, model_path, tmp_path):
+    out = tmp_path / "logits.bin"
+    run_cli(tzero_bin, "run", "-m", model_path, "-p", PROMPTS[1], "-n", "5", "--logits-out",
+            str(out))
+    got = llm.generate(PROMPTS[1], max_tokens=5, return_logits=True)
+    assert got.logits.dtype == np.float32
+    assert got.logits.shape == (5, llm.info["n_vocab"])
+    assert got.logits.tobytes() == out.read_bytes()
+
+
+def test_batch_gives_each_prompt_its_solo_bits(llm):
+    solo = [llm.generate(p, max_tokens=8, logprobs=2) for p in PROMPTS]
+    batch = llm.generate(PROMPTS, max_tokens=8, logprobs=2)
+    assert len(batch) == len(PROMPTS)
+    for a, b in zip(solo, batch):
+        assert a.tokens == b.tokens
+        assert a.logits_digest == b.logits_digest
+        assert np.array(a.logprobs, np.float32).tobytes() == np.array(b.logprobs, np.float32).tobytes()
+    # Token-id prompts are the same requests.
+    ids = [llm.tokenize(p) for p in PROMPTS]
+    by_ids = llm.generate(ids, max_tokens=8)
+    assert [c.logits_digest for c in by_ids] == [c.logits_digest for c in solo]
+
+
+def test_threads_do_not_change_bits(model_path, llm):
+    one = tzero.LLM(model_path, threads=1, kernels="scalar")
+    a = one.generate(PROMPTS[2], max_tokens=6)
+    b = llm.generate(PROMPTS[2], max_tokens=6)
+    assert a.logits_digest == b.logits_digest
+    assert one.fingerprint() == llm.fingerprint()
+
+
+def test_fingerprint_matches_cli(llm, tzero_bin, model_path):
+    p = run_cli(tzero_bin, "fingerprint", "-m", model_path, "--json")
+    assert llm.fingerprint() == json.loads(p.stdout)["fingerprint"]
+
+
+def test_stream_gives_the_text(llm):
+    whole = llm.generate(PROMPTS[0], max_tokens=10)
+    pieces = list(llm.stream(PROMPTS[0], max_tokens=10))
+    assert "".join(pieces) == whole.text
+
+
+def test_score_and_prompt_logprobs(llm):
+    lp, greedy = llm.score("The quick brown", " fox")
+    assert lp < 0
+    assert isinstance(greedy, bool)
+    c = llm.generate("The quick brown fox", max_tokens=0, prompt_logprobs=1)
+    assert len(c.prompt_logprobs) == len(c.prompt_tokens) - 1
+
+
+def test_tokenize_roundtrip(llm):
+    ids = llm.tokenize("Hello world", add_bos=False)
+    assert llm.detokenize(ids) == "Hello world"
+    assert llm.tokenize("Hello world")[0] == llm.info["bos"]
+
+
+def test_embed_is_normalised(llm):
+    v = llm.embed(["a cat", "a dog"])
+    assert v.shape == (2, llm.info["n_embd"])
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert llm.embed("a cat").tobytes() == v[0].tobytes()
+
+
+def test_trace_gives_named_intermediates(llm):
+    tr = llm.trace(PROMPTS[0], ops=["blk.0.*", "result_output"])
+    assert "result_output" in tr
+    n = len(llm.tokenize(PROMPTS[0]))
+    assert any(k.startswith("blk.0.") for k in tr)
+    for name, a in tr.items():
+        # Per position in evaluation order; the output head runs on the last position only.
+        assert a.dtype == np.float32 and a.shape[0] == (1 if name == "result_output" else n), name
+    # The same request's logits row is the traced result_output's last row.
+    g = llm.generate(PROMPTS[0], max_tokens=1, return_logits=True)
+    assert tr["result_output"][-1].tobytes() == g.logits[0].tobytes()
+
+
+def test_json_schema_constrains(llm):
+    c = llm.generate("Answer:", max_tokens=40, json_schema={"type": "object", "properties": {
+        "a": {"type": "integer"}}, "required": ["a"]})
+    if c.finish_reason == "stop":
+        assert isinstance(json.loads(c.text)["a"], int)
+
+
+def test_chat_matches_cli_messages(llm, tzero_bin, model_path, tmp_path):
+    msgs = [{"role": "user", "content": "Hi there"}]
+    f = tmp_path / "m.json"
+    f.write_text(json.dumps(msgs))
+    want = json.loads(run_cli(tzero_bin, "run", "-m", model_path, "--messages", str(f), "-n", "8",
+                              "--json").stdout)
+    got = llm.chat(msgs, max_tokens=8)
+    assert got.tokens == want["tokens"]
+    assert got.logits_digest == want["logits_digest"]
+
+
+def test_bad_input_raises_clear_errors(llm, model_path):
+    with pytest.raises(tzero.RequestError) as e:
+        llm.generate([1, 2, 10 ** 7], max_tokens=2)
+    assert e.value.param == "prompt" and "outside the vocabulary" in str(e.value)
+    with pytest.raises(tzero.RequestError) as e:
+        llm.generate("x", max_tokens=2, top_p=0.0)
+    assert e.value.param == "top_p"
+    with pytest.raises(tzero.RequestError) as e:
+        llm.generate("x " * 5000, max_tokens=2)
+    assert "longer than the context" in str(e.value)
+    with pytest.raises(tzero.RequestError) as e:
+        llm.generate("x", grammar="root ::= (")
+    assert e.value.param == "grammar"
+    with pytest.raises(tzero.Error) as e:
+        tzero.LLM(model_path + ".missing")
+    assert "missing" in str(e.value)
+    with pytest.raises(tzero.Error):
+        tzero.LLM(model_path, mode="fastest")
+    # The model still answers after the refusals.
+    assert llm.generate(PROMPTS[0], max_tokens=2).tokens
+
+
+def test_ctrl_c_interrupts_a_call(model_path):
+    big = tzero.LLM(model_path, threads=1, kernels="scalar")
+    timer = threading.Timer(0.3, lambda: signal.raise_signal(signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        big.generate(["Once"] * 16, max_tokens=100000, ignore_eos=True)
+    timer.cancel()
+    assert big.generate(PROMPTS[0], max_tokens=3).tokens  # usable afterwards
+
+
+def test_lock_and_verify(tzero_bin, model_path, tmp_path):
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps({"prompt": "Once", "max_tokens": 4}) + "\n")
+    out = tmp_path / "l.json"
+    tzero.lock(model_path, str(prompts), str(out))
+    assert tzero.verify(str(out))
+
+
+def test_chat_with_tools_and_response_format(llm):
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "description": "The weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"enum": ["Paris", "Rome"]}},
+                       "required": ["city"]}}}]
+    c = llm.chat([{"role": "user", "content": "Weather in Paris?"}], tools=tools,
+                 tool_choice="required", max_tokens=120)
+    assert c.finish_reason == "tool_calls", c
+    assert c.tool_calls[0]["function"]["name"] == "get_weather"
+    assert json.loads(c.tool_calls[0]["function"]["arguments"])["city"] in ("Paris", "Rome")
+    again = llm.chat([{"role": "user", "content": "Weather in Paris?"}], tools=tools,
+                     tool_choice="required", max_tokens=120)
+    assert again.logits_digest == c.logits_digest
+    j = llm.chat([{"role": "user", "content": "A JSON object"}], max_tokens=60,
+                 response_format={"type": "json_schema", "json_schema": {"schema": {
+                     "type": "object", "properties": {"n": {"type": "integer"}},
+                     "required": ["n"]}}})
+    if j.finish_reason == "stop":
+        assert isinstance(json.loads(j.text)["n"], int)
+    with pytest.raises(tzero.RequestError) as e:
+        llm.chat([{"role": "wizard", "content": "x"}])
+    assert e.value.param == "messages[0].role"
