@@ -25,4 +25,14 @@ da=$(echo "$a" | field logits_digest) db=$(echo "$b" | field logits_digest)
 echo "$b" | grep -q '"custom_ops":\["matmul.f32=canonical_x4"\]' || fail "fingerprint lacks custom_ops"
 [ "$(echo "$a" | field fingerprint)" != "$(echo "$b" | field fingerprint)" ] ||
   fail "a custom kernel must change the fingerprint"
+# Every command that computes honours --op (cli/compute_flags.h): the fingerprint command, bench
+# and the audit name it; a sequential kernel changes the bits but the audit's contract holds.
+fp=$("$mine" fingerprint -m "$model" --op matmul.f32=canonical_x4 --json) || fail "fingerprint --op"
+[ "$(echo "$fp" | sed -n 's/.*"fingerprint":"\([0-9a-f]*\)".*/\1/p')" = "$(echo "$b" | field fingerprint)" ] ||
+  fail "tzero fingerprint --op differs from run --op's"
+out=$("$mine" bench -m "$model" -p 8 -n 2 -r 1 --op matmul.f32=canonical_x4) || fail "bench --op"
+echo "$out" | grep -q "kernels [a-z0-9-]* matmul.f32=canonical_x4" || fail "bench kernels: $out"
+out=$("$mine" audit -m "$model" -n 3 --timing-runs 0 --op matmul.f32=sequential 2>&1) ||
+  fail "audit --op: $out"
+echo "$out" | grep -q "contract holds" || fail "audit --op: $out"
 echo "PASS: digest $da with the linked-in kernel"

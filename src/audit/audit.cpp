@@ -90,6 +90,8 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     g.compute.kernels = cfg.kernels;
     g.compute.n_batch = cfg.batch;
     g.compute.mode = cfg.mode;
+    g.compute.op_overrides = opt.op_overrides;
+    g.compute.kv_type = parse_kv_type(opt.kv_type);
     g.keep_logits = true;
     g.trace_path = opt.work_dir + "/c" + std::to_string(c) + "_p" + std::to_string(p) + ".trace";
     g.trace_metadata = "{}";
@@ -136,7 +138,7 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
       o.config = cfg.name;
       o.prompt = p;
       if (cfg.group == "batch" || cfg.mates > 0) {
-        run_batch_config(model_path, cfg, opt.prompts, p, opt.n_predict, o);
+        run_batch_config(model_path, cfg, opt, p, o);
         const std::vector<int32_t>& tokens = o.tokens;
         o.tokens_equal = tokens == base[p].tokens;
         o.identical = o.tokens_equal && o.logits_digest == base[p].logits_digest &&

@@ -86,6 +86,10 @@ constexpr int kTimingMaxRuns = 20;
 struct AuditOptions {
   std::vector<std::string> prompts;
   int n_predict = 16;
+  // Every configuration's (the audit varies threads, kernels, chunk and mode around them):
+  // registered custom kernels ("matmul.f32=NAME") and the KV cache type.
+  std::vector<std::string> op_overrides;
+  std::string kv_type = "f32";
   int timing_runs = 3;   // at least this many timed runs per configuration; 0: no timing
   int max_threads = 0;   // 0: the machine's cores
   std::string work_dir;  // where the trace files go (removed afterwards by the caller)
@@ -119,8 +123,7 @@ std::vector<AuditConfig> audit_matrix(int max_threads);
 // (na.decode says why when it generated fewer than two), na.prefill (a batch has no prefill
 // time of its own request).
 void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
-                      const std::vector<std::string>& prompts, size_t p, int n_predict,
-                      AuditOutcome& out);
+                      const AuditOptions& opt, size_t p, AuditOutcome& out);
 
 // Times every configuration (see AuditTiming) on prompts[0].
 std::vector<AuditTiming> time_configs(const Model& model, const Vocab& vocab,

@@ -23,10 +23,13 @@ const char* kFillers[] = {
 }  // namespace
 
 void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
-                      const std::vector<std::string>& prompts, size_t p, int n_predict,
-                      AuditOutcome& out) {
+                      const AuditOptions& opt, size_t p, AuditOutcome& out) {
+  const std::vector<std::string>& prompts = opt.prompts;
+  const int n_predict = opt.n_predict;
   tzero::EngineOptions eo;
   eo.model_path = model_path;
+  eo.op_overrides = opt.op_overrides;
+  eo.kv_type = opt.kv_type;
   eo.n_threads = cfg.threads;
   eo.kernels = cfg.kernels;
   eo.mode = cfg.mode;

@@ -42,7 +42,7 @@ std::vector<AuditTiming> time_configs(const Model& model, const Vocab& vocab,
       ++t.runs;
       if (batched) {
         AuditOutcome o;
-        run_batch_config(model_path, cfg, opt.prompts, 0, opt.n_predict, o);
+        run_batch_config(model_path, cfg, opt, 0, o);
         if (o.tg_tokens_per_s > 0) {
           decode.push_back(o.tg_tokens_per_s);
           decode_s.push_back(double(o.tokens.size() - 1) / o.tg_tokens_per_s);
@@ -57,6 +57,8 @@ std::vector<AuditTiming> time_configs(const Model& model, const Vocab& vocab,
       g.compute.kernels = cfg.kernels;
       g.compute.n_batch = cfg.batch;
       g.compute.mode = cfg.mode;
+      g.compute.op_overrides = opt.op_overrides;
+      g.compute.kv_type = parse_kv_type(opt.kv_type);
       const GenerateResult r = generate(model, vocab, g);
       if (r.prompt_seconds > 0)
         prefill.push_back(double(r.prompt_tokens.size()) / r.prompt_seconds);

@@ -6,6 +6,7 @@
 
 #include "base/bounded_json.h"
 #include "base/error.h"
+#include "base/excerpt.h"
 #include "cli/commands.h"
 #include "server/openai_request.h"
 

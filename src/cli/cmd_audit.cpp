@@ -10,6 +10,7 @@
 #include "audit/audit.h"
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/compute_flags.h"
 
 namespace tzero::cli {
 
@@ -19,6 +20,7 @@ Command add_audit(CLI::App& app) {
   struct Opts {
     std::string model, prompts_file, report_dir, perturb;
     int n = 16, max_threads = 0, timing_runs = 3;
+    ComputeFlags compute;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
@@ -35,6 +37,8 @@ Command add_audit(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
   sub->add_option("--report", o->report_dir, "Write DIR/report.json and DIR/index.html");
+  // The audit varies threads, kernels, the chunk and the mode itself; these hold for all.
+  add_compute_flags(sub, o->compute, kOps | kKvType | kMmap);
   sub->add_option("--perturb", o->perturb, "Test hook: LAYER:OP:POS flipped in one configuration")
       ->group("");
   return {
@@ -44,6 +48,8 @@ Command add_audit(CLI::App& app) {
         opt.max_threads = o->max_threads;
         opt.perturb = o->perturb;
         opt.timing_runs = o->timing_runs;
+        opt.op_overrides = o->compute.op_overrides;
+        opt.kv_type = o->compute.kv_type;
         if (o->prompts_file.empty()) {
           opt.prompts = {"Once upon a time", "The little dog saw a big tree and",
                          "Lily and Ben went to the park"};
@@ -53,7 +59,7 @@ Command add_audit(CLI::App& app) {
             if (!line.empty()) opt.prompts.push_back(line);
           if (opt.prompts.empty()) throw Error(o->prompts_file + ": no prompts in the file");
         }
-        auto model = Model::load(o->model);
+        auto model = Model::load(o->model, !o->compute.no_mmap);
         const Vocab vocab = Vocab::from_gguf(model->gguf());
         std::string tmpl = (std::filesystem::temp_directory_path() / "tzero-audit-XXXXXX").string();
         if (!mkdtemp(tmpl.data())) throw Error("cannot create a temporary directory");

@@ -174,18 +174,20 @@ def test_lock_and_verify(tzero_bin, model_path, tmp_path):
     assert tzero.verify(str(out))
 
 
-def test_chat_with_tools_and_response_format(llm):
+def test_chat_with_tools_and_response_format(model_path, llm):
+    wide = tzero.LLM(model_path, threads=2, ctx=2048)  # the tools' system prompt is long
     tools = [{"type": "function", "function": {
         "name": "get_weather", "description": "The weather in a city",
         "parameters": {"type": "object", "properties": {"city": {"enum": ["Paris", "Rome"]}},
                        "required": ["city"]}}}]
-    c = llm.chat([{"role": "user", "content": "Weather in Paris?"}], tools=tools,
-                 tool_choice="required", max_tokens=120)
-    assert c.finish_reason == "tool_calls", c
+    c = wide.chat([{"role": "user", "content": "Weather in Paris?"}], tools=tools,
+                  tool_choice="required", max_tokens=120)
+    # (a random model may go on calling until max_tokens: finish_reason tool_calls or length)
+    assert c.finish_reason in ("tool_calls", "length") and c.tool_calls, c
     assert c.tool_calls[0]["function"]["name"] == "get_weather"
     assert json.loads(c.tool_calls[0]["function"]["arguments"])["city"] in ("Paris", "Rome")
-    again = llm.chat([{"role": "user", "content": "Weather in Paris?"}], tools=tools,
-                     tool_choice="required", max_tokens=120)
+    again = wide.chat([{"role": "user", "content": "Weather in Paris?"}], tools=tools,
+                      tool_choice="required", max_tokens=120)
     assert again.logits_digest == c.logits_digest
     j = llm.chat([{"role": "user", "content": "A JSON object"}], max_tokens=60,
                  response_format={"type": "json_schema", "json_schema": {"schema": {
