@@ -173,7 +173,8 @@ class LLM:
             if logprobs is not None or prompt_logprobs is not None:
                 raise RequestError("return_logits gives the rows; logprobs come with it in numpy")
             out = [self._m.generate_solo(r.prompt_tokens, r.max_tokens, r.sampling, r.stop,
-                                         r.grammar, True, []) for r in reqs]
+                                         r.stop_tokens, r.ignore_eos, r.grammar, True, [])
+                   for r in reqs]
         else:
             out = self._m.run(reqs)
         res = [_completion(d) for d in out]
@@ -285,7 +286,7 @@ class LLM:
         "result_norm", ...), per position: {name: numpy (positions, row_len)}."""
         ids = self.tokenize(prompt) if isinstance(prompt, str) else [int(t) for t in prompt]
         s = _tzero.SamplingParams()
-        d = self._m.generate_solo(ids, int(max_tokens), s, [], "", False, list(ops))
+        d = self._m.generate_solo(ids, int(max_tokens), s, [], [], False, "", False, list(ops))
         return d["trace"]
 
     # --- tokenizer ---------------------------------------------------------------------------

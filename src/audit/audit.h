@@ -90,6 +90,7 @@ struct AuditOptions {
   // registered custom kernels ("matmul.f32=NAME") and the KV cache type.
   std::vector<std::string> op_overrides;
   std::string kv_type = "f32";
+  bool use_mmap = true;  // false: the batched configurations read the file into memory too
   int timing_runs = 3;   // at least this many timed runs per configuration; 0: no timing
   int max_threads = 0;   // 0: the machine's cores
   std::string work_dir;  // where the trace files go (removed afterwards by the caller)

@@ -30,6 +30,7 @@ void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
   eo.model_path = model_path;
   eo.op_overrides = opt.op_overrides;
   eo.kv_type = opt.kv_type;
+  eo.use_mmap = opt.use_mmap;
   eo.n_threads = cfg.threads;
   eo.kernels = cfg.kernels;
   eo.mode = cfg.mode;

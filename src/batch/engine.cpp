@@ -102,8 +102,8 @@ static tzero::ComputeOptions compute_options_of(const EngineOptions& o) {
   c.op_overrides = o.op_overrides;
   c.mode = o.mode;
   c.gpu_layers = tzero::parse_gpu_layers_arg(o.gpu_layers);
-  c.n_ctx = o.n_ctx;
-  c.n_batch = o.max_batch_tokens;
+  c.n_ctx = std::max(o.n_ctx, 0);               // (negative: the default, as it always was)
+  c.n_batch = std::max(o.max_batch_tokens, 1);  // (the engine names its own budget below)
   c.kv_type = tzero::parse_kv_type(o.kv_type);
   c.use_mmap = o.use_mmap;
   return c;

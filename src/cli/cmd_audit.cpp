@@ -50,6 +50,7 @@ Command add_audit(CLI::App& app) {
         opt.timing_runs = o->timing_runs;
         opt.op_overrides = o->compute.op_overrides;
         opt.kv_type = o->compute.kv_type;
+        opt.use_mmap = !o->compute.no_mmap;
         if (o->prompts_file.empty()) {
           opt.prompts = {"Once upon a time", "The little dog saw a big tree and",
                          "Lily and Ben went to the park"};

@@ -133,7 +133,7 @@ Command add_embed(CLI::App& app) {
                    {{"seconds", secs},
                     {"tokens", n_tokens},
                     {"tokens_per_s", tps ? nlohmann::json(*tps) : nlohmann::json()},
-                    {"threads", o->engine.n_threads}}}};
+                    {"threads", o->compute.n_threads}}}};
               std::printf("%s\n",
                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
             } else {
@@ -150,7 +150,7 @@ Command add_embed(CLI::App& app) {
                            "embedded %zu input(s), %lld tokens in %.3f s (%s) | "
                            "pooling %s | %zu dimensions | threads %d\n",
                            outs.size(), static_cast<long long>(n_tokens), secs,
-                           rate_text(tps).c_str(), pooled, outs[0].v.size(), o->engine.n_threads);
+                           rate_text(tps).c_str(), pooled, outs[0].v.size(), o->compute.n_threads);
             }
             return 0;
           }};

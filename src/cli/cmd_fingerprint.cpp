@@ -26,9 +26,7 @@ Command add_fingerprint(CLI::App& app) {
   sub->add_flag("--json", o->json, "Print {\"fingerprint\": HASH, \"manifest\": {...}} as JSON");
   return {
       sub, [o] {
-        ComputeOptions co = o->compute.options();
-        co.n_threads = 1;  // shown nowhere: no pool needed beyond one thread
-        Fingerprint fp = Session::open(o->model, co)->fingerprint();
+        Fingerprint fp = fingerprint_of(o->model, o->compute.options());
         // Shown, not hashed: the device --gpu-layers would use (backend/backend.h).
         fp.manifest["device"] = {{"cuda_built", cuda_built()},
                                  {"device", describe_device(cuda_device_info())}};

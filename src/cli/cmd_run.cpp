@@ -119,7 +119,12 @@ Command add_run(CLI::App& app) {
                                                o->messages_file, o->chat_template);
               o->gen.chat_prompt = true;
             }
-            const Fingerprint fp = session->fingerprint();
+            // Hashes the whole file: only when a trace or --json reports it.
+            std::optional<Fingerprint> fp_once;
+            auto fingerprint = [&]() -> const Fingerprint& {
+              if (!fp_once) fp_once = session->fingerprint();
+              return *fp_once;
+            };
             if (!o->gen.trace_path.empty())
               o->gen.trace_metadata = nlohmann::json{
                   {"model", o->model},
@@ -130,7 +135,7 @@ Command add_run(CLI::App& app) {
                   {"mode", o->compute.mode},
                   {"gpu_layers", o->compute.gpu_layers},
                   {"fingerprint",
-                   fp.hash}}.dump();
+                   fingerprint().hash}}.dump();
             std::function<void(std::string_view)> on_text;
             if (!o->json)
               on_text = [](std::string_view s) {
@@ -162,8 +167,8 @@ Command add_run(CLI::App& app) {
                               {"gen_seconds", r.gen_seconds},
                               {"gen_tokens_per_s", json_rate(tg_tps)},
                               {"threads", o->compute.n_threads}};
-              j["fingerprint"] = fp.hash;
-              j["fingerprint_manifest"] = fp.manifest;
+              j["fingerprint"] = fingerprint().hash;
+              j["fingerprint_manifest"] = fingerprint().manifest;
               if (!r.device.empty()) j["device"] = r.device;
               std::printf("%s\n",
                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());

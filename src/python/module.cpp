@@ -154,11 +154,13 @@ class Model {
       py::gil_scoped_release nogil;
       lock.lock();
     }
-    std::vector<Collected> out(requests.size());
+    // Shared with the callbacks: a request cancelled here finishes at a later step.
+    std::vector<std::shared_ptr<Collected>> out;
     std::vector<uint64_t> ids;
     try {
       for (size_t i = 0; i < requests.size(); ++i) {
-        Collected* c = &out[i];
+        auto c = std::make_shared<Collected>();
+        out.push_back(c);
         ids.push_back(engine_->submit(requests[i], [c](const TokenEvent& e) {
           if (e.finished) {
             c->final_event = e;
@@ -177,8 +179,8 @@ class Model {
     }
     step_until(
         [&] {
-          for (const Collected& c : out)
-            if (!c.finished) return false;
+          for (const auto& c : out)
+            if (!c->finished) return false;
           return true;
         },
         ids);
@@ -187,7 +189,7 @@ class Model {
       RequestParams p = requests[i];
       if (p.prompt_tokens.empty())
         p.prompt_tokens = engine_->tokenize_prompt(p.prompt, p.parse_special);
-      results.append(result_dict(p, out[i]));
+      results.append(result_dict(p, *out[i]));
     }
     return results;
   }
@@ -249,21 +251,21 @@ class Model {
     return d;
   }
 
+  // Cancels the stream's request (thread-safe; it finishes at the next step of any call).
   void close(Stream& s) {
     if (s.closed) return;
     s.closed = true;
-    std::lock_guard<std::mutex> lock(mu_);
     engine_->cancel(s.id);
-    py::gil_scoped_release nogil;
-    engine_->run_until_idle();
   }
 
   // `tzero run`'s path (runtime/generate.h) on this session: logits rows (as --logits-out
   // writes them) and, with trace_globs, the named intermediates per position.
   py::dict generate_solo(const std::vector<int32_t>& prompt, int max_tokens,
                          const tzero::SamplingParams& sampling,
-                         const std::vector<std::string>& stop, const std::string& grammar,
-                         bool keep_logits, const std::vector<std::string>& trace_globs) {
+                         const std::vector<std::string>& stop,
+                         const std::vector<int32_t>& stop_tokens, bool ignore_eos,
+                         const std::string& grammar, bool keep_logits,
+                         const std::vector<std::string>& trace_globs) {
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
     {
       py::gil_scoped_release nogil;
@@ -274,6 +276,8 @@ class Model {
     g.n_predict = max_tokens;
     g.sampling = sampling;
     g.stop = stop;
+    g.stop_tokens = stop_tokens;
+    g.ignore_eos = ignore_eos;
     g.grammar = grammar;
     g.keep_logits = keep_logits;
     struct Traced {
@@ -395,7 +399,6 @@ class Model {
   }
   py::dict info() const {
     const tzero::ModelInfo& m = engine_->info();
-    const tzero::Fingerprint fp = session_->fingerprint();
     py::dict d;
     d["name"] = m.name;
     d["path"] = m.path;
@@ -406,8 +409,7 @@ class Model {
     d["eos"] = m.eos;
     d["eot"] = m.eot;
     d["chat_template"] = m.chat_template;
-    d["fingerprint"] = fp.hash;
-    d["manifest"] = fp.manifest.dump();
+    d["fingerprint"] = m.fingerprint;  // the engine's, computed once
     d["kernels"] = session_->kernels_label();
     d["description"] = session_->describe();
     return d;
@@ -418,10 +420,10 @@ class Model {
     return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
   }
 
+  // The requests finish (cancelled) at the next step, whoever takes it; their callbacks hold
+  // what they write to.
   void cancel_all(const std::vector<uint64_t>& ids) {
     for (uint64_t id : ids) engine_->cancel(id);
-    py::gil_scoped_release nogil;
-    engine_->run_until_idle();
   }
 
   // Steps the engine (GIL released) until done(); Ctrl+C cancels `ids` and raises.
@@ -438,13 +440,17 @@ class Model {
           failure = std::current_exception();
         }
       }
-      if (failure) rethrow(failure);
+      if (failure) {
+        cancel_all(ids);
+        rethrow(failure);
+      }
       if (PyErr_CheckSignals() != 0) {
         py::error_already_set interrupt;
         cancel_all(ids);
         throw interrupt;
       }
       if (!stepped && !done()) {
+        cancel_all(ids);
         PyErr_SetString(g_error, "the engine stopped with requests unfinished");
         throw py::error_already_set();
       }
@@ -501,7 +507,7 @@ PYBIND11_MODULE(_tzero, m) {
            py::arg("kv_type"), py::arg("batch"), py::arg("max_seqs"), py::arg("use_mmap"),
            py::arg("ops"))
       .def("run", &Model::run)
-      .def("stream", &Model::stream)
+      .def("stream", &Model::stream, py::keep_alive<0, 1>())
       .def("generate_solo", &Model::generate_solo)
       .def("tokenize", &Model::tokenize)
       .def("detokenize", &Model::detokenize)

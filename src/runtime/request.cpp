@@ -53,8 +53,7 @@ StartedRequest start_request(const RequestContext& ctx, const RequestParams& req
   if (r.prompt_tokens.empty()) {
     r.prompt_tokens = tokenize_prompt(ctx.vocab, r.prompt, r.parse_special);
     if (r.prompt_tokens.empty())
-      refuse(RequestErrorKind::empty_prompt, "prompt",
-             "the prompt is empty and the vocabulary has no BOS token");
+      refuse(RequestErrorKind::empty_prompt, "prompt", "the prompt is empty");
   }
   for (int32_t t : r.prompt_tokens)
     if (t < 0 || t >= n_vocab)
@@ -94,6 +93,9 @@ StartedRequest start_request(const RequestContext& ctx, const RequestParams& req
              "stop token " + std::to_string(t) + " is outside the vocabulary of " +
                  std::to_string(n_vocab));
   out.rules = stop_rules_of(r, ctx.n_ctx);
+  if (r.n_resumed != 0 && !r.grammar.empty())  // (before compiling it)
+    refuse(RequestErrorKind::invalid_value, "tzero_resume",
+           "a request with a grammar cannot be resumed");
   if (!r.grammar.empty()) {
     std::shared_ptr<const Grammar> grammar;
     try {

@@ -12,12 +12,9 @@ namespace tzero {
 
 int parse_gpu_layers_arg(const std::string& text) {
   if (text == "all") return kAllGpuLayers;
-  try {
-    size_t used = 0;
-    const int n = std::stoi(text, &used);
-    if (used == text.size() && n >= 0) return n;
-  } catch (const std::logic_error&) {
-  }
+  bool digits = !text.empty() && text.size() <= 9;
+  for (const char c : text) digits = digits && c >= '0' && c <= '9';
+  if (digits) return std::stoi(text);
   throw Error("--gpu-layers wants 'all' or a number of layers >= 0, not '" + text + "'");
 }
 
@@ -64,6 +61,14 @@ std::shared_ptr<Session> Session::over(const Model& model, const Vocab& vocab,
   std::shared_ptr<Session> s(new Session(&model, &vocab, options));
   s->path_ = model.gguf().path();
   return s;
+}
+
+Fingerprint fingerprint_of(const std::string& path, const ComputeOptions& options) {
+  const std::unique_ptr<Model> model = Model::load(path, options.use_mmap);
+  const KernelSet kernels = with_overrides(select_kernels(options.kernels), options.op_overrides);
+  return compute_fingerprint(*model, options.mode, kernels.name, options.op_overrides,
+                             to_string(options.kv_type),
+                             model->hparams().context_or_default(options.n_ctx));
 }
 
 std::string Session::kernels_label() const {

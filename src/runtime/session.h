@@ -50,6 +50,11 @@ int parse_gpu_layers_arg(const std::string& text);
 KvType parse_kv_type_arg(const std::string& text);
 const char* to_string(KvType t);
 
+// The fingerprint a session with these options would have, without one: no thread pool and no
+// check of the GPU layers against the machine or the mode (`tzero fingerprint --mode portable`
+// describes a GPU run anywhere). Throws tzero::Error for a bad file, kernel set or op name.
+Fingerprint fingerprint_of(const std::string& path, const ComputeOptions& options);
+
 class Session {
  public:
   // Loads the model at `path` and checks the options against it.

@@ -458,12 +458,14 @@ struct HttpServer::Impl {
     const int n_prompts = int(r.resolved.size());
     const int n_choices = r.n * n_prompts;
     if (n_choices > engine.options().max_queue)
-      throw ApiError(400,
-                     (n_prompts > 1 ? std::to_string(n_prompts) + " prompts x n " : "n is ") +
-                         std::to_string(r.n) + " choices but this server queues at most " +
-                         std::to_string(engine.options().max_queue) +
-                         " requests at once (--max-queue)",
-                     n_prompts > 1 ? "prompt" : "n", "invalid_value");
+      throw ApiError(
+          400,
+          (n_prompts > 1
+               ? std::to_string(n_prompts) + " prompts x n " + std::to_string(r.n) + " choices"
+               : "n is " + std::to_string(r.n)) +
+              " but this server queues at most " + std::to_string(engine.options().max_queue) +
+              " requests at once (--max-queue)",
+          n_prompts > 1 ? "prompt" : "n", "invalid_value");
     auto job = std::make_shared<Job>(n_choices, arrival, metrics);
     auto pump = std::make_shared<Pump>(*this, job, ex, meta, n_choices, r.include_usage,
                                        r.want_logprobs, r.stream);

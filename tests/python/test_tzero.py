@@ -163,7 +163,33 @@ def test_ctrl_c_interrupts_a_call(model_path):
     with pytest.raises(KeyboardInterrupt):
         big.generate(["Once"] * 16, max_tokens=100000, ignore_eos=True)
     timer.cancel()
-    assert big.generate(PROMPTS[0], max_tokens=3).tokens  # usable afterwards
+    # Usable afterwards, with the same bits (the cancelled requests end at its next step).
+    assert big.generate(PROMPTS[0], max_tokens=3).logits_digest == \
+        llm_digest(model_path, PROMPTS[0], 3)
+
+
+def llm_digest(model_path, prompt, n):
+    return tzero.LLM(model_path, threads=1).generate(prompt, max_tokens=n).logits_digest
+
+
+def test_stream_closed_early_leaves_the_model_as_it_was(llm, model_path):
+    s = llm.stream(PROMPTS[0], max_tokens=200, ignore_eos=True)
+    next(s)
+    s.close()
+    other = llm.stream(PROMPTS[1], max_tokens=300, ignore_eos=True)
+    next(other)  # open while the next calls run
+    assert llm.generate(PROMPTS[2], max_tokens=6).logits_digest == \
+        llm_digest(model_path, PROMPTS[2], 6)
+    other.close()
+
+
+def test_return_logits_honours_every_option(llm):
+    eos = llm.info["eos"]
+    a = llm.generate(PROMPTS[0], max_tokens=12, ignore_eos=True, stop_tokens=[eos])
+    b = llm.generate(PROMPTS[0], max_tokens=12, ignore_eos=True, stop_tokens=[eos],
+                     return_logits=True)
+    assert a.tokens == b.tokens and a.logits_digest == b.logits_digest
+    assert b.logits.shape[0] == len(b.tokens)
 
 
 def test_lock_and_verify(tzero_bin, model_path, tmp_path):
