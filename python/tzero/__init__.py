@@ -33,6 +33,7 @@ class RequestError(Error, ValueError):
 
 
 _tzero._set_errors(Error, RequestError)
+__version__ = _tzero.__version__
 
 Prompt = Union[str, Sequence[int]]
 
@@ -104,6 +105,9 @@ class LLM:
         self._m = _tzero.Model(path, int(threads), mode, kernels, int(ctx), kv_type, int(batch),
                                int(max_seqs), bool(use_mmap), list(ops))
         self.info = self._m.info()
+
+    def __repr__(self) -> str:
+        return f"tzero.LLM({self.info['description']}, fingerprint {self.info['fingerprint']})"
 
     # --- requests --------------------------------------------------------------------------
 

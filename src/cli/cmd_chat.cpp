@@ -48,6 +48,7 @@
 #include "model/weights.h"
 #include "runtime/decode_step.h"
 #include "runtime/prompt.h"
+#include "runtime/request.h"
 #include "runtime/session.h"
 #include "tokenizer/vocab.h"
 
@@ -162,11 +163,15 @@ class ChatSession {
       return;
     }
 
-    StopRules rules;
-    rules.max_tokens = o_.n_predict;
-    rules.n_ctx = n_ctx_;
-    rules.ignore_eos = o_.ignore_eos;
-    DecodeStep decode(vocab_, o_.sampling, rules, tokens, step_);
+    // The one request path (runtime/request.h): its stop rules, the sampling checked.
+    RequestParams request;
+    request.prompt_tokens = tokens;
+    request.max_tokens = o_.n_predict;
+    request.ignore_eos = o_.ignore_eos;
+    request.sampling = o_.sampling;
+    const StartedRequest started =
+        start_request({vocab_, hp_, n_ctx_, Pooling::mean, "", nullptr}, request);
+    DecodeStep decode(vocab_, started.params.sampling, started.rules, tokens, step_);
     std::string reply;
     auto put = [&](const std::string& s) {
       reply += s;

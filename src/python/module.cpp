@@ -466,6 +466,7 @@ class Model {
 
 PYBIND11_MODULE(_tzero, m) {
   m.doc() = "tzero's extension module; import tzero instead (python/tzero/__init__.py)";
+  m.attr("__version__") = TZ_VERSION;
   py::class_<tzero::SamplingParams>(m, "SamplingParams")
       .def(py::init<>())
       .def_readwrite("temperature", &tzero::SamplingParams::temperature)

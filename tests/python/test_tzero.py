@@ -74,6 +74,9 @@ def test_threads_do_not_change_bits(model_path, llm):
 def test_fingerprint_matches_cli(llm, tzero_bin, model_path):
     p = run_cli(tzero_bin, "fingerprint", "-m", model_path, "--json")
     assert llm.fingerprint() == json.loads(p.stdout)["fingerprint"]
+    assert llm.fingerprint() in repr(llm)
+    v = run_cli(tzero_bin, "--version").stdout
+    assert tzero.__version__ in v
 
 
 def test_stream_gives_the_text(llm):
