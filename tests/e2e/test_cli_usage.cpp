@@ -209,9 +209,9 @@ TEST(LlamaFlags, AFlagTzeroDoesNotNeedIsRefusedWithTheReason) {
                      "audit: -ngl (llama.cpp's spelling of --gpu-layers) is not an option of "
                      "tzero audit (tzero run, tzero bench, tzero fingerprint, tzero chat, tzero "
                      "serve and tzero embed have it)");
-  expect_usage_error({"audit", "-m", "x.gguf", "--no-mmap"},
-                     "audit: --no-mmap is not an option of tzero audit (tzero run, tzero bench, "
-                     "tzero chat, tzero serve and tzero embed have it)");
+  expect_usage_error({"tokenize", "-m", "x.gguf", "--no-mmap"},
+                     "tokenize: --no-mmap is not an option of tzero tokenize (tzero run, tzero "
+                     "bench, tzero audit, tzero chat, tzero serve and tzero embed have it)");
 }
 
 TEST(LlamaFlags, ValuesAreNotRewritten) {
