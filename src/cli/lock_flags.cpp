@@ -19,6 +19,9 @@ void add_lock_flags(CLI::App* sub, LockFlags& f) {
   f.threads = sub->add_option("-t,--threads", f.engine.threads,
                               "Compute threads (results do not depend on it)")
                   ->check(CLI::Range(1, 1024));
+  sub->add_flag_callback(
+      "--no-mmap", [&f] { f.engine.use_mmap = false; },
+      "Read the model file into memory instead of mapping it (a local run)");
   f.chat_template = sub->add_option("--chat-template", f.engine.chat_template,
                                     "Chat template instead of the model's: a name (llama2, "
                                     "llama3, chatml, ...) or a Jinja file (the lock keeps its "
@@ -42,6 +45,7 @@ lock::EngineConfig merged_engine(const LockFlags& f, const lock::EngineConfig* b
   if (f.mode->count()) c.mode = f.engine.mode;
   if (f.kv_type->count()) c.kv_type = f.engine.kv_type;
   c.threads = f.engine.threads;  // this machine's (the bits do not depend on it)
+  c.use_mmap = f.engine.use_mmap;
   if (f.chat_template->count()) c.chat_template = f.engine.chat_template;
   return c;
 }

@@ -45,6 +45,7 @@ struct EngineConfig {
   std::string kv_type = "f32";
   int threads = 1;
   std::string chat_template;  // a named format, "" for the model's own
+  bool use_mmap = true;       // this run's (--no-mmap), never recorded: it changes no bit
 };
 
 struct LockResult {

@@ -34,6 +34,7 @@ tzero::EngineOptions engine_options(const EngineConfig& c) {
   o.mode = *m;
   o.kv_type = c.kv_type;
   o.n_threads = c.threads;
+  o.use_mmap = c.use_mmap;
   o.max_seqs = 8;
   return o;
 }

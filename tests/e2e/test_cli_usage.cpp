@@ -211,7 +211,8 @@ TEST(LlamaFlags, AFlagTzeroDoesNotNeedIsRefusedWithTheReason) {
                      "serve and tzero embed have it)");
   expect_usage_error({"tokenize", "-m", "x.gguf", "--no-mmap"},
                      "tokenize: --no-mmap is not an option of tzero tokenize (tzero run, tzero "
-                     "bench, tzero audit, tzero chat, tzero serve and tzero embed have it)");
+                     "bench, tzero audit, tzero chat, tzero serve, tzero embed, tzero lock and "
+                     "tzero verify have it)");
 }
 
 TEST(LlamaFlags, ValuesAreNotRewritten) {
