@@ -10,6 +10,17 @@
 
 namespace tzero {
 
+ComputeOptions compute_options_of(const AuditConfig& cfg, const AuditOptions& opt) {
+  ComputeOptions c;
+  c.n_threads = cfg.threads;
+  c.kernels = cfg.kernels;
+  c.n_batch = cfg.batch;
+  c.mode = cfg.mode;
+  c.op_overrides = opt.op_overrides;
+  c.kv_type = parse_kv_type(opt.kv_type);
+  return c;
+}
+
 std::vector<AuditConfig> audit_matrix(int max_threads) {
   const int cores =
       max_threads > 0 ? max_threads : std::max(1, int(std::thread::hardware_concurrency()));
@@ -86,12 +97,7 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     GenerateOptions g;
     g.prompt = opt.prompts[p];
     g.n_predict = opt.n_predict;
-    g.compute.n_threads = cfg.threads;
-    g.compute.kernels = cfg.kernels;
-    g.compute.n_batch = cfg.batch;
-    g.compute.mode = cfg.mode;
-    g.compute.op_overrides = opt.op_overrides;
-    g.compute.kv_type = parse_kv_type(opt.kv_type);
+    g.compute = compute_options_of(cfg, opt);
     g.keep_logits = true;
     g.trace_path = opt.work_dir + "/c" + std::to_string(c) + "_p" + std::to_string(p) + ".trace";
     g.trace_metadata = "{}";

@@ -118,6 +118,10 @@ struct AuditReport {
 
 std::vector<AuditConfig> audit_matrix(int max_threads);
 
+// A sequential run of one configuration: its threads, kernels, chunk and mode, and what holds
+// for every configuration (op overrides, KV type).
+ComputeOptions compute_options_of(const AuditConfig& cfg, const AuditOptions& opt);
+
 // Runs prompt p of the audit through the batched engine as cfg says (audit/audit_batch.cpp):
 // fills tokens, stop, logits digest, cached_tokens and preempted of the outcome.
 // Also times the audited request: tg_tokens_per_s over its generated tokens after the first

@@ -53,12 +53,7 @@ std::vector<AuditTiming> time_configs(const Model& model, const Vocab& vocab,
       GenerateOptions g;
       g.prompt = opt.prompts[0];
       g.n_predict = opt.n_predict;
-      g.compute.n_threads = cfg.threads;
-      g.compute.kernels = cfg.kernels;
-      g.compute.n_batch = cfg.batch;
-      g.compute.mode = cfg.mode;
-      g.compute.op_overrides = opt.op_overrides;
-      g.compute.kv_type = parse_kv_type(opt.kv_type);
+      g.compute = compute_options_of(cfg, opt);
       const GenerateResult r = generate(model, vocab, g);
       if (r.prompt_seconds > 0)
         prefill.push_back(double(r.prompt_tokens.size()) / r.prompt_seconds);
