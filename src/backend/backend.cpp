@@ -8,17 +8,6 @@
 
 namespace tzero {
 
-int parse_gpu_layers(const std::string& text, int n_layer) {
-  if (text == "all") return n_layer;
-  // Digits only (no sign, no spaces), at most 9 of them.
-  const bool digits = !text.empty() && text.size() <= 9 &&
-                      text.find_first_not_of("0123456789") == std::string::npos;
-  const int n = digits ? std::stoi(text) : -1;
-  check(n >= 0, "--gpu-layers wants 'all' or a number of layers in [0, " + std::to_string(n_layer) +
-                    "], not '" + text + "'");
-  return std::min(n, n_layer);  // llama.cpp's convention: -ngl 99 is every layer
-}
-
 void check_gpu_mode(int gpu_layers, Mode mode) {
   if (gpu_layers >= 1 && !cuda_built())
     throw Error("--gpu-layers: not built with CUDA: rebuild with -DTZERO_CUDA=ON (make cuda)");

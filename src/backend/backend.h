@@ -44,8 +44,6 @@ DeviceInfo cuda_device_info();
 // A one-line description: "NVIDIA H200 (sm_90, 139.8 GiB)" or "none (not built with CUDA)".
 std::string describe_device(const DeviceInfo& d);
 
-// "all" -> n_layer; a number in [0, n_layer] -> itself; anything else throws tzero::Error.
-int parse_gpu_layers(const std::string& text, int n_layer);
 // The checks of --gpu-layers against --mode (tzero::Error on a bad pair): portable needs
 // gpu_layers >= 1, and gpu_layers >= 1 needs portable (no other GPU mode is implemented).
 void check_gpu_mode(int gpu_layers, Mode mode);

@@ -1,6 +1,7 @@
 // A model opened with its compute options (runtime/session.h).
 #include "runtime/session.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "backend/backend.h"
@@ -16,6 +17,10 @@ int parse_gpu_layers_arg(const std::string& text) {
   for (const char c : text) digits = digits && c >= '0' && c <= '9';
   if (digits) return std::stoi(text);
   throw Error("--gpu-layers wants 'all' or a number of layers >= 0, not '" + text + "'");
+}
+
+int resolve_gpu_layers(int gpu_layers, int n_layer) {
+  return gpu_layers == kAllGpuLayers ? n_layer : std::min(gpu_layers, n_layer);
 }
 
 KvType parse_kv_type_arg(const std::string& text) {
@@ -38,9 +43,9 @@ Session::Session(const Model* model, const Vocab* vocab, const ComputeOptions& o
             " tokens but the model's vocabulary is " + std::to_string(hp.n_vocab));
   n_ctx_ = hp.context_or_default(options.n_ctx);
   check(n_ctx_ >= 1 && n_ctx_ <= (1 << 20), "context size is out of range");
-  gpu_layers_ = options.gpu_layers == kAllGpuLayers
-                    ? hp.n_layer
-                    : parse_gpu_layers(std::to_string(options.gpu_layers), hp.n_layer);
+  check(options.gpu_layers >= 0 || options.gpu_layers == kAllGpuLayers,
+        "--gpu-layers wants 'all' or a number of layers >= 0");
+  gpu_layers_ = resolve_gpu_layers(options.gpu_layers, hp.n_layer);
   check_gpu_mode(gpu_layers_, options.mode);
   kernels_ = with_overrides(select_kernels(options.kernels), options.op_overrides);
   pool_ = std::make_unique<ThreadPool>(options.n_threads);

@@ -47,6 +47,9 @@ constexpr int kAllGpuLayers = -1;
 // The edge spellings: "all" or N for the GPU layers, "f32"/"f16" for the KV type. tzero::Error
 // naming the flag for anything else.
 int parse_gpu_layers_arg(const std::string& text);
+// The layers N GPU layers put on the device in a model of n_layer: kAllGpuLayers, and any N
+// beyond n_layer, are all of them (llama.cpp's convention: -ngl 99).
+int resolve_gpu_layers(int gpu_layers, int n_layer);
 KvType parse_kv_type_arg(const std::string& text);
 const char* to_string(KvType t);
 

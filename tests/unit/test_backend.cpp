@@ -3,9 +3,15 @@
 
 #include "backend/backend.h"
 #include "base/error.h"
+#include "runtime/session.h"
 
 namespace tzero {
 namespace {
+
+// --gpu-layers: parsed at the edge (runtime/session.h), resolved against the model's layers.
+int parse_gpu_layers(const std::string& text, int n_layer) {
+  return resolve_gpu_layers(parse_gpu_layers_arg(text), n_layer);
+}
 
 TEST(Backend, ParseGpuLayers) {
   EXPECT_EQ(parse_gpu_layers("all", 22), 22);
@@ -14,7 +20,7 @@ TEST(Backend, ParseGpuLayers) {
   EXPECT_EQ(parse_gpu_layers("22", 22), 22);
   EXPECT_EQ(parse_gpu_layers("23", 22), 22);  // more than the model has: all (llama.cpp's -ngl 99)
   EXPECT_EQ(parse_gpu_layers("99", 22), 22);
-  for (const char* bad : {"-1", "", "x", "3x", "ALL", " 3"})
+  for (const char* bad : {"-1", "", "x", "3x", "ALL", " 3", "+3"})
     EXPECT_THROW(parse_gpu_layers(bad, 22), Error) << bad;
 }
 
