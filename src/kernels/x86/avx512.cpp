@@ -7,6 +7,7 @@
 #include "kernels/x86/gemm_float.h"
 #include "kernels/x86/gemm_k16_avx512.h"
 #include "kernels/x86/gemm_legacy_vnni.h"
+#include "kernels/x86/gemm_q32_decode.h"
 #include "kernels/x86/gemm_q4k_decode.h"
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
@@ -78,21 +79,26 @@ void gemm_float_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size
 // Batches of kVnniMinTokQ / kVnniMinTokQ4K / kVnniMinTokQ6K tokens or more take the register-tiled
 // VNNI kernels (gemm_vnni.h); smaller ones (decode) the unpacked ones of kernels_impl.h. Both give
 // the canonical bits.
-template <typename Block>
+// A single token takes the decode kernels of gemm_q32_decode.h (D: the type's policy there).
+template <typename Block, typename D>
 void gemm_q_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                    size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   if (n_tok >= x86::kVnniMinTokQ && n_cols >= size_t(kQBlock))
     x86::gemm_q_vnni<Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  else if (n_tok == 1)
+    x86::gemm_q32_decode_avx512<D>(w, w_row_bytes, x, n_cols, n_rows, y);
   else
     x86::gemm_q<Avx512, Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
 // The 32-element types of quant_legacy.h: the same split as Q8_0's, the same bits.
-template <typename U>
+template <typename U, typename D>
 void gemm_q32_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                      size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   if (n_tok >= x86::kVnniMinTokQ && n_cols >= size_t(kQBlock))
     x86::gemm_q32_vnni<U>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  else if (n_tok == 1)
+    x86::gemm_q32_decode_avx512<D>(w, w_row_bytes, x, n_cols, n_rows, y);
   else
     x86::gemm_q32<Avx512, U>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
@@ -154,13 +160,13 @@ KernelSet make_avx512() {
   set.gemm_f32 = gemm_float_avx512<float, false>;
   set.gemm_f16 = gemm_float_avx512<uint16_t, false>;
   set.gemm_bf16 = gemm_float_avx512<uint16_t, true>;
-  set.gemm_q8_0 = gemm_q_avx512<BlockQ8_0>;
-  set.gemm_q4_0 = gemm_q_avx512<BlockQ4_0>;
-  set.gemm_q4_1 = gemm_q32_avx512<x86::Q4_1Unpack>;
-  set.gemm_q5_0 = gemm_q32_avx512<x86::Q5_0Unpack>;
-  set.gemm_q5_1 = gemm_q32_avx512<x86::Q5_1Unpack>;
-  set.gemm_iq4_nl = gemm_q32_avx512<x86::IQ4_NLUnpack>;
-  set.gemm_mxfp4 = gemm_q32_avx512<x86::MXFP4Unpack>;
+  set.gemm_q8_0 = gemm_q_avx512<BlockQ8_0, x86::DecQ8_0>;
+  set.gemm_q4_0 = gemm_q_avx512<BlockQ4_0, x86::DecQ4_0>;
+  set.gemm_q4_1 = gemm_q32_avx512<x86::Q4_1Unpack, x86::DecQ4_1>;
+  set.gemm_q5_0 = gemm_q32_avx512<x86::Q5_0Unpack, x86::DecQ5_0>;
+  set.gemm_q5_1 = gemm_q32_avx512<x86::Q5_1Unpack, x86::DecQ5_1>;
+  set.gemm_iq4_nl = gemm_q32_avx512<x86::IQ4_NLUnpack, x86::DecIQ4_NL>;
+  set.gemm_mxfp4 = gemm_q32_avx512<x86::MXFP4Unpack, x86::DecMXFP4>;
   set.gemm_q4_k = gemm_k4_avx512<BlockQ4_K>;
   set.gemm_q5_k = gemm_k4_avx512<BlockQ5_K>;
   set.gemm_q6_k = gemm_q6_k_avx512;

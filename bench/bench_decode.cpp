@@ -1,0 +1,151 @@
+// Decode against the memory bus, per weight type: the single-token matmuls of a 1B model
+// (TinyLlama's seven projections of a layer, 2048 wide) over far more weights than any cache
+// holds, through tzero::matmul (activation quantization and the thread pool included), with
+// the machine's streaming-read rate measured on the same threads just before and after
+// (kernels/stream_read.h). Prints weight GB/s and its fraction of the streaming read.
+//   tz_bench_decode [--threads 1,2] [--types q4_0,q4_k,...] [--kernels NAME] [--mib 512]
+//                   [--seconds 1.5]
+// Each (type, threads) runs its weights for about --seconds, three times, interleaved with
+// stream reads; the fraction uses the best matmul time and the best stream read.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/rng.h"
+#include "base/thread_pool.h"
+#include "format/tensor_type.h"
+#include "kernels/kernel_set.h"
+#include "kernels/matmul.h"
+#include "kernels/quant.h"
+#include "kernels/stream_read.h"
+
+namespace {
+
+using tzero::TensorType;
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    const size_t e = std::min(s.find(',', b), s.size());
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+// The seven matmuls of a TinyLlama layer: (rows, cols).
+constexpr size_t kShapes[7][2] = {{2048, 2048}, {256, 2048},  {256, 2048}, {2048, 2048},
+                                  {5632, 2048}, {5632, 2048}, {2048, 5632}};
+
+struct Layers {
+  std::vector<std::vector<uint8_t>> bytes;  // one buffer per matrix
+  std::vector<tzero::Matrix> mats;
+  double total_bytes = 0;
+};
+
+// One layer quantized from random values, copied until the weights reach `bytes`.
+Layers make_layers(TensorType t, size_t bytes) {
+  tzero::SplitMix64 rng(7);
+  std::vector<std::vector<uint8_t>> one;
+  for (const auto& s : kShapes) {
+    const size_t rb = tzero::row_bytes(t, s[1]);
+    std::vector<uint8_t> b(rb * s[0]);
+    std::vector<float> row(s[1]);
+    for (size_t r = 0; r < s[0]; ++r) {
+      for (float& x : row) x = float(rng.uniform()) * 2.0f - 1.0f;
+      tzero::quantize_row(t, row.data(), b.data() + r * rb, s[1]);
+    }
+    one.push_back(std::move(b));
+  }
+  Layers L;
+  while (L.total_bytes < double(bytes))
+    for (size_t i = 0; i < 7; ++i) {
+      L.bytes.push_back(one[i]);
+      L.total_bytes += double(one[i].size());
+    }
+  for (size_t i = 0; i < L.bytes.size(); ++i) {
+    const auto& s = kShapes[i % 7];
+    L.mats.push_back(tzero::Matrix{t, L.bytes[i].data(), int64_t(s[0]), int64_t(s[1]),
+                                   tzero::row_bytes(t, s[1])});
+  }
+  return L;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> threads = {1, 2};
+  std::vector<std::string> types = {"f16",  "bf16", "q8_0",   "q4_0",  "q4_1",
+                                    "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k",
+                                    "q3_k", "q4_k", "q5_k",   "q6_k",  "iq4_xs"};
+  std::string kernels = "auto";
+  size_t mib = 512;
+  double seconds = 1.5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i], v = argv[i + 1];
+    if (a == "--threads") {
+      threads.clear();
+      for (const std::string& s : split(v)) threads.push_back(std::atoi(s.c_str()));
+    } else if (a == "--types") {
+      types = split(v);
+    } else if (a == "--kernels") {
+      kernels = v;
+    } else if (a == "--mib") {
+      mib = size_t(std::atol(v.c_str()));
+    } else if (a == "--seconds") {
+      seconds = std::atof(v.c_str());
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const tzero::KernelSet& k = tzero::select_kernels(kernels);
+  std::printf("kernels %s, weights %zu MiB per type\n", k.name, mib);
+  std::printf("%-7s %3s %10s %10s %8s\n", "type", "thr", "GB/s", "stream", "fraction");
+  for (const std::string& name : types) {
+    const std::optional<TensorType> parsed = tzero::tensor_type_from_name(name);
+    if (!parsed) {
+      std::fprintf(stderr, "unknown type %s\n", name.c_str());
+      return 2;
+    }
+    const TensorType t = *parsed;
+    const Layers L = make_layers(t, mib << 20);
+    std::vector<float> x(5632), y(5632);
+    tzero::SplitMix64 rng(9);
+    for (float& v : x) v = float(rng.uniform()) * 2.0f - 1.0f;
+    for (int nt : threads) {
+      tzero::ThreadPool pool(nt);
+      tzero::MatmulScratch scratch;
+      double best = 0, best_stream = 0;
+      for (int round = 0; round < 3; ++round) {
+        best_stream =
+            std::max(best_stream, tzero::measure_stream_read(pool, mib << 20, 3).gb_per_s);
+        const double t0 = now();
+        int passes = 0;
+        double rate = 0;
+        do {
+          const double p0 = now();
+          for (const tzero::Matrix& m : L.mats)
+            tzero::matmul(pool, k, m, x.data(), 1, y.data(), scratch);
+          rate = std::max(rate, L.total_bytes / (now() - p0) / 1e9);
+          ++passes;
+        } while (now() - t0 < seconds / 3);
+        best = std::max(best, rate);
+      }
+      std::printf("%-7s %3d %10.1f %10.1f %8.2f\n", name.c_str(), nt, best, best_stream,
+                  best / best_stream);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,117 @@
+#include "kernels/stream_read.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "base/error.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace tzero {
+
+namespace {
+
+// Each reader sums its slice's 64-bit words into independent accumulators (so the loads, not an
+// add chain, set the pace) and returns the sum, which the caller keeps (nothing is optimised
+// away). n is a multiple of 256 bytes.
+uint64_t read_u64(const uint8_t* p, size_t n) {
+  const uint64_t* w = reinterpret_cast<const uint64_t*>(p);
+  uint64_t s[8] = {};
+  for (size_t i = 0; i < n / 8; i += 8)
+    for (int j = 0; j < 8; ++j) s[j] += w[i + size_t(j)];
+  uint64_t t = 0;
+  for (uint64_t v : s) t += v;
+  return t;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t* p, size_t n) {
+  __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                  _mm256_setzero_si256()};
+  for (size_t i = 0; i < n; i += 128)
+    for (int j = 0; j < 4; ++j)
+      s[j] = _mm256_add_epi64(
+          s[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32 * size_t(j))));
+  const __m256i t = _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]), _mm256_add_epi64(s[2], s[3]));
+  alignas(32) uint64_t out[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(out), t);
+  return out[0] + out[1] + out[2] + out[3];
+}
+
+__attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t* p, size_t n) {
+  __m512i s[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                  _mm512_setzero_si512()};
+  for (size_t i = 0; i < n; i += 256)
+    for (int j = 0; j < 4; ++j)
+      s[j] = _mm512_add_epi64(s[j], _mm512_load_si512(p + i + 64 * size_t(j)));
+  return uint64_t(_mm512_reduce_add_epi64(
+      _mm512_add_epi64(_mm512_add_epi64(s[0], s[1]), _mm512_add_epi64(s[2], s[3]))));
+}
+#endif
+
+using Reader = uint64_t (*)(const uint8_t*, size_t);
+
+Reader best_reader(std::string* name) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) {
+    *name = "avx512";
+    return read_avx512;
+  }
+  if (__builtin_cpu_supports("avx2")) {
+    *name = "avx2";
+    return read_avx2;
+  }
+#endif
+  *name = "u64";
+  return read_u64;
+}
+
+double seconds_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+StreamRead measure_stream_read(ThreadPool& pool, size_t bytes, int reads) {
+  StreamRead r;
+  r.threads = pool.size();
+  const size_t per = bytes / size_t(r.threads) / 4096 * 4096;  // each thread's slice
+  check(per > 0 && reads > 0, "stream read: nothing to read");
+  r.bytes = per * size_t(r.threads);
+  r.reads = reads;
+  const Reader reader = best_reader(&r.loads);
+  void* mem = mmap(nullptr, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  check(mem != MAP_FAILED, "stream read: cannot map " + std::to_string(r.bytes >> 20) + " MiB");
+  uint8_t* buf = static_cast<uint8_t*>(mem);
+  // Each thread writes its own slice, so its pages sit where that thread reads them (NUMA).
+  pool.run(size_t(r.threads), [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) std::memset(buf + i * per, int(i + 1), per);
+  });
+  std::vector<double> rates;
+  std::vector<uint64_t> sums(size_t(r.threads));
+  uint64_t keep = 0;
+  for (int k = 0; k < reads; ++k) {
+    const double t0 = seconds_now();
+    pool.run(size_t(r.threads), [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) sums[i] = reader(buf + i * per, per);
+    });
+    rates.push_back(double(r.bytes) / (seconds_now() - t0) / 1e9);
+    for (uint64_t s : sums) keep += s;
+  }
+  munmap(mem, r.bytes);
+  // The sums depend on the bytes written; this branch is never taken but keeps the reads.
+  if (keep == 1) rates.push_back(0);
+  std::sort(rates.begin(), rates.end());
+  r.gb_per_s = rates.back();
+  r.median_gb_per_s = rates[rates.size() / 2];
+  return r;
+}
+
+}  // namespace tzero

@@ -1,0 +1,257 @@
+// Single-token gemms (decode) of the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// IQ4_NL, MXFP4) for the avx512 set, in dot-v1's order (kernels/dot.h): per block b the exact
+// int32 isum[b], p[b] = d_w[b] * d_x[b], acc[b % 8] = fma(p[b], float(isum[b]), acc[b % 8]) on
+// 8 block lanes, the 8-lane tree (and Q4_1/Q5_1's min lanes likewise, tree8(acc) + tree8(accm)).
+//
+// How, per group of 8 weight blocks of a row (decode is bound by how fast a core gets through
+// them; docs/BENCHMARKS.md, "Decode against the memory bus"):
+// - the weights become unsigned bytes u = w_int + offset (Q4_0 8, Q5_0 16, IQ4_NL/MXFP4 128 via
+//   a table lookup, Q8_0 128 via xor; Q4_1/Q5_1 0): a zmm holds 4 blocks' elements 0-15 (one
+//   block per 128-bit lane) and another their elements 16-31; Q8_0 a whole block per 256 bits.
+// - the activations were laid out once per call in the same order, so one VPDPBUSD per zmm
+//   gives 4 partial int32 sums per block; a fixed shuffle tree folds them into the 8 exact
+//   block sums of one ymm, minus offset * sum(x_q[b]) (precomputed per call), exact in int32.
+// - the 8 f16 scales are gathered in general-purpose registers (ports the vector work leaves
+//   idle), widened with one VCVTPH2PS, and the fma runs on the 8 block lanes at once (masked on
+//   a short last group, so a lane past the end keeps its value).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstring>
+#include <vector>
+
+#include "kernels/quant.h"
+#include "kernels/quant_legacy.h"
+#include "kernels/x86/avx2_common.h"
+
+namespace tzero::x86 {
+namespace {
+
+inline uint64_t load_u16(const void* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+inline uint32_t load_u32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The f16 field at byte `offset` of 8 consecutive blocks of `stride` bytes, as 8 floats.
+inline __m256 gather8_f16(const uint8_t* p, size_t stride) {
+  const uint64_t lo = load_u16(p) | load_u16(p + stride) << 16 | load_u16(p + 2 * stride) << 32 |
+                      load_u16(p + 3 * stride) << 48;
+  p += 4 * stride;
+  const uint64_t hi = load_u16(p) | load_u16(p + stride) << 16 | load_u16(p + 2 * stride) << 32 |
+                      load_u16(p + 3 * stride) << 48;
+  return _mm256_cvtph_ps(_mm_set_epi64x(int64_t(hi), int64_t(lo)));
+}
+
+// 16 bytes at p, p + s, p + 2s, p + 3s: one per 128-bit lane.
+inline __m512i load4x16(const uint8_t* p, size_t s) {
+  const __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m512i v1 =
+      _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + s)), 1);
+  const __m512i v2 =
+      _mm512_inserti32x4(v1, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * s)), 2);
+  return _mm512_inserti32x4(v2, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3 * s)), 3);
+}
+
+// Bit i of 4 blocks' 32-bit qh (at p, stride s) as byte masks: lo for elements 0-15 (bits 0-15),
+// hi for 16-31, block j in bytes 16j..16j+15.
+inline void fifth_bit_masks(const uint8_t* p, size_t s, __mmask64* lo, __mmask64* hi) {
+  uint64_t l = 0, h = 0;
+  for (int j = 0; j < 4; ++j) {
+    const uint64_t q = load_u32(p + size_t(j) * s);
+    l |= (q & 0xffff) << (16 * j);
+    h |= (q >> 16) << (16 * j);
+  }
+  *lo = _cvtu64_mask64(l);
+  *hi = _cvtu64_mask64(h);
+}
+
+// The per-type pieces. kOffset: the unsigned weights are w_int + kOffset; kMin: Q4_1/Q5_1's min
+// lanes; kQs / kQh / kD / kM: byte offsets of the fields in Block; unpack4: 4 blocks to (lo, hi).
+template <typename B, int Offset, bool Min>
+struct NibbleDecode {
+  using Block = B;
+  static constexpr int kOffset = Offset;
+  static constexpr bool kMin = Min, kWhole = false;
+  static constexpr size_t kQs = offsetof(B, qs);
+  static void nibbles(const Block* b, __m512i* lo, __m512i* hi) {
+    const __m512i q = load4x16(reinterpret_cast<const uint8_t*>(b) + kQs, sizeof(Block));
+    const __m512i m = _mm512_set1_epi8(15);
+    *lo = _mm512_and_si512(q, m);
+    *hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m);
+  }
+};
+
+struct DecQ4_0 : NibbleDecode<BlockQ4_0, 8, false> {
+  static void unpack4(const Block* b, __m512i* lo, __m512i* hi) { nibbles(b, lo, hi); }
+};
+struct DecQ4_1 : NibbleDecode<BlockQ4_1, 0, true> {
+  static void unpack4(const Block* b, __m512i* lo, __m512i* hi) { nibbles(b, lo, hi); }
+};
+template <typename B, int Offset, bool Min>
+struct Fifth : NibbleDecode<B, Offset, Min> {
+  static void unpack4(const B* b, __m512i* lo, __m512i* hi) {
+    NibbleDecode<B, Offset, Min>::nibbles(b, lo, hi);
+    __mmask64 ml, mh;
+    fifth_bit_masks(reinterpret_cast<const uint8_t*>(b) + offsetof(B, qh), sizeof(B), &ml, &mh);
+    const __m512i sixteen = _mm512_set1_epi8(16);
+    *lo = _mm512_mask_add_epi8(*lo, ml, *lo, sixteen);
+    *hi = _mm512_mask_add_epi8(*hi, mh, *hi, sixteen);
+  }
+};
+using DecQ5_0 = Fifth<BlockQ5_0, 16, false>;
+using DecQ5_1 = Fifth<BlockQ5_1, 0, true>;
+// IQ4_NL and MXFP4: their int8 table values + 128, looked up per 128-bit lane.
+template <typename B, const int8_t* Values>
+struct TableDecode : NibbleDecode<B, 128, false> {
+  static void unpack4(const B* b, __m512i* lo, __m512i* hi) {
+    NibbleDecode<B, 128, false>::nibbles(b, lo, hi);
+    const __m512i t = _mm512_xor_si512(
+        _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(Values))),
+        _mm512_set1_epi8(-128));
+    *lo = _mm512_shuffle_epi8(t, *lo);
+    *hi = _mm512_shuffle_epi8(t, *hi);
+  }
+};
+using DecIQ4_NL = TableDecode<BlockIQ4_NL, kIq4nlValues>;
+using DecMXFP4 = TableDecode<BlockMXFP4, kMxfp4Values>;
+// Q8_0: a whole block per 256 bits (its activations likewise), + 128 by flipping the sign bit.
+struct DecQ8_0 {
+  using Block = BlockQ8_0;
+  static constexpr int kOffset = 128;
+  static constexpr bool kMin = false, kWhole = true;
+  static __m512i pair(const Block* b) {
+    const __m512i v =
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[0].qs)));
+    const __m512i w =
+        _mm512_inserti64x4(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[1].qs)), 1);
+    return _mm512_xor_si512(w, _mm512_set1_epi8(-128));
+  }
+};
+
+// 8 blocks' scales as floats (MXFP4: E8M0, the others f16 d).
+template <typename U>
+inline __m256 block_scales8(const typename U::Block* b) {
+  if constexpr (std::is_same_v<typename U::Block, BlockMXFP4>) {
+    alignas(32) float d[8];
+    for (int j = 0; j < 8; ++j) d[j] = e8m0_half_to_float(b[j].e);
+    return _mm256_load_ps(d);
+  } else {
+    return gather8_f16(reinterpret_cast<const uint8_t*>(b) + offsetof(typename U::Block, d),
+                       sizeof(typename U::Block));
+  }
+}
+
+// P (blocks 0-3) and Q (blocks 4-7), 4 int32 partials of block j in 128-bit lane j: the 8 block
+// sums in order (exact).
+inline __m256i fold_blocks(__m512i P, __m512i Q) {
+  const __m512i w = _mm512_add_epi32(_mm512_unpacklo_epi64(P, Q), _mm512_unpackhi_epi64(P, Q));
+  const __m512i x = _mm512_add_epi32(w, _mm512_shuffle_epi32(w, _MM_PERM_CDAB));
+  // Lane j now holds [p_j, p_j, q_j, q_j].
+  const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_castsi512_si256(_mm512_permutexvar_epi32(idx, x));
+}
+
+// The activations of one token laid out for U, and their per-block terms; 8-block padded.
+struct DecodeActs {
+  std::vector<uint8_t> qs;   // (nb8 * 32) int8, in U's order
+  std::vector<float> dx;     // (nb8) d_x, 0 past nb
+  std::vector<int32_t> off;  // (nb8) kOffset * sum of x_q
+  std::vector<float> xsum;   // (nb8) min types: float(sum of x_q), exact
+};
+
+template <typename U>
+void layout_acts(const ActQ8* xq, size_t nb, DecodeActs* a) {
+  const size_t nb8 = (nb + 7) / 8 * 8;
+  a->qs.assign(nb8 * 32, 0);
+  a->dx.assign(nb8, 0.0f);
+  a->off.assign(nb8, 0);
+  a->xsum.assign(nb8, 0.0f);
+  for (size_t b = 0; b < nb; ++b) {
+    const ActQ8& x = xq[b];
+    int32_t s = 0;
+    for (int i = 0; i < kQBlock; ++i) s += x.qs[i];
+    a->dx[b] = x.d;
+    a->off[b] = U::kOffset * s;
+    a->xsum[b] = float(s);
+    if constexpr (U::kWhole) {
+      std::memcpy(&a->qs[32 * b], x.qs, 32);
+    } else {
+      // Group g = b / 4 holds 128 bytes: elements 0-15 of its 4 blocks, then elements 16-31.
+      uint8_t* g = &a->qs[128 * (b / 4)];
+      std::memcpy(g + 16 * (b % 4), x.qs, 16);
+      std::memcpy(g + 64 + 16 * (b % 4), x.qs + 16, 16);
+    }
+  }
+}
+
+template <typename U>
+void gemm_q32_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                            size_t n_rows, float* y) {
+  using Block = typename U::Block;
+  const size_t nb = n_cols / kQBlock, nfull = nb / 8 * 8;
+  thread_local DecodeActs a;
+  layout_acts<U>(static_cast<const ActQ8*>(x), nb, &a);
+  const uint8_t* xs = a.qs.data();
+  for (size_t r = 0; r < n_rows; ++r) {
+    const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    // One group of 8 blocks from wb (a full group, or the zero-padded tail in `pad`).
+    auto group = [&](const Block* wb, size_t b0, __mmask8 live) {
+      const uint8_t* xg = xs + 32 * b0;
+      __m512i P, Q;
+      if constexpr (U::kWhole) {
+        const __m512i z = _mm512_setzero_si512();
+        const __m512i r0 = _mm512_dpbusd_epi32(z, U::pair(wb), _mm512_loadu_si512(xg));
+        const __m512i r1 = _mm512_dpbusd_epi32(z, U::pair(wb + 2), _mm512_loadu_si512(xg + 64));
+        const __m512i r2 = _mm512_dpbusd_epi32(z, U::pair(wb + 4), _mm512_loadu_si512(xg + 128));
+        const __m512i r3 = _mm512_dpbusd_epi32(z, U::pair(wb + 6), _mm512_loadu_si512(xg + 192));
+        // [b0 lo, b0 hi, b1 lo, b1 hi] and [b2 ..]: one block per 128-bit lane.
+        P = _mm512_add_epi32(_mm512_shuffle_i64x2(r0, r1, 0x88),
+                             _mm512_shuffle_i64x2(r0, r1, 0xdd));
+        Q = _mm512_add_epi32(_mm512_shuffle_i64x2(r2, r3, 0x88),
+                             _mm512_shuffle_i64x2(r2, r3, 0xdd));
+      } else {
+        __m512i lo0, hi0, lo1, hi1;
+        U::unpack4(wb, &lo0, &hi0);
+        U::unpack4(wb + 4, &lo1, &hi1);
+        const __m512i z = _mm512_setzero_si512();
+        P = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, lo0, _mm512_loadu_si512(xg)), hi0,
+                                _mm512_loadu_si512(xg + 64));
+        Q = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, lo1, _mm512_loadu_si512(xg + 128)), hi1,
+                                _mm512_loadu_si512(xg + 192));
+      }
+      __m256i isum = fold_blocks(P, Q);
+      if constexpr (U::kOffset != 0)
+        isum = _mm256_sub_epi32(isum,
+                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&a.off[b0])));
+      const __m256 dx = _mm256_loadu_ps(&a.dx[b0]);
+      const __m256 p = _mm256_mul_ps(block_scales8<U>(wb), dx);
+      acc = _mm256_mask3_fmadd_ps(p, _mm256_cvtepi32_ps(isum), acc, live);
+      if constexpr (U::kMin) {
+        const __m256 mw =
+            gather8_f16(reinterpret_cast<const uint8_t*>(wb) + offsetof(Block, m), sizeof(Block));
+        accm =
+            _mm256_mask3_fmadd_ps(_mm256_mul_ps(mw, dx), _mm256_loadu_ps(&a.xsum[b0]), accm, live);
+      }
+    };
+    for (size_t b0 = 0; b0 < nfull; b0 += 8) group(wr + b0, b0, 0xff);
+    if (nfull < nb) {
+      Block pad[8];
+      std::memset(pad, 0, sizeof pad);
+      std::memcpy(pad, wr + nfull, (nb - nfull) * sizeof(Block));
+      group(pad, nfull, __mmask8((1u << (nb - nfull)) - 1));
+    }
+    const float s = reduce8(acc);
+    y[r] = U::kMin ? s + reduce8(accm) : s;
+  }
+}
+
+}  // namespace
+}  // namespace tzero::x86
