@@ -4,7 +4,9 @@
 // the machine's streaming-read rate measured on the same threads just before and after
 // (kernels/stream_read.h). Prints weight GB/s and its fraction of the streaming read.
 //   tz_bench_decode [--threads 1,2] [--types q4_0,q4_k,...] [--kernels NAME] [--mib 512]
-//                   [--seconds 1.5]
+//                   [--kib N] [--seconds 1.5]
+// A total below one layer (--kib 512, say) shrinks the matrices to fit a core's L2: the rate
+// is then the kernel's compute ceiling, which decode needs well above the streaming read.
 // Each (type, threads) runs its weights for about --seconds, three times, interleaved with
 // stream reads; the fraction uses the best matmul time and the best stream read.
 #include <algorithm>
@@ -53,11 +55,21 @@ struct Layers {
   double total_bytes = 0;
 };
 
+// Rows of matrix i: the layer's, or fewer when one layer is more than `bytes` (a small total,
+// to measure a core's compute rate on weights its own caches hold).
+size_t rows_of(size_t i, double scale) {
+  return std::max<size_t>(16, size_t(double(kShapes[i % 7][0]) * scale) / 16 * 16);
+}
+
 // One layer quantized from random values, copied until the weights reach `bytes`.
 Layers make_layers(TensorType t, size_t bytes) {
+  double layer = 0;
+  for (const auto& s : kShapes) layer += double(tzero::row_bytes(t, s[1]) * s[0]);
+  const double scale = std::min(1.0, double(bytes) / layer);
   tzero::SplitMix64 rng(7);
   std::vector<std::vector<uint8_t>> one;
-  for (const auto& s : kShapes) {
+  for (size_t i = 0; i < 7; ++i) {
+    const size_t s[2] = {rows_of(i, scale), kShapes[i][1]};
     const size_t rb = tzero::row_bytes(t, s[1]);
     std::vector<uint8_t> b(rb * s[0]);
     std::vector<float> row(s[1]);
@@ -74,9 +86,9 @@ Layers make_layers(TensorType t, size_t bytes) {
       L.total_bytes += double(one[i].size());
     }
   for (size_t i = 0; i < L.bytes.size(); ++i) {
-    const auto& s = kShapes[i % 7];
-    L.mats.push_back(tzero::Matrix{t, L.bytes[i].data(), int64_t(s[0]), int64_t(s[1]),
-                                   tzero::row_bytes(t, s[1])});
+    const size_t cols = kShapes[i % 7][1], rb = tzero::row_bytes(t, cols);
+    L.mats.push_back(
+        tzero::Matrix{t, L.bytes[i].data(), int64_t(L.bytes[i].size() / rb), int64_t(cols), rb});
   }
   return L;
 }
@@ -89,7 +101,7 @@ int main(int argc, char** argv) {
                                     "q5_0", "q5_1", "iq4_nl", "mxfp4", "q2_k",
                                     "q3_k", "q4_k", "q5_k",   "q6_k",  "iq4_xs"};
   std::string kernels = "auto";
-  size_t mib = 512;
+  size_t kib = 512 * 1024;
   double seconds = 1.5;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
@@ -101,7 +113,9 @@ int main(int argc, char** argv) {
     } else if (a == "--kernels") {
       kernels = v;
     } else if (a == "--mib") {
-      mib = size_t(std::atol(v.c_str()));
+      kib = size_t(std::atol(v.c_str())) * 1024;
+    } else if (a == "--kib") {
+      kib = size_t(std::atol(v.c_str()));
     } else if (a == "--seconds") {
       seconds = std::atof(v.c_str());
     } else {
@@ -110,7 +124,7 @@ int main(int argc, char** argv) {
     }
   }
   const tzero::KernelSet& k = tzero::select_kernels(kernels);
-  std::printf("kernels %s, weights %zu MiB per type\n", k.name, mib);
+  std::printf("kernels %s, weights %zu KiB per type\n", k.name, kib);
   std::printf("%-7s %3s %10s %10s %8s\n", "type", "thr", "GB/s", "stream", "fraction");
   for (const std::string& name : types) {
     const std::optional<TensorType> parsed = tzero::tensor_type_from_name(name);
@@ -119,7 +133,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const TensorType t = *parsed;
-    const Layers L = make_layers(t, mib << 20);
+    const Layers L = make_layers(t, kib << 10);
     std::vector<float> x(5632), y(5632);
     tzero::SplitMix64 rng(9);
     for (float& v : x) v = float(rng.uniform()) * 2.0f - 1.0f;
@@ -129,7 +143,7 @@ int main(int argc, char** argv) {
       double best = 0, best_stream = 0;
       for (int round = 0; round < 3; ++round) {
         best_stream =
-            std::max(best_stream, tzero::measure_stream_read(pool, mib << 20, 3).gb_per_s);
+            std::max(best_stream, tzero::measure_stream_read(pool, kib << 10, 3).gb_per_s);
         const double t0 = now();
         int passes = 0;
         double rate = 0;
