@@ -9,6 +9,7 @@
 #include "kernels/x86/gemm_legacy_vnni.h"
 #include "kernels/x86/gemm_q32_decode.h"
 #include "kernels/x86/gemm_q4k_decode.h"
+#include "kernels/x86/gemm_q6k_decode.h"
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
 
@@ -117,6 +118,8 @@ void gemm_q6_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_
                       size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   if (n_tok >= x86::kVnniMinTokQ6K && n_cols >= size_t(kSuperBlock))
     x86::gemm_q6_k_vnni(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  else if (n_tok == 1)
+    x86::gemm_q6_k_decode_avx512(w, w_row_bytes, x, n_cols, n_rows, y);
   else
     x86::gemm_k<BlockQ6_K, x86::dot_q6_k_x86>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }

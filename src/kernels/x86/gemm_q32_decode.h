@@ -24,6 +24,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_legacy.h"
 #include "kernels/x86/avx2_common.h"
+#include "kernels/x86/kernels_impl.h"
 
 namespace tzero::x86 {
 namespace {
@@ -169,24 +170,28 @@ struct DecodeActs {
 template <typename U>
 void layout_acts(const ActQ8* xq, size_t nb, DecodeActs* a) {
   const size_t nb8 = (nb + 7) / 8 * 8;
-  a->qs.assign(nb8 * 32, 0);
-  a->dx.assign(nb8, 0.0f);
-  a->off.assign(nb8, 0);
-  a->xsum.assign(nb8, 0.0f);
-  for (size_t b = 0; b < nb; ++b) {
-    const ActQ8& x = xq[b];
-    int32_t s = 0;
-    for (int i = 0; i < kQBlock; ++i) s += x.qs[i];
-    a->dx[b] = x.d;
+  a->qs.resize(nb8 * 32);
+  a->dx.resize(nb8);
+  a->off.resize(nb8);
+  a->xsum.resize(nb8);
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  for (size_t b = 0; b < nb8; ++b) {
+    const __m256i q = b < nb ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[b].qs))
+                             : _mm256_setzero_si256();
+    // sum of x_q: exact (u8 1 times s8 in int16 pairs, then int32).
+    const int32_t s =
+        hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), _mm256_set1_epi16(1)));
+    a->dx[b] = b < nb ? xq[b].d : 0.0f;
     a->off[b] = U::kOffset * s;
     a->xsum[b] = float(s);
     if constexpr (U::kWhole) {
-      std::memcpy(&a->qs[32 * b], x.qs, 32);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(&a->qs[32 * b]), q);
     } else {
       // Group g = b / 4 holds 128 bytes: elements 0-15 of its 4 blocks, then elements 16-31.
       uint8_t* g = &a->qs[128 * (b / 4)];
-      std::memcpy(g + 16 * (b % 4), x.qs, 16);
-      std::memcpy(g + 64 + 16 * (b % 4), x.qs + 16, 16);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(g + 16 * (b % 4)), _mm256_castsi256_si128(q));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(g + 64 + 16 * (b % 4)),
+                       _mm256_extracti128_si256(q, 1));
     }
   }
 }
