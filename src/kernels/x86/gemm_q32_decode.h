@@ -11,8 +11,8 @@
 // - the activations were laid out once per call in the same order, so one VPDPBUSD per zmm
 //   gives 4 partial int32 sums per block; a fixed shuffle tree folds them into the 8 exact
 //   block sums of one ymm, minus offset * sum(x_q[b]) (precomputed per call), exact in int32.
-// - the 8 f16 scales are gathered in general-purpose registers (ports the vector work leaves
-//   idle), widened with one VCVTPH2PS, and the fma runs on the 8 block lanes at once (masked on
+// - the 8 f16 scales are gathered with VPINSRW, widened with one VCVTPH2PS, and the fma runs on the
+// 8 block lanes at once (masked on
 //   a short last group, so a lane past the end keeps its value).
 #pragma once
 
@@ -29,7 +29,7 @@
 namespace tzero::x86 {
 namespace {
 
-inline uint64_t load_u16(const void* p) {
+inline uint16_t load_u16(const void* p) {
   uint16_t v;
   std::memcpy(&v, p, 2);
   return v;
@@ -40,14 +40,19 @@ inline uint32_t load_u32(const void* p) {
   return v;
 }
 
-// The f16 field at byte `offset` of 8 consecutive blocks of `stride` bytes, as 8 floats.
+// The f16 field at p of 8 consecutive blocks of `stride` bytes, as 8 floats: VPINSRW from
+// memory (measured faster on Zen 4 than assembling the 8 halves in general-purpose registers,
+// 25.5 against 20.9 GB/s of Q4_0 from L3, or than VPGATHERDD, 20.0).
 inline __m256 gather8_f16(const uint8_t* p, size_t stride) {
-  const uint64_t lo = load_u16(p) | load_u16(p + stride) << 16 | load_u16(p + 2 * stride) << 32 |
-                      load_u16(p + 3 * stride) << 48;
-  p += 4 * stride;
-  const uint64_t hi = load_u16(p) | load_u16(p + stride) << 16 | load_u16(p + 2 * stride) << 32 |
-                      load_u16(p + 3 * stride) << 48;
-  return _mm256_cvtph_ps(_mm_set_epi64x(int64_t(hi), int64_t(lo)));
+  __m128i v = _mm_cvtsi32_si128(int(load_u16(p)));
+  v = _mm_insert_epi16(v, int(load_u16(p + stride)), 1);
+  v = _mm_insert_epi16(v, int(load_u16(p + 2 * stride)), 2);
+  v = _mm_insert_epi16(v, int(load_u16(p + 3 * stride)), 3);
+  v = _mm_insert_epi16(v, int(load_u16(p + 4 * stride)), 4);
+  v = _mm_insert_epi16(v, int(load_u16(p + 5 * stride)), 5);
+  v = _mm_insert_epi16(v, int(load_u16(p + 6 * stride)), 6);
+  v = _mm_insert_epi16(v, int(load_u16(p + 7 * stride)), 7);
+  return _mm256_cvtph_ps(v);
 }
 
 // 16 bytes at p, p + s, p + 2s, p + 3s: one per 128-bit lane.
