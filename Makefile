@@ -67,6 +67,7 @@ install: build
 bench: deps
 	cmake -S . -B $(BUILD)-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DTZ_BENCH=ON $(CMAKE_ARGS)
 	cmake --build $(BUILD)-bench -j $(JOBS)
+	$(BUILD)-bench/bench/tz_bench_decode
 	$(BUILD)-bench/bench/tz_bench_kernels
 	$(BUILD)-bench/bench/tz_bench_tokenizer
 
