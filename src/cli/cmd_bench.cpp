@@ -14,7 +14,6 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/compute_flags.h"
-#include "kernels/stream_read.h"
 #include "model/forward.h"
 #include "model/weights.h"
 #include "runtime/session.h"
@@ -226,7 +225,7 @@ Command add_bench(CLI::App& app) {
         StreamRead stream;
         auto measure_stream = [&] {
           if (o->n_gen == 0 || o->stream_mib == 0) return;
-          const StreamRead s = measure_stream_read(session->pool(), size_t(o->stream_mib) << 20);
+          const StreamRead s = session->measure_stream_read(size_t(o->stream_mib) << 20);
           if (s.gb_per_s > stream.gb_per_s) stream = s;
         };
         measure_stream();

@@ -19,6 +19,7 @@
 
 #include "base/thread_pool.h"
 #include "kernels/kernel_set.h"
+#include "kernels/stream_read.h"
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
@@ -86,6 +87,11 @@ class Session {
   Fingerprint fingerprint() const;
   // "model NAME (arch, N layers, V tokens), kernels K, threads T, mode M, context C".
   std::string describe() const;
+  // The machine's streaming-read rate on this session's threads (kernels/stream_read.h): the
+  // roofline `tzero bench` reports decode against. Not while a forward pass runs on the pool.
+  StreamRead measure_stream_read(size_t bytes = kStreamReadDefaultBytes, int reads = 5) {
+    return tzero::measure_stream_read(*pool_, bytes, reads);
+  }
 
  private:
   Session(const Model* model, const Vocab* vocab, const ComputeOptions& options);
