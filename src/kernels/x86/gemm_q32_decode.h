@@ -145,9 +145,23 @@ struct DecQ8_0 {
 template <typename U>
 inline __m256 block_scales8(const typename U::Block* b) {
   if constexpr (std::is_same_v<typename U::Block, BlockMXFP4>) {
-    alignas(32) float d[8];
-    for (int j = 0; j < 8; ++j) d[j] = e8m0_half_to_float(b[j].e);
-    return _mm256_load_ps(d);
+    // e8m0_half_to_float on 8 lanes: 2^(e - 128) is the float with exponent field e - 1, or for
+    // e < 2 the subnormal 0x00200000 << e (exact either way).
+    const uint8_t* p = &b[0].e;
+    constexpr size_t s = sizeof(BlockMXFP4);
+    __m128i v = _mm_cvtsi32_si128(p[0]);
+    v = _mm_insert_epi8(v, p[s], 1);
+    v = _mm_insert_epi8(v, p[2 * s], 2);
+    v = _mm_insert_epi8(v, p[3 * s], 3);
+    v = _mm_insert_epi8(v, p[4 * s], 4);
+    v = _mm_insert_epi8(v, p[5 * s], 5);
+    v = _mm_insert_epi8(v, p[6 * s], 6);
+    v = _mm_insert_epi8(v, p[7 * s], 7);
+    const __m256i e = _mm256_cvtepu8_epi32(v);
+    const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+    const __m256i sub = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+    const __mmask8 small = _mm256_cmplt_epu32_mask(e, _mm256_set1_epi32(2));
+    return _mm256_castsi256_ps(_mm256_mask_blend_epi32(small, normal, sub));
   } else {
     return gather8_f16(reinterpret_cast<const uint8_t*>(b) + offsetof(typename U::Block, d),
                        sizeof(typename U::Block));
