@@ -18,16 +18,25 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/quant.h"
 #include "kernels/quant_legacy.h"
 #include "kernels/x86/avx2_common.h"
-#include "kernels/x86/kernels_impl.h"
 
 namespace tzero::x86 {
 namespace {
+
+// The 8 int32 lanes of v summed (exact).
+inline int32_t sum_lanes_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
 
 inline uint16_t load_u16(const void* p) {
   uint16_t v;
@@ -116,11 +125,14 @@ using DecQ5_1 = Fifth<BlockQ5_1, 0, true>;
 // IQ4_NL and MXFP4: their int8 table values + 128, looked up per 128-bit lane.
 template <typename B, const int8_t* Values>
 struct TableDecode : NibbleDecode<B, 128, false> {
-  static void unpack4(const B* b, __m512i* lo, __m512i* hi) {
-    NibbleDecode<B, 128, false>::nibbles(b, lo, hi);
-    const __m512i t = _mm512_xor_si512(
+  static __m512i table() {
+    return _mm512_xor_si512(
         _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(Values))),
         _mm512_set1_epi8(-128));
+  }
+  static void unpack4(const B* b, __m512i* lo, __m512i* hi) {
+    NibbleDecode<B, 128, false>::nibbles(b, lo, hi);
+    const __m512i t = table();
     *lo = _mm512_shuffle_epi8(t, *lo);
     *hi = _mm512_shuffle_epi8(t, *hi);
   }
@@ -141,12 +153,20 @@ struct DecQ8_0 {
   }
 };
 
+// e8m0_half_to_float on the 8 bytes of v's low half: 2^(e - 128) is the float with exponent
+// field e - 1, or for e < 2 the subnormal 0x00200000 << e (exact either way).
+inline __m256 e8m0x8_to_float(__m128i v) {
+  const __m256i e = _mm256_cvtepu8_epi32(v);
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i sub = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __mmask8 small = _mm256_cmplt_epu32_mask(e, _mm256_set1_epi32(2));
+  return _mm256_castsi256_ps(_mm256_mask_blend_epi32(small, normal, sub));
+}
+
 // 8 blocks' scales as floats (MXFP4: E8M0, the others f16 d).
 template <typename U>
 inline __m256 block_scales8(const typename U::Block* b) {
   if constexpr (std::is_same_v<typename U::Block, BlockMXFP4>) {
-    // e8m0_half_to_float on 8 lanes: 2^(e - 128) is the float with exponent field e - 1, or for
-    // e < 2 the subnormal 0x00200000 << e (exact either way).
     const uint8_t* p = &b[0].e;
     constexpr size_t s = sizeof(BlockMXFP4);
     __m128i v = _mm_cvtsi32_si128(p[0]);
@@ -157,11 +177,7 @@ inline __m256 block_scales8(const typename U::Block* b) {
     v = _mm_insert_epi8(v, p[5 * s], 5);
     v = _mm_insert_epi8(v, p[6 * s], 6);
     v = _mm_insert_epi8(v, p[7 * s], 7);
-    const __m256i e = _mm256_cvtepu8_epi32(v);
-    const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
-    const __m256i sub = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
-    const __mmask8 small = _mm256_cmplt_epu32_mask(e, _mm256_set1_epi32(2));
-    return _mm256_castsi256_ps(_mm256_mask_blend_epi32(small, normal, sub));
+    return e8m0x8_to_float(v);
   } else {
     return gather8_f16(reinterpret_cast<const uint8_t*>(b) + offsetof(typename U::Block, d),
                        sizeof(typename U::Block));
@@ -199,7 +215,7 @@ void layout_acts(const ActQ8* xq, size_t nb, DecodeActs* a) {
                              : _mm256_setzero_si256();
     // sum of x_q: exact (u8 1 times s8 in int16 pairs, then int32).
     const int32_t s =
-        hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), _mm256_set1_epi16(1)));
+        sum_lanes_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), _mm256_set1_epi16(1)));
     a->dx[b] = b < nb ? xq[b].d : 0.0f;
     a->off[b] = U::kOffset * s;
     a->xsum[b] = float(s);
@@ -213,6 +229,20 @@ void layout_acts(const ActQ8* xq, size_t nb, DecodeActs* a) {
                        _mm256_extracti128_si256(q, 1));
     }
   }
+}
+
+// The float part of a group: the 8 block sums folded from P and Q, minus the offsets, then
+// acc (and the min lanes accm) fma'd on the live lanes. dw, mw: the weights' scales and mins.
+template <typename U>
+inline void accumulate_group(__m512i P, __m512i Q, __m256 dw, __m256 mw, const DecodeActs& a,
+                             size_t b0, __mmask8 live, __m256* acc, __m256* accm) {
+  __m256i isum = fold_blocks(P, Q);
+  if constexpr (U::kOffset != 0)
+    isum = _mm256_sub_epi32(isum, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&a.off[b0])));
+  const __m256 dx = _mm256_loadu_ps(&a.dx[b0]);
+  *acc = _mm256_mask3_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum), *acc, live);
+  if constexpr (U::kMin)
+    *accm = _mm256_mask3_fmadd_ps(_mm256_mul_ps(mw, dx), _mm256_loadu_ps(&a.xsum[b0]), *accm, live);
 }
 
 template <typename U>
@@ -251,19 +281,10 @@ void gemm_q32_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x,
         Q = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, lo1, _mm512_loadu_si512(xg + 128)), hi1,
                                 _mm512_loadu_si512(xg + 192));
       }
-      __m256i isum = fold_blocks(P, Q);
-      if constexpr (U::kOffset != 0)
-        isum = _mm256_sub_epi32(isum,
-                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&a.off[b0])));
-      const __m256 dx = _mm256_loadu_ps(&a.dx[b0]);
-      const __m256 p = _mm256_mul_ps(block_scales8<U>(wb), dx);
-      acc = _mm256_mask3_fmadd_ps(p, _mm256_cvtepi32_ps(isum), acc, live);
-      if constexpr (U::kMin) {
-        const __m256 mw =
-            gather8_f16(reinterpret_cast<const uint8_t*>(wb) + offsetof(Block, m), sizeof(Block));
-        accm =
-            _mm256_mask3_fmadd_ps(_mm256_mul_ps(mw, dx), _mm256_loadu_ps(&a.xsum[b0]), accm, live);
-      }
+      __m256 mw = _mm256_setzero_ps();
+      if constexpr (U::kMin)
+        mw = gather8_f16(reinterpret_cast<const uint8_t*>(wb) + offsetof(Block, m), sizeof(Block));
+      accumulate_group<U>(P, Q, block_scales8<U>(wb), mw, a, b0, live, &acc, &accm);
     };
     for (size_t b0 = 0; b0 < nfull; b0 += 8) group(wr + b0, b0, 0xff);
     if (nfull < nb) {
