@@ -4,7 +4,9 @@
 // the machine's streaming-read rate measured on the same threads just before and after
 // (kernels/stream_read.h). Prints weight GB/s and its fraction of the streaming read.
 //   tz_bench_decode [--threads 1,2] [--types q4_0,q4_k,...] [--kernels NAME] [--mib 512]
-//                   [--kib N] [--seconds 1.5]
+//                   [--kib N] [--seconds 1.5] [--tokens 1]
+// --tokens N: N activation rows per matmul (the batched engine's decode of N sequences); the
+// rate is still weight bytes over time, so N tokens at the bus read at the same GB/s as one.
 // A total below one layer (--kib 512, say) shrinks the matrices to fit a core's L2: the rate
 // is then the kernel's compute ceiling, which decode needs well above the streaming read.
 // Each (type, threads) runs its weights for about --seconds, three times, interleaved with
@@ -103,6 +105,7 @@ int main(int argc, char** argv) {
   std::string kernels = "auto";
   size_t kib = 512 * 1024;
   double seconds = 1.5;
+  size_t n_tok = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--threads") {
@@ -116,6 +119,8 @@ int main(int argc, char** argv) {
       kib = size_t(std::atol(v.c_str())) * 1024;
     } else if (a == "--kib") {
       kib = size_t(std::atol(v.c_str()));
+    } else if (a == "--tokens") {
+      n_tok = size_t(std::atol(v.c_str()));
     } else if (a == "--seconds") {
       seconds = std::atof(v.c_str());
     } else {
@@ -124,7 +129,8 @@ int main(int argc, char** argv) {
     }
   }
   const tzero::KernelSet& k = tzero::select_kernels(kernels);
-  std::printf("kernels %s, weights %zu KiB per type\n", k.name, kib);
+  std::printf("kernels %s, weights %zu KiB per type, %zu token(s) per matmul\n", k.name, kib,
+              n_tok);
   std::printf("%-7s %3s %10s %10s %8s\n", "type", "thr", "GB/s", "stream", "fraction");
   for (const std::string& name : types) {
     const std::optional<TensorType> parsed = tzero::tensor_type_from_name(name);
@@ -134,7 +140,7 @@ int main(int argc, char** argv) {
     }
     const TensorType t = *parsed;
     const Layers L = make_layers(t, kib << 10);
-    std::vector<float> x(5632), y(5632);
+    std::vector<float> x(5632 * n_tok), y(5632 * n_tok);
     tzero::SplitMix64 rng(9);
     for (float& v : x) v = float(rng.uniform()) * 2.0f - 1.0f;
     for (int nt : threads) {
@@ -150,7 +156,7 @@ int main(int argc, char** argv) {
         do {
           const double p0 = now();
           for (const tzero::Matrix& m : L.mats)
-            tzero::matmul(pool, k, m, x.data(), 1, y.data(), scratch);
+            tzero::matmul(pool, k, m, x.data(), n_tok, y.data(), scratch);
           rate = std::max(rate, L.total_bytes / (now() - p0) / 1e9);
           ++passes;
         } while (now() - t0 < seconds / 3);

@@ -463,7 +463,8 @@ TEST(KernelVariants, QuantGemmRawBlocksEqualScalarBits) {
     const bool k_quant = tzero::traits(type).block_size == 256;
     for (size_t K : {256, 2304, 4352}) {
       for (int extreme = 0; extreme < 4; ++extreme) {
-        const size_t N = 7, T = extreme % 2 ? 9 : 1, rb = tzero::row_bytes(type, K);
+        const size_t N = 7, T = extreme % 2 ? 9 : extreme == 2 ? 3 : 1;
+        const size_t rb = tzero::row_bytes(type, K);
         const size_t nb = K / tzero::traits(type).block_size;
         std::vector<uint8_t> w(N * rb);
         bytes(w.data(), w.size());

@@ -245,46 +245,52 @@ inline void accumulate_group(__m512i P, __m512i Q, __m256 dw, __m256 mw, const D
     *accm = _mm256_mask3_fmadd_ps(_mm256_mul_ps(mw, dx), _mm256_loadu_ps(&a.xsum[b0]), *accm, live);
 }
 
-template <typename U>
-void gemm_q32_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                            size_t n_rows, float* y) {
+// NT tokens (1 to 4) of a few-token gemm: each group's weights are unpacked once and taken
+// against every token's activations; each (row, token) keeps its own accumulators, so its order
+// is that of a single token.
+template <typename U, int NT>
+void q32_rows_decode(const uint8_t* w, size_t w_row_bytes, const DecodeActs* a, size_t nb,
+                     size_t n_rows, float* y, size_t ldy) {
   using Block = typename U::Block;
-  const size_t nb = n_cols / kQBlock, nfull = nb / 8 * 8;
-  thread_local DecodeActs a;
-  layout_acts<U>(static_cast<const ActQ8*>(x), nb, &a);
-  const uint8_t* xs = a.qs.data();
+  const size_t nfull = nb / 8 * 8;
   for (size_t r = 0; r < n_rows; ++r) {
     const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
-    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    __m256 acc[NT], accm[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
     // One group of 8 blocks from wb (a full group, or the zero-padded tail in `pad`).
     auto group = [&](const Block* wb, size_t b0, __mmask8 live) {
-      const uint8_t* xg = xs + 32 * b0;
-      __m512i P, Q;
+      const __m512i z = _mm512_setzero_si512();
+      __m512i wq[4];  // Q8_0: blocks (0, 1) .. (6, 7); the others: lo0, hi0, lo1, hi1
       if constexpr (U::kWhole) {
-        const __m512i z = _mm512_setzero_si512();
-        const __m512i r0 = _mm512_dpbusd_epi32(z, U::pair(wb), _mm512_loadu_si512(xg));
-        const __m512i r1 = _mm512_dpbusd_epi32(z, U::pair(wb + 2), _mm512_loadu_si512(xg + 64));
-        const __m512i r2 = _mm512_dpbusd_epi32(z, U::pair(wb + 4), _mm512_loadu_si512(xg + 128));
-        const __m512i r3 = _mm512_dpbusd_epi32(z, U::pair(wb + 6), _mm512_loadu_si512(xg + 192));
-        // [b0 lo, b0 hi, b1 lo, b1 hi] and [b2 ..]: one block per 128-bit lane.
-        P = _mm512_add_epi32(_mm512_shuffle_i64x2(r0, r1, 0x88),
-                             _mm512_shuffle_i64x2(r0, r1, 0xdd));
-        Q = _mm512_add_epi32(_mm512_shuffle_i64x2(r2, r3, 0x88),
-                             _mm512_shuffle_i64x2(r2, r3, 0xdd));
+        for (int k = 0; k < 4; ++k) wq[k] = U::pair(wb + 2 * k);
       } else {
-        __m512i lo0, hi0, lo1, hi1;
-        U::unpack4(wb, &lo0, &hi0);
-        U::unpack4(wb + 4, &lo1, &hi1);
-        const __m512i z = _mm512_setzero_si512();
-        P = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, lo0, _mm512_loadu_si512(xg)), hi0,
-                                _mm512_loadu_si512(xg + 64));
-        Q = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, lo1, _mm512_loadu_si512(xg + 128)), hi1,
-                                _mm512_loadu_si512(xg + 192));
+        U::unpack4(wb, &wq[0], &wq[1]);
+        U::unpack4(wb + 4, &wq[2], &wq[3]);
       }
+      const __m256 dw = block_scales8<U>(wb);
       __m256 mw = _mm256_setzero_ps();
       if constexpr (U::kMin)
         mw = gather8_f16(reinterpret_cast<const uint8_t*>(wb) + offsetof(Block, m), sizeof(Block));
-      accumulate_group<U>(P, Q, block_scales8<U>(wb), mw, a, b0, live, &acc, &accm);
+      for (int t = 0; t < NT; ++t) {
+        const uint8_t* xg = a[t].qs.data() + 32 * b0;
+        __m512i P, Q;
+        if constexpr (U::kWhole) {
+          __m512i rr[4];
+          for (int k = 0; k < 4; ++k)
+            rr[k] = _mm512_dpbusd_epi32(z, wq[k], _mm512_loadu_si512(xg + 64 * k));
+          // [b0 lo, b0 hi, b1 lo, b1 hi] and [b2 ..]: one block per 128-bit lane.
+          P = _mm512_add_epi32(_mm512_shuffle_i64x2(rr[0], rr[1], 0x88),
+                               _mm512_shuffle_i64x2(rr[0], rr[1], 0xdd));
+          Q = _mm512_add_epi32(_mm512_shuffle_i64x2(rr[2], rr[3], 0x88),
+                               _mm512_shuffle_i64x2(rr[2], rr[3], 0xdd));
+        } else {
+          P = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, wq[0], _mm512_loadu_si512(xg)), wq[1],
+                                  _mm512_loadu_si512(xg + 64));
+          Q = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, wq[2], _mm512_loadu_si512(xg + 128)),
+                                  wq[3], _mm512_loadu_si512(xg + 192));
+        }
+        accumulate_group<U>(P, Q, dw, mw, a[t], b0, live, &acc[t], &accm[t]);
+      }
     };
     for (size_t b0 = 0; b0 < nfull; b0 += 8) group(wr + b0, b0, 0xff);
     if (nfull < nb) {
@@ -293,8 +299,38 @@ void gemm_q32_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x,
       std::memcpy(pad, wr + nfull, (nb - nfull) * sizeof(Block));
       group(pad, nfull, __mmask8((1u << (nb - nfull)) - 1));
     }
-    const float s = reduce8(acc);
-    y[r] = U::kMin ? s + reduce8(accm) : s;
+    for (int t = 0; t < NT; ++t) {
+      const float s = reduce8(acc[t]);
+      y[size_t(t) * ldy + r] = U::kMin ? s + reduce8(accm[t]) : s;
+    }
+  }
+}
+
+// y[t * ldy + r] for n_tok tokens, at most 4 at a time (the activations laid out once per call).
+template <typename U>
+void gemm_q32_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                            size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  const size_t nb = n_cols / kQBlock;
+  const ActQ8* xq = static_cast<const ActQ8*>(x);
+  thread_local std::vector<DecodeActs> acts;
+  if (acts.size() < n_tok) acts.resize(n_tok);
+  for (size_t t = 0; t < n_tok; ++t) layout_acts<U>(xq + t * nb, nb, &acts[t]);
+  for (size_t t = 0; t < n_tok; t += 4) {
+    const DecodeActs* a = &acts[t];
+    float* yt = y + t * ldy;
+    switch (n_tok - t < 4 ? n_tok - t : 4) {
+      case 1:
+        q32_rows_decode<U, 1>(w, w_row_bytes, a, nb, n_rows, yt, ldy);
+        break;
+      case 2:
+        q32_rows_decode<U, 2>(w, w_row_bytes, a, nb, n_rows, yt, ldy);
+        break;
+      case 3:
+        q32_rows_decode<U, 3>(w, w_row_bytes, a, nb, n_rows, yt, ldy);
+        break;
+      default:
+        q32_rows_decode<U, 4>(w, w_row_bytes, a, nb, n_rows, yt, ldy);
+    }
   }
 }
 
