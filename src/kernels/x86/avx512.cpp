@@ -77,9 +77,8 @@ void gemm_float_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size
     x86::gemm_float<Avx512, W, BF16>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
-// Batches of kVnniMinTokQ / kVnniMinTokQ4K / kVnniMinTokQ6K tokens or more take the register-tiled
-// VNNI kernels (gemm_vnni.h); smaller ones (decode) the unpacked ones of kernels_impl.h. Both give
-// the canonical bits.
+// Batches of many tokens take the register-tiled VNNI kernels (gemm_vnni.h); decode-sized ones
+// (one sequence, or the batched engine's few) the decode kernels. All give the canonical bits.
 // Fewer than kQ32DecodeMaxTok tokens take the decode kernels of gemm_q32_decode.h (D: the type's
 // policy there; each group unpacked once for up to 4 tokens), more the register-tiled VNNI ones.
 // Weight GB/s at 2 threads (tz_bench_decode --tokens N, decode / tiles): 2 tokens Q4_0 24.6 /
@@ -119,12 +118,16 @@ void gemm_k4_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t 
     x86::gemm_k4_decode_avx512<Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
+// Q6_K below kQ6KDecodeMaxTok tokens: gemm_q6k_decode.h (each block unpacked once for up to 4
+// tokens); from it the VNNI tiles. Weight GB/s at 2 threads (tz_bench_decode --tokens N, decode /
+// tiles): 2 tokens 17.3 / 10.7, 3 tokens 17.4 / 12.3, 4 tokens 11.5 / 11.6.
+constexpr size_t kQ6KDecodeMaxTok = 4;
 void gemm_q6_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                       size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  if (n_tok >= x86::kVnniMinTokQ6K && n_cols >= size_t(kSuperBlock))
+  if (n_tok >= kQ6KDecodeMaxTok && n_cols >= size_t(kSuperBlock))
     x86::gemm_q6_k_vnni(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
-  else if (n_tok == 1)
-    x86::gemm_q6_k_decode_avx512(w, w_row_bytes, x, n_cols, n_rows, y);
+  else if (n_tok < kQ6KDecodeMaxTok)
+    x86::gemm_q6_k_decode_avx512(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else
     x86::gemm_k<BlockQ6_K, x86::dot_q6_k_x86>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }

@@ -35,11 +35,10 @@
 namespace tzero::x86 {
 namespace {
 
-// Batches below these many tokens use the unpacked kernels of kernels_impl.h (decode: the
-// repacking does not pay for itself; measured with bench/bench_kernels.cpp, matmul2048).
-constexpr size_t kVnniMinTokQ = 2;
+// Q4_K and Q5_K batches below this many tokens use gemm_q4k_decode.h (decode: the repacking does
+// not pay for itself; measured with bench/bench_kernels.cpp, matmul2048). The 32-element types
+// and Q6_K have their thresholds beside their decode kernels in avx512.cpp.
 constexpr size_t kVnniMinTokQ4K = 3;
-constexpr size_t kVnniMinTokQ6K = 2;  // the unpacked Q6_K gemm has no reuse across tokens
 // Activation bytes repacked per pass: tokens are chunked so they mostly stay in L2 (1 MiB per
 // core on Zen 4) while every row tile of the thread streams over them; each chunk repacks the
 // weights again, so fewer, larger chunks win (measured: 192 KiB < 384 KiB < 768 KiB < 1 MiB on
