@@ -225,7 +225,8 @@ Command add_bench(CLI::App& app) {
         StreamRead stream;
         auto measure_stream = [&] {
           if (o->n_gen == 0 || o->stream_mib == 0) return;
-          const StreamRead s = session->measure_stream_read(size_t(o->stream_mib) << 20);
+          const StreamRead s = session->measure_stream_read(
+              std::max(size_t(o->stream_mib) << 20, size_t(o->compute.n_threads) << 16));
           if (s.gb_per_s > stream.gb_per_s) stream = s;
         };
         measure_stream();

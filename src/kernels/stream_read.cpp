@@ -51,8 +51,12 @@ __attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t* p, size_t
   for (size_t i = 0; i < n; i += 256)
     for (int j = 0; j < 4; ++j)
       s[j] = _mm512_add_epi64(s[j], _mm512_load_si512(p + i + 64 * size_t(j)));
-  return uint64_t(_mm512_reduce_add_epi64(
-      _mm512_add_epi64(_mm512_add_epi64(s[0], s[1]), _mm512_add_epi64(s[2], s[3]))));
+  alignas(64) uint64_t out[8];
+  _mm512_store_si512(out,
+                     _mm512_add_epi64(_mm512_add_epi64(s[0], s[1]), _mm512_add_epi64(s[2], s[3])));
+  uint64_t t = 0;
+  for (uint64_t v : out) t += v;
+  return t;
 }
 #endif
 
@@ -89,6 +93,11 @@ StreamRead measure_stream_read(ThreadPool& pool, size_t bytes, int reads) {
   const Reader reader = best_reader(&r.loads);
   void* mem = mmap(nullptr, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   check(mem != MAP_FAILED, "stream read: cannot map " + std::to_string(r.bytes >> 20) + " MiB");
+  struct Unmap {
+    void* p;
+    size_t n;
+    ~Unmap() { munmap(p, n); }
+  } unmap{mem, r.bytes};
   uint8_t* buf = static_cast<uint8_t*>(mem);
   // Each thread writes its own slice, so its pages sit where that thread reads them (NUMA).
   pool.run(size_t(r.threads), [&](size_t b, size_t e) {
@@ -105,7 +114,6 @@ StreamRead measure_stream_read(ThreadPool& pool, size_t bytes, int reads) {
     rates.push_back(double(r.bytes) / (seconds_now() - t0) / 1e9);
     for (uint64_t s : sums) keep += s;
   }
-  munmap(mem, r.bytes);
   // The sums depend on the bytes written; this branch is never taken but keeps the reads.
   if (keep == 1) rates.push_back(0);
   std::sort(rates.begin(), rates.end());
