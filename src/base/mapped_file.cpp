@@ -6,12 +6,32 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "base/error.h"
 
 namespace tzero {
+
+namespace {
+
+constexpr size_t kHugePage = size_t(2) << 20;
+
+// MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read.
+size_t mem_available() {
+  const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[4096];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* p = std::strstr(buf, "MemAvailable:");
+  if (!p) return 0;
+  return size_t(std::strtoull(p + 13, nullptr, 10)) * 1024;
+}
+
+}  // namespace
 
 MappedFile::MappedFile(const std::string& path, Load load) : path_(path) {
   // open(2) would stop at a NUL and open another file than the one named.
@@ -29,6 +49,11 @@ MappedFile::MappedFile(const std::string& path, Load load) : path_(path) {
     throw Error(path + ": not a regular file");
   }
   size_ = size_t(st.st_size);
+  if (load == Load::Auto) {
+    const char* env = std::getenv("TZ_MMAP");
+    const bool force_map = env && *env && std::strcmp(env, "0") != 0;
+    load = !force_map && size_ <= mem_available() / 2 ? Load::Read : Load::Map;
+  }
   if (size_ > 0 && load == Load::Map) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -39,19 +64,27 @@ MappedFile::MappedFile(const std::string& path, Load load) : path_(path) {
     data_ = static_cast<const uint8_t*>(p);
     mapped_ = true;
   } else if (size_ > 0) {
-    auto* buf = static_cast<uint8_t*>(::operator new(size_, std::align_val_t(64), std::nothrow));
-    if (!buf) {
+    // A 2 MiB aligned range of an anonymous mapping, so every whole 2 MiB of the file can be
+    // one huge page.
+    base_size_ = size_ + kHugePage;
+    base_ = ::mmap(nullptr, base_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base_ == MAP_FAILED) {
+      base_ = nullptr;
       ::close(fd);
       throw Error(path + ": cannot read into memory: " + std::to_string(size_) +
                   " bytes do not fit");
     }
+    const uintptr_t at =
+        (reinterpret_cast<uintptr_t>(base_) + kHugePage - 1) / kHugePage * kHugePage;
+    auto* buf = reinterpret_cast<uint8_t*>(at);
+    ::madvise(buf, size_, MADV_HUGEPAGE);
     size_t done = 0;
     while (done < size_) {
       const ssize_t n = ::read(fd, buf + done, size_ - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         const int e = n < 0 ? errno : 0;
-        ::operator delete(buf, std::align_val_t(64));
+        ::munmap(base_, base_size_);
         ::close(fd);
         throw Error(path + ": read failed after " + std::to_string(done) + " of " +
                     std::to_string(size_) + " bytes" +
@@ -65,11 +98,10 @@ MappedFile::MappedFile(const std::string& path, Load load) : path_(path) {
 }
 
 MappedFile::~MappedFile() {
-  if (!data_) return;
-  if (mapped_)
+  if (mapped_ && data_)
     ::munmap(const_cast<uint8_t*>(data_), size_);
-  else
-    ::operator delete(const_cast<uint8_t*>(data_), std::align_val_t(64));
+  else if (base_)
+    ::munmap(base_, base_size_);
 }
 
 }  // namespace tzero

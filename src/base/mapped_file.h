@@ -1,9 +1,18 @@
-// A whole file, read-only in memory: memory-mapped (the default: pages load on first use and
-// are shared with the page cache), or read into memory once (`--no-mmap`). A mapped file that
-// another process truncates or rewrites in place while it is mapped can kill the process with
-// SIGBUS on the next read of a lost page (or show the new bytes): replace model files by
-// renaming a new file over the old one, or load with Load::Read. Throws tzero::Error naming the
-// file on failure.
+// A whole file, read-only in memory: read once into private memory backed by 2 MiB pages (the
+// default when the file fits in half the memory the system has available), or memory-mapped
+// (pages load on first use and are shared with the page cache and with other processes that
+// map it).
+//
+// Why the default reads: decode streams every weight once per token, and weights in the page
+// cache (4 KiB pages scattered over physical memory) stream 20-30% slower than the same bytes in
+// 2 MiB pages (docs/BENCHMARKS.md, "Decode against the memory bus"). The cost is the copy at
+// load (about 0.4 s per GB from the page cache) and no sharing between processes. TZ_MMAP=1 in
+// the environment maps instead (several servers of one model on one machine).
+//
+// A mapped file that another process truncates or rewrites in place while it is mapped can kill
+// the process with SIGBUS on the next read of a lost page (or show the new bytes): replace model
+// files by renaming a new file over the old one, or load with Load::Read. Throws tzero::Error
+// naming the file on failure.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +25,9 @@ class MappedFile {
  public:
   enum class Load {
     Map,   // mmap(2)
-    Read,  // read(2) into a 64-byte aligned buffer owned by this object
+    Read,  // read(2) into an anonymous mapping owned by this object, 2 MiB aligned, huge pages
+           // asked for (MADV_HUGEPAGE; the kernel may still give 4 KiB pages)
+    Auto,  // Read when the file is at most half of MemAvailable and TZ_MMAP is not set, else Map
   };
   explicit MappedFile(const std::string& path, Load load = Load::Map);
   ~MappedFile();
@@ -26,12 +37,15 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  bool mapped() const { return mapped_; }  // the file is mapped (else read into private memory)
 
  private:
   std::string path_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  bool mapped_ = false;  // else data_ is an aligned heap buffer
+  bool mapped_ = false;  // else data_ is in our own anonymous mapping (base_, base_size_)
+  void* base_ = nullptr;
+  size_t base_size_ = 0;
 };
 
 }  // namespace tzero

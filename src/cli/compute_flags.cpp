@@ -65,8 +65,10 @@ void add_compute_flags(CLI::App* sub, ComputeFlags& f, unsigned which,
         ->check(CLI::IsMember({"f32", "f16"}));
   if (which & kMmap)
     sub->add_flag("--no-mmap", f.no_mmap,
-                  "Read the model file into memory instead of mapping it (for files replaced in "
-                  "place: a mapped file truncated while in use is a SIGBUS)");
+                  "Always read the model file into memory, never map it. By default it is read "
+                  "when it fits in half the available memory (decode streams it faster) and "
+                  "mapped otherwise; TZ_MMAP=1 always maps (processes then share one copy). A "
+                  "mapped file truncated while in use is a SIGBUS");
 }
 
 }  // namespace tzero::cli

@@ -1,8 +1,11 @@
-// MappedFile's two loads (base/mapped_file.h): mapped and read into memory give the same bytes;
-// the read buffer is 64-byte aligned (GGUF tensor data is aligned to 32); errors name the file.
+// MappedFile's loads (base/mapped_file.h): mapped, read into memory and the default give the same
+// bytes; the read buffer is 2 MiB aligned (huge pages; GGUF tensor data needs 32); errors name
+// the file.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "base/error.h"
 #include "base/mapped_file.h"
@@ -22,7 +25,29 @@ TEST(MappedFile, ReadAndMapGiveTheSameBytes) {
   ASSERT_EQ(read.size(), bytes.size());
   EXPECT_EQ(std::memcmp(mapped.data(), bytes.data(), bytes.size()), 0);
   EXPECT_EQ(std::memcmp(read.data(), bytes.data(), bytes.size()), 0);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(read.data()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(read.data()) % (size_t(2) << 20), 0u);  // huge pages
+  EXPECT_TRUE(mapped.mapped());
+  EXPECT_FALSE(read.mapped());
+}
+
+// Proves: the default load reads a file that fits in half the available memory, and maps it
+// when TZ_MMAP is set (not "0"); the bytes are the file's either way.
+TEST(MappedFile, AutoReadsWhatFitsAndMapsOnRequest) {
+  std::string bytes(70001, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char(i * 7 + 3);
+  const std::string path = test::scratch_dir() + "/auto.bin";
+  test::write_file(path, bytes);
+  for (const char* env : {static_cast<const char*>(nullptr), "0", "1"}) {
+    if (env)
+      ::setenv("TZ_MMAP", env, 1);
+    else
+      ::unsetenv("TZ_MMAP");
+    const MappedFile f(path, MappedFile::Load::Auto);
+    ::unsetenv("TZ_MMAP");
+    EXPECT_EQ(f.mapped(), env && std::string(env) == "1") << (env ? env : "unset");
+    ASSERT_EQ(f.size(), bytes.size());
+    EXPECT_EQ(std::memcmp(f.data(), bytes.data(), bytes.size()), 0);
+  }
 }
 
 TEST(MappedFile, EmptyAndMissingFiles) {
