@@ -63,7 +63,9 @@ class Session;  // a model opened with its compute options (src/runtime/session.
 
 struct EngineOptions {
   std::string model_path;
-  bool use_mmap = true;  // false: read the file into memory (--no-mmap; base/mapped_file.h)
+  // true: the default load (read into 2 MiB pages when it fits in half the available memory, else
+  // mapped; TZ_MMAP=1 maps); false: always read into memory (--no-mmap; base/mapped_file.h)
+  bool use_mmap = true;
   int n_threads = 1;
   std::string kernels = "auto";  // scalar, avx2, avx512, amx, amx-emu, neon*, auto: same bits
   std::vector<std::string> op_overrides;  // "matmul.f32=NAME": registered custom kernels

@@ -91,14 +91,20 @@ StreamRead measure_stream_read(ThreadPool& pool, size_t bytes, int reads) {
   r.bytes = per * size_t(r.threads);
   r.reads = reads;
   const Reader reader = best_reader(&r.loads);
-  void* mem = mmap(nullptr, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // In 2 MiB pages where the kernel gives them, as the weights are read by default
+  // (base/mapped_file.h): 4 KiB pages read 20-30% slower on the machines measured.
+  constexpr size_t kHuge = size_t(2) << 20;
+  const size_t mapped = r.bytes + kHuge;
+  void* mem = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   check(mem != MAP_FAILED, "stream read: cannot map " + std::to_string(r.bytes >> 20) + " MiB");
   struct Unmap {
     void* p;
     size_t n;
     ~Unmap() { munmap(p, n); }
-  } unmap{mem, r.bytes};
-  uint8_t* buf = static_cast<uint8_t*>(mem);
+  } unmap{mem, mapped};
+  uint8_t* buf = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(mem) + kHuge - 1) /
+                                            kHuge * kHuge);
+  madvise(buf, r.bytes, MADV_HUGEPAGE);
   // Each thread writes its own slice, so its pages sit where that thread reads them (NUMA).
   pool.run(size_t(r.threads), [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) std::memset(buf + i * per, int(i + 1), per);

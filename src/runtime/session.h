@@ -41,7 +41,7 @@ struct ComputeOptions {
   int n_ctx = 0;       // positions per sequence; 0: min(trained context, 4096)
   int n_batch = 64;    // most tokens per forward pass (prefill chunk)
   KvType kv_type = KvType::F32;
-  bool use_mmap = true;  // false: read the file into memory
+  bool use_mmap = true;  // true: MappedFile::Load::Auto (read if it fits, else map); false: read
 };
 constexpr int kAllGpuLayers = -1;
 
