@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,7 +18,21 @@ namespace {
 
 constexpr size_t kHugePage = size_t(2) << 20;
 
-// MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read.
+// The first number of a small file (0 when absent or not a number: "max").
+size_t read_number(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[64];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  return size_t(std::strtoull(buf, nullptr, 10));
+}
+
+// The memory this process may still take: MemAvailable of /proc/meminfo, or less where its
+// cgroup (a container's memory limit, v2 or v1) leaves less. 0 when /proc/meminfo cannot be
+// read (the file is then mapped).
 size_t mem_available() {
   const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -28,7 +43,18 @@ size_t mem_available() {
   buf[n] = '\0';
   const char* p = std::strstr(buf, "MemAvailable:");
   if (!p) return 0;
-  return size_t(std::strtoull(p + 13, nullptr, 10)) * 1024;
+  size_t avail = size_t(std::strtoull(p + 13, nullptr, 10)) * 1024;
+  const struct {
+    const char *limit, *usage;
+  } cgroups[] = {{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+                 {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
+  for (const auto& c : cgroups) {
+    const size_t limit = read_number(c.limit), usage = read_number(c.usage);
+    if (limit > 0 && limit < (size_t(1) << 60))
+      avail = std::min(avail, limit > usage ? limit - usage : 0);
+  }
+  return avail;
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ Command add_audit(CLI::App& app) {
             if (!line.empty()) opt.prompts.push_back(line);
           if (opt.prompts.empty()) throw Error(o->prompts_file + ": no prompts in the file");
         }
-        auto model = Model::load(o->model, !o->compute.no_mmap);
+        auto model = Model::load(
+            o->model, o->compute.no_mmap ? MappedFile::Load::Read : MappedFile::Load::Auto);
         const Vocab vocab = Vocab::from_gguf(model->gguf());
         std::string tmpl = (std::filesystem::temp_directory_path() / "tzero-audit-XXXXXX").string();
         if (!mkdtemp(tmpl.data())) throw Error("cannot create a temporary directory");

@@ -52,8 +52,12 @@ constexpr LlamaFlag kLlamaFlags[] = {
     {"-tb,--threads-batch", "", "tzero uses -t/--threads for the prompt and the generation"},
     {"-fa,--flash-attn", "",
      "not needed: attention always runs tzero's one canonical kernel (docs/DETERMINISM.md)"},
-    {"--mlock", "", "not supported: tzero maps the model file (--no-mmap reads it into memory)"},
-    {"--mmap", "", "not needed: tzero maps the model file unless --no-mmap is given"},
+    {"--mlock", "",
+     "not supported: tzero reads the model file into memory when it fits in half the available "
+     "memory and maps it otherwise (TZ_MMAP=1 maps it; --no-mmap always reads)"},
+    {"--mmap", "",
+     "tzero maps the model file only when it does not fit in half the available memory, or with "
+     "TZ_MMAP=1 in the environment (--no-mmap always reads it)"},
     {"-cnv,--conversation,-i,--interactive,-if,--interactive-first", "",
      "tzero chat is the conversation (tzero run --messages FILE.json answers one)"},
     {"-no-cnv,--no-conversation", "", "not needed: tzero run is never a conversation"},

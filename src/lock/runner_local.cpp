@@ -42,7 +42,7 @@ tzero::EngineOptions engine_options(const EngineConfig& c) {
 class LocalRunner : public Runner {
  public:
   explicit LocalRunner(const EngineConfig& c) : config_(c), engine_(engine_options(c)) {
-    const auto model = Model::load(c.model);
+    const auto model = Model::load(c.model, MappedFile::Load::Map);  // the fingerprint only
     const std::string variant = select_kernels(c.kernels).name;
     Fingerprint fp = compute_fingerprint(*model, *parse_mode(c.mode), variant, {}, c.kv_type,
                                          engine_.info().n_ctx);

@@ -17,9 +17,8 @@ std::string shape_str(const std::vector<int64_t>& ne) {
 }
 }  // namespace
 
-std::unique_ptr<Model> Model::load(const std::string& path, bool mmap) {
-  auto model = std::make_unique<Model>(
-      std::make_unique<GgufFile>(path, mmap ? MappedFile::Load::Auto : MappedFile::Load::Read));
+std::unique_ptr<Model> Model::load(const std::string& path, MappedFile::Load load) {
+  auto model = std::make_unique<Model>(std::make_unique<GgufFile>(path, load));
   const std::string note = unknown_keys_note(*model);
   if (!note.empty()) std::fprintf(stderr, "tzero: note: %s\n", note.c_str());
   return model;

@@ -76,9 +76,11 @@ struct LayerWeights {
 
 class Model {
  public:
-  // Loads and validates a model, memory-mapped unless mmap is false (then read into memory:
-  // base/mapped_file.h). Throws tzero::Error naming the file and the tensor or key.
-  static std::unique_ptr<Model> load(const std::string& path, bool mmap = true);
+  // Loads and validates a model: by default read into 2 MiB-page memory when it fits, else
+  // mapped; Map for a look at the file without computing (base/mapped_file.h). Throws
+  // tzero::Error naming the file and the tensor or key.
+  static std::unique_ptr<Model> load(const std::string& path,
+                                     MappedFile::Load load = MappedFile::Load::Auto);
   explicit Model(std::unique_ptr<GgufFile> file);
 
   const GgufFile& gguf() const { return *file_; }

@@ -52,7 +52,8 @@ Session::Session(const Model* model, const Vocab* vocab, const ComputeOptions& o
 }
 
 std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOptions& options) {
-  std::unique_ptr<Model> model = Model::load(path, options.use_mmap);
+  std::unique_ptr<Model> model =
+      Model::load(path, options.use_mmap ? MappedFile::Load::Auto : MappedFile::Load::Read);
   auto vocab = std::make_unique<Vocab>(Vocab::from_gguf(model->gguf()));
   std::shared_ptr<Session> s(new Session(model.get(), vocab.get(), options));
   s->owned_model_ = std::move(model);
@@ -69,7 +70,9 @@ std::shared_ptr<Session> Session::over(const Model& model, const Vocab& vocab,
 }
 
 Fingerprint fingerprint_of(const std::string& path, const ComputeOptions& options) {
-  const std::unique_ptr<Model> model = Model::load(path, options.use_mmap);
+  // Only the file's keys and tensor types are read: mapped unless --no-mmap, never copied.
+  const std::unique_ptr<Model> model =
+      Model::load(path, options.use_mmap ? MappedFile::Load::Map : MappedFile::Load::Read);
   const KernelSet kernels = with_overrides(select_kernels(options.kernels), options.op_overrides);
   return compute_fingerprint(*model, options.mode, kernels.name, options.op_overrides,
                              to_string(options.kv_type),

@@ -237,7 +237,7 @@ struct Reference {
 };
 
 Reference reference(const std::string& path, const std::vector<int32_t>& prompt) {
-  auto model = tzero::Model::load(path, true);
+  auto model = tzero::Model::load(path);
   tzero::ThreadPool pool(1);
   auto fwd = tzero::make_forward(*model, pool, {128, 16, tzero::select_kernels("auto"), false, 0});
   Reference r;

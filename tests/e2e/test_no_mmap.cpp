@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "support/serve_process.h"
 #include "support/test_support.h"
@@ -21,12 +23,25 @@ using nlohmann::json;
 TEST(NoMmap, RunGivesTheMappedBits) {
   const std::string model = test::generated_model("tiny-qwen2", "q4_k");
   std::string digest[3];
+  // The caller's TZ_MMAP, put back however the test ends.
+  struct Restore {
+    std::optional<std::string> saved;
+    ~Restore() {
+      if (saved)
+        ::setenv("TZ_MMAP", saved->c_str(), 1);
+      else
+        ::unsetenv("TZ_MMAP");
+    }
+  } restore{std::getenv("TZ_MMAP") ? std::optional<std::string>(std::getenv("TZ_MMAP"))
+                                   : std::nullopt};
   for (int i = 0; i < 3; ++i) {
     std::vector<std::string> args = {"run", "-m", model, "-n", "8", "-p", "the cat", "--json"};
-    if (i == 0) ::setenv("TZ_MMAP", "1", 1);
+    if (i == 0)
+      ::setenv("TZ_MMAP", "1", 1);
+    else
+      ::unsetenv("TZ_MMAP");
     if (i == 2) args.push_back("--no-mmap");
     const auto r = test::run_tzero(args);
-    ::unsetenv("TZ_MMAP");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     digest[i] = json::parse(r.out)["logits_digest"];
   }
