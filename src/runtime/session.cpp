@@ -52,8 +52,11 @@ Session::Session(const Model* model, const Vocab* vocab, const ComputeOptions& o
 }
 
 std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOptions& options) {
-  std::unique_ptr<Model> model =
-      Model::load(path, options.use_mmap ? MappedFile::Load::Auto : MappedFile::Load::Read);
+  // Layers on a GPU stream from its memory: the host copy would only be uploaded, so map.
+  const MappedFile::Load load = !options.use_mmap         ? MappedFile::Load::Read
+                                : options.gpu_layers != 0 ? MappedFile::Load::Map
+                                                          : MappedFile::Load::Auto;
+  std::unique_ptr<Model> model = Model::load(path, load);
   auto vocab = std::make_unique<Vocab>(Vocab::from_gguf(model->gguf()));
   std::shared_ptr<Session> s(new Session(model.get(), vocab.get(), options));
   s->owned_model_ = std::move(model);
