@@ -190,8 +190,9 @@ TEST(LlamaFlags, AFlagTzeroDoesNotNeedIsRefusedWithTheReason) {
                      "serve: --flash-attn: not needed: attention always runs tzero's one canonical "
                      "kernel (docs/DETERMINISM.md)");
   expect_usage_error({"run", "-m", "x.gguf", "--mlock"},
-                     "run: --mlock: not supported: tzero maps the model file (--no-mmap reads it "
-                     "into memory)");
+                     "run: --mlock: not supported: tzero reads the model file into memory when it "
+                     "fits in half the available memory and maps it otherwise (TZ_MMAP=1 maps "
+                     "it; --no-mmap always reads)");
   expect_usage_error({"run", "-m", "x.gguf", "-cnv"},
                      "run: -cnv: tzero chat is the conversation (tzero run --messages FILE.json "
                      "answers one)");
