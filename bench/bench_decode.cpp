@@ -11,18 +11,17 @@
 // is then the kernel's compute ceiling, which decode needs well above the streaming read.
 // Each (type, threads) runs its weights for about --seconds, in three rounds between stream
 // reads; the fraction printed is the median of the rounds' own fractions.
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <new>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "base/huge_pages.h"
 #include "base/rng.h"
 #include "base/thread_pool.h"
 #include "format/tensor_type.h"
@@ -34,31 +33,6 @@
 namespace {
 
 using tzero::TensorType;
-
-struct HugeBuffer {
-  uint8_t* p = nullptr;
-  size_t n = 0, mapped = 0;
-  explicit HugeBuffer(const std::vector<uint8_t>& src) : n(src.size()) {
-    constexpr size_t kHuge = size_t(2) << 20;
-    mapped = n + kHuge;
-    void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) throw std::bad_alloc();
-    base = m;
-    p = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(m) + kHuge - 1) / kHuge * kHuge);
-    madvise(p, n, MADV_HUGEPAGE);
-    std::memcpy(p, src.data(), n);
-  }
-  HugeBuffer(HugeBuffer&& o) noexcept : p(o.p), n(o.n), mapped(o.mapped), base(o.base) {
-    o.base = nullptr;
-  }
-  HugeBuffer(const HugeBuffer&) = delete;
-  ~HugeBuffer() {
-    if (base) munmap(base, mapped);
-  }
-  const uint8_t* data() const { return p; }
-  size_t size() const { return n; }
-  void* base = nullptr;
-};
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -82,7 +56,7 @@ constexpr size_t kShapes[7][2] = {{2048, 2048}, {256, 2048},  {256, 2048}, {2048
 struct Layers {
   // One buffer per matrix, in 2 MiB pages where the kernel gives them: the memory a model file
   // is read into by default (base/mapped_file.h).
-  std::vector<HugeBuffer> bytes;
+  std::vector<tzero::HugePageBuffer> bytes;
   std::vector<tzero::Matrix> mats;
   double total_bytes = 0;
 };
@@ -114,7 +88,9 @@ Layers make_layers(TensorType t, size_t bytes) {
   Layers L;
   while (L.total_bytes < double(bytes))
     for (size_t i = 0; i < 7; ++i) {
-      L.bytes.emplace_back(one[i]);
+      L.bytes.emplace_back(one[i].size());
+      if (!L.bytes.back()) throw std::runtime_error("cannot allocate the weights");
+      std::memcpy(L.bytes.back().data(), one[i].data(), one[i].size());
       L.total_bytes += double(one[i].size());
     }
   for (size_t i = 0; i < L.bytes.size(); ++i) {

@@ -16,17 +16,20 @@ namespace tzero {
 
 namespace {
 
-constexpr size_t kHugePage = size_t(2) << 20;
+// The start of a small file as a NUL-terminated string in buf (empty when it cannot be read).
+void read_start(const char* path, char* buf, size_t cap) {
+  buf[0] = '\0';
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  const ssize_t n = ::read(fd, buf, cap - 1);
+  ::close(fd);
+  buf[n > 0 ? n : 0] = '\0';
+}
 
 // The first number of a small file (0 when absent or not a number: "max").
 size_t read_number(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
   char buf[64];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
+  read_start(path, buf, sizeof buf);
   return size_t(std::strtoull(buf, nullptr, 10));
 }
 
@@ -34,13 +37,8 @@ size_t read_number(const char* path) {
 // cgroup (a container's memory limit, v2 or v1) leaves less. 0 when /proc/meminfo cannot be
 // read (the file is then mapped).
 size_t mem_available() {
-  const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[4096];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
+  char buf[4096];  // MemAvailable is the third line
+  read_start("/proc/meminfo", buf, sizeof buf);
   const char* p = std::strstr(buf, "MemAvailable:");
   if (!p) return 0;
   size_t avail = size_t(std::strtoull(p + 13, nullptr, 10)) * 1024;
@@ -90,27 +88,19 @@ MappedFile::MappedFile(const std::string& path, Load load) : path_(path) {
     data_ = static_cast<const uint8_t*>(p);
     mapped_ = true;
   } else if (size_ > 0) {
-    // A 2 MiB aligned range of an anonymous mapping, so every whole 2 MiB of the file can be
-    // one huge page.
-    base_size_ = size_ + kHugePage;
-    base_ = ::mmap(nullptr, base_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base_ == MAP_FAILED) {
-      base_ = nullptr;
+    buffer_ = HugePageBuffer(size_);
+    if (!buffer_) {
       ::close(fd);
       throw Error(path + ": cannot read into memory: " + std::to_string(size_) +
                   " bytes do not fit");
     }
-    const uintptr_t at =
-        (reinterpret_cast<uintptr_t>(base_) + kHugePage - 1) / kHugePage * kHugePage;
-    auto* buf = reinterpret_cast<uint8_t*>(at);
-    ::madvise(buf, size_, MADV_HUGEPAGE);
+    uint8_t* buf = buffer_.data();
     size_t done = 0;
     while (done < size_) {
       const ssize_t n = ::read(fd, buf + done, size_ - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         const int e = n < 0 ? errno : 0;
-        ::munmap(base_, base_size_);
         ::close(fd);
         throw Error(path + ": read failed after " + std::to_string(done) + " of " +
                     std::to_string(size_) + " bytes" +
@@ -124,10 +114,7 @@ MappedFile::MappedFile(const std::string& path, Load load) : path_(path) {
 }
 
 MappedFile::~MappedFile() {
-  if (mapped_ && data_)
-    ::munmap(const_cast<uint8_t*>(data_), size_);
-  else if (base_)
-    ::munmap(base_, base_size_);
+  if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);  // buffer_ frees itself
 }
 
 }  // namespace tzero

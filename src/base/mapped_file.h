@@ -23,14 +23,15 @@
 #include <cstdint>
 #include <string>
 
+#include "base/huge_pages.h"
+
 namespace tzero {
 
 class MappedFile {
  public:
   enum class Load {
     Map,   // mmap(2)
-    Read,  // read(2) into an anonymous mapping owned by this object, 2 MiB aligned, huge pages
-           // asked for (MADV_HUGEPAGE; the kernel may still give 4 KiB pages)
+    Read,  // read(2) into a HugePageBuffer owned by this object (base/huge_pages.h)
     Auto,  // Read when the file is at most half of the available memory (MemAvailable, or the
            // cgroup's limit less its usage where less) and TZ_MMAP is unset, empty or "0";
            // else Map
@@ -49,9 +50,8 @@ class MappedFile {
   std::string path_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  bool mapped_ = false;  // else data_ is in our own anonymous mapping (base_, base_size_)
-  void* base_ = nullptr;
-  size_t base_size_ = 0;
+  bool mapped_ = false;  // else data_ is in buffer_
+  HugePageBuffer buffer_;
 };
 
 }  // namespace tzero
