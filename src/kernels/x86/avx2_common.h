@@ -31,6 +31,14 @@ static inline float reduce8(__m256 v) {
   return _mm_cvtss_f32(s1);
 }
 
+// The 8 int32 lanes of v summed (exact).
+static inline int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
 // 8 consecutive weights widened to float (exact).
 static inline __m256 load8(const float* p) {
   return _mm256_loadu_ps(p);

@@ -115,13 +115,6 @@ inline void k16_unpack(const BlockQ2_K& b, K16Unpacked* out) {
   out->m = _mm_and_si128(_mm_srli_epi16(s, 4), nib);
 }
 
-inline int32_t hsum8_i32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-  return _mm_cvtsi128_si32(s);
-}
-
 // The weights w = u - kOff (signed), |w| and the int16 scale vectors of an unpacked block,
 // ready for every token.
 struct K16Signed {
@@ -153,11 +146,11 @@ inline int32_t k16_int_a(const K16Signed& s, const ActQ8K& x) {
         acc,
         _mm256_madd_epi16(_mm256_maddubs_epi16(s.aw[c], _mm256_sign_epi8(xv, s.w[c])), s.sc[c]));
   }
-  return hsum8_i32(acc);
+  return hsum_i32(acc);
 }
 inline int32_t k16_int_b(const K16Signed& s, const ActQ8K& x) {
   const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums));
-  return hsum8_i32(_mm256_madd_epi16(s.m16, bs));
+  return hsum_i32(_mm256_madd_epi16(s.m16, bs));
 }
 
 inline float reduce8_k16(float* acc) {

@@ -30,14 +30,6 @@
 namespace tzero::x86 {
 namespace {
 
-// The 8 int32 lanes of v summed (exact).
-inline int32_t sum_lanes_i32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-  return _mm_cvtsi128_si32(s);
-}
-
 inline uint16_t load_u16(const void* p) {
   uint16_t v;
   std::memcpy(&v, p, 2);
@@ -215,7 +207,7 @@ void layout_acts(const ActQ8* xq, size_t nb, DecodeActs* a) {
                              : _mm256_setzero_si256();
     // sum of x_q: exact (u8 1 times s8 in int16 pairs, then int32).
     const int32_t s =
-        sum_lanes_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), _mm256_set1_epi16(1)));
+        hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), _mm256_set1_epi16(1)));
     a->dx[b] = b < nb ? xq[b].d : 0.0f;
     a->off[b] = U::kOffset * s;
     a->xsum[b] = float(s);

@@ -108,14 +108,6 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
   }
 }
 
-// Horizontal sum of 8 int32 lanes (exact).
-inline int32_t hsum_i32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-  return _mm_cvtsi128_si32(s);
-}
-
 // A Q4_K super-block unpacked once and reused for every token of a batch.
 struct Q4KUnpacked {
   __m256i lo[4], hi[4];  // quants of sub-blocks 2c and 2c+1, one byte each (0..15)
