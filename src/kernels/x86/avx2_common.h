@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/quant.h"
 
@@ -37,6 +38,28 @@ static inline int32_t hsum_i32(__m256i v) {
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
   return _mm_cvtsi128_si32(s);
+}
+
+// The few-token decode kernels' loop: f(std::integral_constant<int, NT>{}, t) for tokens
+// t .. t + NT - 1, NT = 4 while 4 are left, then the 1 to 3 remaining, so each kernel is
+// instantiated for NT = 1 .. 4 and unpacks its weights once per chunk.
+template <typename F>
+static inline void for_token_chunks(size_t n_tok, F&& f) {
+  for (size_t t = 0; t < n_tok; t += 4) {
+    switch (n_tok - t < 4 ? n_tok - t : 4) {
+      case 1:
+        f(std::integral_constant<int, 1>{}, t);
+        break;
+      case 2:
+        f(std::integral_constant<int, 2>{}, t);
+        break;
+      case 3:
+        f(std::integral_constant<int, 3>{}, t);
+        break;
+      default:
+        f(std::integral_constant<int, 4>{}, t);
+    }
+  }
 }
 
 // 8 consecutive weights widened to float (exact).

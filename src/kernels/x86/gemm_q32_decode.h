@@ -307,23 +307,9 @@ void gemm_q32_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x,
   thread_local std::vector<DecodeActs> acts;
   if (acts.size() < n_tok) acts.resize(n_tok);
   for (size_t t = 0; t < n_tok; ++t) layout_acts<U>(xq + t * nb, nb, &acts[t]);
-  for (size_t t = 0; t < n_tok; t += 4) {
-    const DecodeActs* a = &acts[t];
-    float* yt = y + t * ldy;
-    switch (n_tok - t < 4 ? n_tok - t : 4) {
-      case 1:
-        q32_rows_decode<U, 1>(w, w_row_bytes, a, nb, n_rows, yt, ldy);
-        break;
-      case 2:
-        q32_rows_decode<U, 2>(w, w_row_bytes, a, nb, n_rows, yt, ldy);
-        break;
-      case 3:
-        q32_rows_decode<U, 3>(w, w_row_bytes, a, nb, n_rows, yt, ldy);
-        break;
-      default:
-        q32_rows_decode<U, 4>(w, w_row_bytes, a, nb, n_rows, yt, ldy);
-    }
-  }
+  for_token_chunks(n_tok, [&](auto nt, size_t t) {
+    q32_rows_decode<U, decltype(nt)::value>(w, w_row_bytes, &acts[t], nb, n_rows, y + t * ldy, ldy);
+  });
 }
 
 }  // namespace

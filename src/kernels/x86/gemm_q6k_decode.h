@@ -120,23 +120,9 @@ inline void gemm_q6_k_decode_avx512(const uint8_t* w, size_t w_row_bytes, const 
                                     size_t ldy) {
   const size_t nb = n_cols / kSuperBlock;
   const ActQ8K* xq = static_cast<const ActQ8K*>(x);
-  for (size_t t = 0; t < n_tok; t += 4) {
-    const ActQ8K* xt = xq + t * nb;
-    float* yt = y + t * ldy;
-    switch (n_tok - t < 4 ? n_tok - t : 4) {
-      case 1:
-        q6k_rows_decode<1>(w, w_row_bytes, xt, nb, n_rows, yt, ldy);
-        break;
-      case 2:
-        q6k_rows_decode<2>(w, w_row_bytes, xt, nb, n_rows, yt, ldy);
-        break;
-      case 3:
-        q6k_rows_decode<3>(w, w_row_bytes, xt, nb, n_rows, yt, ldy);
-        break;
-      default:
-        q6k_rows_decode<4>(w, w_row_bytes, xt, nb, n_rows, yt, ldy);
-    }
-  }
+  for_token_chunks(n_tok, [&](auto nt, size_t t) {
+    q6k_rows_decode<decltype(nt)::value>(w, w_row_bytes, xq + t * nb, nb, n_rows, y + t * ldy, ldy);
+  });
 }
 
 }  // namespace
