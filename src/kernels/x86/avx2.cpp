@@ -7,9 +7,9 @@ namespace tzero {
 
 namespace {
 struct Avx2 {
-  template <typename W>
+  template <bool Stream = false, typename W>
   static float dot16(const W* w, const float* x, size_t n, bool bf16) {
-    return x86::dot16(w, x, n, bf16);
+    return x86::dot16<Stream>(w, x, n, bf16);
   }
   // 8 int32 partial sums of the 32 products |w| * sign(x, w) of one block (exact: |w| <= 128,
   // |x| <= 127, so the int16 pair sums of maddubs cannot saturate).

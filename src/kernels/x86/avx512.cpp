@@ -37,11 +37,14 @@ inline __m512 load16_masked(const uint16_t* p, __mmask16 m, bool bf16) {
 struct Avx512 {
   // dot-v1 with the 16 lanes in one register; lanes past the tail keep their accumulator
   // (mask3: not fma'd with zeros, which would turn a -0 lane into +0; see avx2_common.h).
-  template <typename W>
+  // Stream: w is a weight row read once (decode), prefetched as x86::dot16's.
+  template <bool Stream = false, typename W>
   static float dot16(const W* w, const float* x, size_t n, bool bf16) {
     __m512 acc = _mm512_setzero_ps();
     size_t k = 0;
     for (; k + 16 <= n; k += 16) {
+      if constexpr (Stream)
+        if (k % (64 / sizeof(W)) == 0) x86::prefetch_ahead<64>(w + k);
       if constexpr (sizeof(W) == 4)
         acc = _mm512_fmadd_ps(load16(w + k), load16(x + k), acc);
       else

@@ -179,6 +179,7 @@ void gemm_k16_x86(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_
       std::memset(acc, 0, nt * sizeof acc[0]);
       std::memset(accm, 0, nt * sizeof accm[0]);
       for (size_t b = 0; b < nb; ++b) {
+        prefetch_ahead<sizeof(Block)>(wr + b);
         k16_unpack(wr[b], &u);
         k16_signed<Tr::kOff>(u, &s);
         const float dw = _cvtsh_ss(wr[b].d);

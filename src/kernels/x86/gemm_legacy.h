@@ -130,6 +130,7 @@ void gemm_q32(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols
       for (size_t t = 0; t < nt; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
       for (size_t b0 = 0; b0 < nb; b0 += 8) {
         const size_t m = nb - b0 < 8 ? nb - b0 : 8;
+        prefetch_ahead<8 * sizeof(Block)>(wr + b0);
         // f16 scales (and mins) gathered in registers and widened at once (no store-forwarding
         // stall); MXFP4's E8M0 scales as floats.
         __m128i dh = _mm_setzero_si128(), mh = _mm_setzero_si128();

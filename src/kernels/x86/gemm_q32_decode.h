@@ -284,7 +284,10 @@ void q32_rows_decode(const uint8_t* w, size_t w_row_bytes, const DecodeActs* a, 
         accumulate_group<U>(P, Q, dw, mw, a[t], b0, live, &acc[t], &accm[t]);
       }
     };
-    for (size_t b0 = 0; b0 < nfull; b0 += 8) group(wr + b0, b0, 0xff);
+    for (size_t b0 = 0; b0 < nfull; b0 += 8) {
+      prefetch_ahead<8 * sizeof(Block)>(wr + b0);
+      group(wr + b0, b0, 0xff);
+    }
     if (nfull < nb) {
       Block pad[8];
       std::memset(pad, 0, sizeof pad);

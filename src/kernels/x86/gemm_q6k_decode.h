@@ -86,6 +86,7 @@ void q6k_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, siz
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     for (size_t b0 = 0; b0 < nb; b0 += 8) {
       const size_t ng = nb - b0 < 8 ? nb - b0 : 8;
+      prefetch_ahead<8 * sizeof(BlockQ6_K)>(wr + b0);
       __m256i va[NT][8];
       alignas(16) uint16_t dw[8] = {};
       for (size_t i = 0; i < 8; ++i) {

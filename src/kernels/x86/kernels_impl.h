@@ -16,14 +16,15 @@ namespace tzero::x86 {
 namespace {
 
 // One dot16 per (row, token): decode-sized batches (avx2.cpp and avx512.cpp send larger ones to
-// the tiled gemm of gemm_float.h).
+// the tiled gemm of gemm_float.h). The first token's dot prefetches the row's stream.
 template <typename P, typename W, bool BF16 = false>
 void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
                 size_t n_tok, float* y, size_t ldy) {
   const float* xf = static_cast<const float*>(x);
   for (size_t r = 0; r < n_rows; ++r) {
     const W* wr = reinterpret_cast<const W*>(w + r * w_row_bytes);
-    for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = P::dot16(wr, xf + t * n_cols, n_cols, BF16);
+    if (n_tok > 0) y[r] = P::template dot16<true>(wr, xf, n_cols, BF16);
+    for (size_t t = 1; t < n_tok; ++t) y[t * ldy + r] = P::dot16(wr, xf + t * n_cols, n_cols, BF16);
   }
 }
 
@@ -66,6 +67,7 @@ void gemm_q(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
       for (size_t t = 0; t < nt; ++t) acc[t] = _mm256_setzero_ps();
       for (size_t b0 = 0; b0 < nb; b0 += 8) {
         const size_t m = nb - b0 < 8 ? nb - b0 : 8;
+        prefetch_ahead<8 * sizeof(Block)>(wr + b0);
         __m128i dh = _mm_setzero_si128();  // built in registers: no store-forwarding stall
         for (size_t j = 0; j < m; ++j) {
           const Block& wb = wr[b0 + j];
@@ -239,6 +241,7 @@ void gemm_k4_x86(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_c
       std::memset(acc, 0, nt * sizeof acc[0]);
       std::memset(accm, 0, nt * sizeof accm[0]);
       for (size_t b = 0; b < nb; ++b) {
+        prefetch_ahead<sizeof(Block)>(wr + b);
         Unpack(wr[b], &u);
         const float dw = _cvtsh_ss(wr[b].d), dmw = _cvtsh_ss(wr[b].dmin);
         for (size_t t = 0; t < nt; ++t) {
@@ -264,6 +267,7 @@ void gemm_k(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, 
   const ActQ8K* xq = static_cast<const ActQ8K*>(x);
   for (size_t r = 0; r < n_rows; ++r) {
     const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
+    for (size_t b = 0; b < nb; ++b) prefetch_ahead<sizeof(Block)>(wr + b);
     for (size_t t = 0; t < n_tok; ++t) y[t * ldy + r] = Dot(wr, xq + t * nb, nb);
   }
 }
