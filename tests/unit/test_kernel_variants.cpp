@@ -432,7 +432,9 @@ TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
     const size_t block = tzero::traits(type).block_size;
     for (size_t K : {32, 96, 256, 288, 1056, 2304, 4352}) {
       if (K % block) continue;
-      for (size_t N : {1, 2, 3, 5, 7, 13}) {
+      // 29 rows: each of the 2 threads walks 3 rows in each of its 4 side-by-side ranges
+      // (kernels/x86/avx2_common.h, for_row_streams) and 2 or 3 left over.
+      for (size_t N : {1, 2, 3, 5, 7, 13, 29}) {
         std::vector<uint8_t> w;
         const tzero::Matrix m = random_matrix(type, N, K, seed++, w);
         for (size_t T : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 17, 33})
@@ -630,8 +632,9 @@ TEST(KernelVariants, BatchedFloatGemmTilesEqualScalarBits) {
   uint32_t seed = 300;
   for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16})
     for (size_t K : {5, 16, 23, 64, 100, 2048, 5632 + 7}) {
-      // Every row count on short rows; on long ones a tile's worth, one more, and 13.
-      for (size_t N : K < 2048 ? std::vector<size_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
+      // Every row count on short rows and 29 (decode's side-by-side ranges with leftovers); on
+      // long ones a tile's worth, one more, and 13.
+      for (size_t N : K < 2048 ? std::vector<size_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 29}
                                : std::vector<size_t>{1, 6, 7, 13})
         for (size_t T : tokens) expect_float_gemm_equal(pool, type, N, K, T, 0, seed++);
       for (int scenario : {1, 2, 3})

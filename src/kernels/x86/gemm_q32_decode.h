@@ -239,66 +239,73 @@ inline void accumulate_group(__m512i P, __m512i Q, __m256 dw, __m256 mw, const D
 
 // NT tokens (1 to 4) of a few-token gemm: each group's weights are unpacked once and taken
 // against every token's activations; each (row, token) keeps its own accumulators, so its order
-// is that of a single token.
+// is that of a single token. The rows are walked as for_row_streams' side-by-side ranges.
 template <typename U, int NT>
 void q32_rows_decode(const uint8_t* w, size_t w_row_bytes, const DecodeActs* a, size_t nb,
                      size_t n_rows, float* y, size_t ldy) {
   using Block = typename U::Block;
   const size_t nfull = nb / 8 * 8;
-  for (size_t r = 0; r < n_rows; ++r) {
-    const Block* wr = reinterpret_cast<const Block*>(w + r * w_row_bytes);
-    __m256 acc[NT], accm[NT];
-    for (int t = 0; t < NT; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
-    // One group of 8 blocks from wb (a full group, or the zero-padded tail in `pad`).
-    auto group = [&](const Block* wb, size_t b0, __mmask8 live) {
-      const __m512i z = _mm512_setzero_si512();
-      __m512i wq[4];  // Q8_0: blocks (0, 1) .. (6, 7); the others: lo0, hi0, lo1, hi1
-      if constexpr (U::kWhole) {
-        for (int k = 0; k < 4; ++k) wq[k] = U::pair(wb + 2 * k);
-      } else {
-        U::unpack4(wb, &wq[0], &wq[1]);
-        U::unpack4(wb + 4, &wq[2], &wq[3]);
-      }
-      const __m256 dw = block_scales8<U>(wb);
-      __m256 mw = _mm256_setzero_ps();
-      if constexpr (U::kMin)
-        mw = gather8_f16(reinterpret_cast<const uint8_t*>(wb) + offsetof(Block, m), sizeof(Block));
-      for (int t = 0; t < NT; ++t) {
-        const uint8_t* xg = a[t].qs.data() + 32 * b0;
-        __m512i P, Q;
-        if constexpr (U::kWhole) {
-          __m512i rr[4];
-          for (int k = 0; k < 4; ++k)
-            rr[k] = _mm512_dpbusd_epi32(z, wq[k], _mm512_loadu_si512(xg + 64 * k));
-          // [b0 lo, b0 hi, b1 lo, b1 hi] and [b2 ..]: one block per 128-bit lane.
-          P = _mm512_add_epi32(_mm512_shuffle_i64x2(rr[0], rr[1], 0x88),
-                               _mm512_shuffle_i64x2(rr[0], rr[1], 0xdd));
-          Q = _mm512_add_epi32(_mm512_shuffle_i64x2(rr[2], rr[3], 0x88),
-                               _mm512_shuffle_i64x2(rr[2], rr[3], 0xdd));
-        } else {
-          P = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, wq[0], _mm512_loadu_si512(xg)), wq[1],
-                                  _mm512_loadu_si512(xg + 64));
-          Q = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, wq[2], _mm512_loadu_si512(xg + 128)),
-                                  wq[3], _mm512_loadu_si512(xg + 192));
-        }
-        accumulate_group<U>(P, Q, dw, mw, a[t], b0, live, &acc[t], &accm[t]);
-      }
-    };
-    for (size_t b0 = 0; b0 < nfull; b0 += 8) {
-      prefetch_ahead<8 * sizeof(Block)>(wr + b0);
-      group(wr + b0, b0, 0xff);
+  // One group of 8 blocks from wb (a full group, or the zero-padded tail in `pad`).
+  auto group = [&](const Block* wb, size_t b0, __mmask8 live, __m256* acc, __m256* accm) {
+    const __m512i z = _mm512_setzero_si512();
+    __m512i wq[4];  // Q8_0: blocks (0, 1) .. (6, 7); the others: lo0, hi0, lo1, hi1
+    if constexpr (U::kWhole) {
+      for (int k = 0; k < 4; ++k) wq[k] = U::pair(wb + 2 * k);
+    } else {
+      U::unpack4(wb, &wq[0], &wq[1]);
+      U::unpack4(wb + 4, &wq[2], &wq[3]);
     }
-    if (nfull < nb) {
-      Block pad[8];
-      std::memset(pad, 0, sizeof pad);
-      std::memcpy(pad, wr + nfull, (nb - nfull) * sizeof(Block));
-      group(pad, nfull, __mmask8((1u << (nb - nfull)) - 1));
-    }
+    const __m256 dw = block_scales8<U>(wb);
+    __m256 mw = _mm256_setzero_ps();
+    if constexpr (U::kMin)
+      mw = gather8_f16(reinterpret_cast<const uint8_t*>(wb) + offsetof(Block, m), sizeof(Block));
     for (int t = 0; t < NT; ++t) {
-      const float s = reduce8(acc[t]);
-      y[size_t(t) * ldy + r] = U::kMin ? s + reduce8(accm[t]) : s;
+      const uint8_t* xg = a[t].qs.data() + 32 * b0;
+      __m512i P, Q;
+      if constexpr (U::kWhole) {
+        __m512i rr[4];
+        for (int k = 0; k < 4; ++k)
+          rr[k] = _mm512_dpbusd_epi32(z, wq[k], _mm512_loadu_si512(xg + 64 * k));
+        // [b0 lo, b0 hi, b1 lo, b1 hi] and [b2 ..]: one block per 128-bit lane.
+        P = _mm512_add_epi32(_mm512_shuffle_i64x2(rr[0], rr[1], 0x88),
+                             _mm512_shuffle_i64x2(rr[0], rr[1], 0xdd));
+        Q = _mm512_add_epi32(_mm512_shuffle_i64x2(rr[2], rr[3], 0x88),
+                             _mm512_shuffle_i64x2(rr[2], rr[3], 0xdd));
+      } else {
+        P = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, wq[0], _mm512_loadu_si512(xg)), wq[1],
+                                _mm512_loadu_si512(xg + 64));
+        Q = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, wq[2], _mm512_loadu_si512(xg + 128)), wq[3],
+                                _mm512_loadu_si512(xg + 192));
+      }
+      accumulate_group<U>(P, Q, dw, mw, a[t], b0, live, &acc[t], &accm[t]);
     }
-  }
+  };
+  for_row_streams(n_rows, [&](auto count, const size_t* rows) {
+    constexpr size_t S = decltype(count)::value;
+    const Block* wr[S];
+    __m256 acc[S][NT], accm[S][NT];
+    for (size_t k = 0; k < S; ++k) {
+      wr[k] = reinterpret_cast<const Block*>(w + rows[k] * w_row_bytes);
+      for (int t = 0; t < NT; ++t) acc[k][t] = accm[k][t] = _mm256_setzero_ps();
+    }
+    for (size_t b0 = 0; b0 < nfull; b0 += 8)
+      for (size_t k = 0; k < S; ++k) {
+        prefetch_ahead<8 * sizeof(Block)>(wr[k] + b0);
+        group(wr[k] + b0, b0, 0xff, acc[k], accm[k]);
+      }
+    for (size_t k = 0; k < S; ++k) {
+      if (nfull < nb) {
+        Block pad[8];
+        std::memset(pad, 0, sizeof pad);
+        std::memcpy(pad, wr[k] + nfull, (nb - nfull) * sizeof(Block));
+        group(pad, nfull, __mmask8((1u << (nb - nfull)) - 1), acc[k], accm[k]);
+      }
+      for (int t = 0; t < NT; ++t) {
+        const float s = reduce8(acc[k][t]);
+        y[size_t(t) * ldy + rows[k]] = U::kMin ? s + reduce8(accm[k][t]) : s;
+      }
+    }
+  });
 }
 
 // y[t * ldy + r] for n_tok tokens, at most 4 at a time (the activations laid out once per call).
