@@ -7,9 +7,13 @@ namespace tzero {
 
 namespace {
 struct Avx2 {
-  template <bool Stream = false, typename W>
+  template <typename W>
   static float dot16(const W* w, const float* x, size_t n, bool bf16) {
-    return x86::dot16<Stream>(w, x, n, bf16);
+    return x86::dot16(w, x, n, bf16);
+  }
+  template <size_t S, bool Stream, typename W>
+  static void dot16_rows(const W* const* w, const float* x, size_t n, bool bf16, float* out) {
+    x86::dot16_rows<S, Stream>(w, x, n, bf16, out);
   }
   // 8 int32 partial sums of the 32 products |w| * sign(x, w) of one block (exact: |w| <= 128,
   // |x| <= 127, so the int16 pair sums of maddubs cannot saturate).
@@ -19,10 +23,10 @@ struct Avx2 {
 };
 
 // Batches of kFloatMinTok tokens or more take the register-tiled gemm of gemm_float.h (4 rows x
-// 2 tokens, two ymm accumulators each: all 16 registers); smaller ones one dot16 per (row,
-// token). Same bits. Measured, F16, one Zen 4 core, GFLOP/s (2048x2048 | 2048x5632, 128
-// tokens): 4x2 60 | 56, 3x2 59 | 53, 3x3 50 | 52, 2x3 52 | 50, 2x2 44 | 43, 1x6 37 | 37; the
-// per-row dots of before 41 | 38.
+// 2 tokens, two ymm accumulators each: all 16 registers); smaller ones kernels_impl.h's
+// gemm_float (dot16_rows over 4 side-by-side rows). Same bits. Measured, F16, one Zen 4 core,
+// GFLOP/s (2048x2048 | 2048x5632, 128 tokens): 4x2 60 | 56, 3x2 59 | 53, 3x3 50 | 52, 2x3 52 | 50,
+// 2x2 44 | 43, 1x6 37 | 37; the per-row dots of before 41 | 38.
 template <typename W, bool BF16>
 void gemm_float_avx2(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                      size_t n_rows, size_t n_tok, float* y, size_t ldy) {

@@ -105,48 +105,64 @@ static inline __m256 load8(const uint16_t* p, bool bf16) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-// Canonical 16-lane dot (dot-v1) of float-like weights with f32 activations. The reference
-// leaves the lanes past the tail untouched, and so must we: an accumulator can be -0 (an fma
-// whose exact result is a tiny negative that underflows rounds to -0), and fma(0, 0, -0) is +0,
-// so the tail lanes' fma results are blended in only where there is an element.
-// Stream: w is a weight row read once (decode), prefetched kPrefetchAhead bytes ahead.
-template <bool Stream = false, typename W>
-static inline float dot16(const W* w, const float* x, size_t n, bool bf16 = false) {
-  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+// Canonical 16-lane dot (dot-v1) of float-like weights with f32 activations, of S rows w[0..S)
+// with the same x side by side (out[r]: the bits of a dot of row r alone; decode's rows come
+// from for_row_streams, and the S independent fma chains also lift one chain's latency bound).
+// The reference leaves the lanes past the tail untouched, and so must we: an accumulator can be
+// -0 (an fma whose exact result is a tiny negative that underflows rounds to -0), and
+// fma(0, 0, -0) is +0, so the tail lanes' fma results are blended in only where there is an
+// element. Stream: the rows are read once (decode), prefetched kPrefetchAhead bytes ahead.
+template <size_t S, bool Stream, typename W>
+static inline void dot16_rows(const W* const* w, const float* x, size_t n, bool bf16, float* out) {
+  __m256 lo[S], hi[S];
+  for (size_t r = 0; r < S; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
   size_t k = 0;
   for (; k + 16 <= n; k += 16) {
-    if constexpr (Stream)
-      if (k % (64 / sizeof(W)) == 0) prefetch_ahead<64>(w + k);
-    if constexpr (sizeof(W) == 4) {
-      lo = _mm256_fmadd_ps(load8(w + k), load8(x + k), lo);
-      hi = _mm256_fmadd_ps(load8(w + k + 8), load8(x + k + 8), hi);
-    } else {
-      lo = _mm256_fmadd_ps(load8(w + k, bf16), load8(x + k), lo);
-      hi = _mm256_fmadd_ps(load8(w + k + 8, bf16), load8(x + k + 8), hi);
+    const __m256 xlo = load8(x + k), xhi = load8(x + k + 8);
+    for (size_t r = 0; r < S; ++r) {
+      if constexpr (Stream)
+        if (k % (64 / sizeof(W)) == 0) prefetch_ahead<64>(w[r] + k);
+      if constexpr (sizeof(W) == 4) {
+        lo[r] = _mm256_fmadd_ps(load8(w[r] + k), xlo, lo[r]);
+        hi[r] = _mm256_fmadd_ps(load8(w[r] + k + 8), xhi, hi[r]);
+      } else {
+        lo[r] = _mm256_fmadd_ps(load8(w[r] + k, bf16), xlo, lo[r]);
+        hi[r] = _mm256_fmadd_ps(load8(w[r] + k + 8, bf16), xhi, hi[r]);
+      }
     }
   }
   if (k < n) {
-    W wt[16] = {};
     float xt[16] = {};
-    std::memcpy(wt, w + k, (n - k) * sizeof(W));
     std::memcpy(xt, x + k, (n - k) * sizeof(float));
     const __m256i rem = _mm256_set1_epi32(int(n - k));
     const __m256 mlo =
         _mm256_castsi256_ps(_mm256_cmpgt_epi32(rem, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
     const __m256 mhi = _mm256_castsi256_ps(
         _mm256_cmpgt_epi32(rem, _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15)));
-    __m256 flo, fhi;
-    if constexpr (sizeof(W) == 4) {
-      flo = _mm256_fmadd_ps(load8(wt), load8(xt), lo);
-      fhi = _mm256_fmadd_ps(load8(wt + 8), load8(xt + 8), hi);
-    } else {
-      flo = _mm256_fmadd_ps(load8(wt, bf16), load8(xt), lo);
-      fhi = _mm256_fmadd_ps(load8(wt + 8, bf16), load8(xt + 8), hi);
+    for (size_t r = 0; r < S; ++r) {
+      W wt[16] = {};
+      std::memcpy(wt, w[r] + k, (n - k) * sizeof(W));
+      __m256 flo, fhi;
+      if constexpr (sizeof(W) == 4) {
+        flo = _mm256_fmadd_ps(load8(wt), load8(xt), lo[r]);
+        fhi = _mm256_fmadd_ps(load8(wt + 8), load8(xt + 8), hi[r]);
+      } else {
+        flo = _mm256_fmadd_ps(load8(wt, bf16), load8(xt), lo[r]);
+        fhi = _mm256_fmadd_ps(load8(wt + 8, bf16), load8(xt + 8), hi[r]);
+      }
+      lo[r] = _mm256_blendv_ps(lo[r], flo, mlo);
+      hi[r] = _mm256_blendv_ps(hi[r], fhi, mhi);
     }
-    lo = _mm256_blendv_ps(lo, flo, mlo);
-    hi = _mm256_blendv_ps(hi, fhi, mhi);
   }
-  return reduce16(lo, hi);
+  for (size_t r = 0; r < S; ++r) out[r] = reduce16(lo[r], hi[r]);
+}
+
+// One row's dot16_rows.
+template <typename W>
+static inline float dot16(const W* w, const float* x, size_t n, bool bf16 = false) {
+  float out;
+  dot16_rows<1, false>(&w, x, n, bf16, &out);
+  return out;
 }
 
 // Canonical 16-lane plain sum (sum_f32_ref).

@@ -35,33 +35,11 @@ inline __m512 load16_masked(const uint16_t* p, __mmask16 m, bool bf16) {
 }
 
 struct Avx512 {
-  // dot-v1 with the 16 lanes in one register; lanes past the tail keep their accumulator
-  // (mask3: not fma'd with zeros, which would turn a -0 lane into +0; see avx2_common.h).
-  // Stream: w is a weight row read once (decode), prefetched as x86::dot16's.
-  template <bool Stream = false, typename W>
-  static float dot16(const W* w, const float* x, size_t n, bool bf16) {
-    __m512 acc = _mm512_setzero_ps();
-    size_t k = 0;
-    for (; k + 16 <= n; k += 16) {
-      if constexpr (Stream)
-        if (k % (64 / sizeof(W)) == 0) x86::prefetch_ahead<64>(w + k);
-      if constexpr (sizeof(W) == 4)
-        acc = _mm512_fmadd_ps(load16(w + k), load16(x + k), acc);
-      else
-        acc = _mm512_fmadd_ps(load16(w + k, bf16), load16(x + k), acc);
-    }
-    if (k < n) {
-      const __mmask16 m = __mmask16((1u << (n - k)) - 1);
-      if constexpr (sizeof(W) == 4)
-        acc = _mm512_mask3_fmadd_ps(load16_masked(w + k, m), load16_masked(x + k, m), acc, m);
-      else
-        acc = _mm512_mask3_fmadd_ps(load16_masked(w + k, m, bf16), load16_masked(x + k, m), acc, m);
-    }
-    return x86::reduce16(_mm512_castps512_ps256(acc), _mm512_extractf32x8_ps(acc, 1));
-  }
-  // dot16 of S rows w[0..S) with the same x, side by side: each row its own accumulator and
-  // order (the bits of S dot16 calls); the S independent fma chains also lift the one chain's
-  // latency bound. Stream: the rows are read once (decode) and prefetched.
+  // dot-v1 with the 16 lanes in one register, of S rows w[0..S) with the same x side by side
+  // (each row its own accumulator and order; decode's rows come from for_row_streams, and the S
+  // independent fma chains also lift one chain's latency bound). Lanes past the tail keep their
+  // accumulator (mask3: not fma'd with zeros, which would turn a -0 lane into +0; see
+  // avx2_common.h). Stream: the rows are read once (decode), prefetched as x86::dot16_rows'.
   template <size_t S, bool Stream, typename W>
   static void dot16_rows(const W* const* w, const float* x, size_t n, bool bf16, float* out) {
     __m512 acc[S];
@@ -91,39 +69,25 @@ struct Avx512 {
     for (size_t r = 0; r < S; ++r)
       out[r] = x86::reduce16(_mm512_castps512_ps256(acc[r]), _mm512_extractf32x8_ps(acc[r], 1));
   }
+  template <typename W>
+  static float dot16(const W* w, const float* x, size_t n, bool bf16) {
+    float out;
+    dot16_rows<1, false>(&w, x, n, bf16, &out);
+    return out;
+  }
   static __m256i q8_partial(__m256i abs_w, __m256i signed_x) {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), abs_w, signed_x);
   }
 };
 
 // Batches of kFloatMinTok tokens or more take the register-tiled gemm of gemm_float.h (6 rows x
-// 4 tokens of zmm accumulators); smaller ones (decode) one dot16 per (row, token). Same bits.
+// 4 tokens of zmm accumulators); smaller ones (decode) kernels_impl.h's gemm_float, dot16_rows
+// over 4 side-by-side rows (F16 from memory, tz_bench_decode --mib 256, Intel Xeon VM: 12.2 GB/s
+// at 1 thread and 22.9 at 2 one row at a time, 20.6 and 36.6, the bus, with 4). Same bits.
 // Tile shapes measured with 2 MiB chunks, F16, one Zen 4 core, in GFLOP/s (2048x2048 | 2048x5632,
 // 128 tokens): 6x4 104 | 99, 4x6 102 | 96, 5x5 102 | 101, 4x4 98 | 84, 4x5 100 | 88, 6x3 74 | 75,
 // 8x3 78 | 79; the per-row dots of before 41 | 38. 6x4 loads the fewest activations per fma
 // (4 per 24) and wastes the least on partial token tiles.
-// Decode takes dot16_rows over for_row_streams' side-by-side rows (the first token's pass
-// prefetches them). F16 from memory, tz_bench_decode --mib 256, Intel Xeon VM: 12.2 GB/s at
-// 1 thread and 22.9 at 2 one row at a time, 20.6 and 36.6 (the bus) with 4.
-template <typename W, bool BF16>
-void gemm_float_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                              size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  const float* xf = static_cast<const float*>(x);
-  x86::for_row_streams(n_rows, [&](auto count, const size_t* rows) {
-    constexpr size_t S = decltype(count)::value;
-    const W* wr[S];
-    for (size_t k = 0; k < S; ++k) wr[k] = reinterpret_cast<const W*>(w + rows[k] * w_row_bytes);
-    for (size_t t = 0; t < n_tok; ++t) {
-      float out[S];
-      if (t == 0)
-        Avx512::dot16_rows<S, true>(wr, xf, n_cols, BF16, out);
-      else
-        Avx512::dot16_rows<S, false>(wr, xf + t * n_cols, n_cols, BF16, out);
-      for (size_t k = 0; k < S; ++k) y[t * ldy + rows[k]] = out[k];
-    }
-  });
-}
-
 template <typename W, bool BF16>
 void gemm_float_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                        size_t n_rows, size_t n_tok, float* y, size_t ldy) {
@@ -131,7 +95,7 @@ void gemm_float_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size
     x86::gemm_float_tiled<W, BF16, 6, 4, x86::FloatTileAvx512>(w, w_row_bytes, x, n_cols, n_rows,
                                                                n_tok, y, ldy);
   else
-    gemm_float_decode_avx512<W, BF16>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    x86::gemm_float<Avx512, W, BF16>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
 // Batches of many tokens take the register-tiled VNNI kernels (gemm_vnni.h); decode-sized ones

@@ -15,17 +15,26 @@
 namespace tzero::x86 {
 namespace {
 
-// One dot16 per (row, token): decode-sized batches (avx2.cpp and avx512.cpp send larger ones to
-// the tiled gemm of gemm_float.h). The first token's dot prefetches the row's stream.
+// Decode-sized batches (avx2.cpp and avx512.cpp send larger ones to the tiled gemm of
+// gemm_float.h): P::dot16_rows over for_row_streams' side-by-side rows, per token; the first
+// token's pass prefetches the rows' streams.
 template <typename P, typename W, bool BF16 = false>
 void gemm_float(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
                 size_t n_tok, float* y, size_t ldy) {
   const float* xf = static_cast<const float*>(x);
-  for (size_t r = 0; r < n_rows; ++r) {
-    const W* wr = reinterpret_cast<const W*>(w + r * w_row_bytes);
-    if (n_tok > 0) y[r] = P::template dot16<true>(wr, xf, n_cols, BF16);
-    for (size_t t = 1; t < n_tok; ++t) y[t * ldy + r] = P::dot16(wr, xf + t * n_cols, n_cols, BF16);
-  }
+  for_row_streams(n_rows, [&](auto count, const size_t* rows) {
+    constexpr size_t S = decltype(count)::value;
+    const W* wr[S];
+    for (size_t k = 0; k < S; ++k) wr[k] = reinterpret_cast<const W*>(w + rows[k] * w_row_bytes);
+    for (size_t t = 0; t < n_tok; ++t) {
+      float out[S];
+      if (t == 0)
+        P::template dot16_rows<S, true>(wr, xf, n_cols, BF16, out);
+      else
+        P::template dot16_rows<S, false>(wr, xf + t * n_cols, n_cols, BF16, out);
+      for (size_t k = 0; k < S; ++k) y[t * ldy + rows[k]] = out[k];
+    }
+  });
 }
 
 constexpr size_t kTokTile = 64;  // tokens whose accumulators live on the stack at once
