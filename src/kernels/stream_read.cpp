@@ -21,27 +21,19 @@ namespace {
 // add chain, set the pace) and returns the sum, which the caller keeps (nothing is optimised
 // away). It reads the slice as kStreams equal parts side by side, 256 bytes of each in turn: one
 // core's hardware prefetchers keep a few lines in flight per stream, and on the Intel Xeon VM
-// one stream read 12 GB/s where 4 read 20 and 8 read 20-21 (2 MiB pages, AVX-512 loads; 4
-// streams in 4 KiB turns read 12.5 again). The decode kernels read several row ranges side by
-// side for the same reason (kernels/x86/avx2_common.h, kDecodeStreams). n is a multiple of
-// kStreams * 256 bytes.
+// one stream read 12 GB/s where 8 side by side read 20-21 (2 MiB pages, AVX-512 loads; 4
+// streams in 1 KiB turns 17.6, in 4 KiB turns 12.5). n is a multiple of kStreams * 256 bytes.
 constexpr size_t kStreams = 8;
 
-template <typename Chunk>
-uint64_t read_streams(const uint8_t* p, size_t n, Chunk&& chunk) {
-  const size_t part = n / kStreams;
-  for (size_t i = 0; i < part; i += 256)
-    for (size_t k = 0; k < kStreams; ++k) chunk(p + k * part + i);
-  return 0;
-}
-
 uint64_t read_u64(const uint8_t* p, size_t n) {
+  const size_t part = n / kStreams;
   uint64_t s[8] = {};
-  read_streams(p, n, [&](const uint8_t* c) {
-    const uint64_t* w = reinterpret_cast<const uint64_t*>(c);
-    for (size_t i = 0; i < 32; i += 8)
-      for (int j = 0; j < 8; ++j) s[j] += w[i + size_t(j)];
-  });
+  for (size_t i = 0; i < part; i += 256)
+    for (size_t k = 0; k < kStreams; ++k) {
+      const uint64_t* w = reinterpret_cast<const uint64_t*>(p + k * part + i);
+      for (size_t j = 0; j < 32; j += 8)
+        for (int l = 0; l < 8; ++l) s[l] += w[j + size_t(l)];
+    }
   uint64_t t = 0;
   for (uint64_t v : s) t += v;
   return t;
@@ -49,15 +41,15 @@ uint64_t read_u64(const uint8_t* p, size_t n) {
 
 #if defined(__x86_64__)
 __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t* p, size_t n) {
+  const size_t part = n / kStreams;
   __m256i s[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                   _mm256_setzero_si256()};
-  read_streams(
-      p, n, [&](const uint8_t* c) __attribute__((target("avx2"))) {
-        for (size_t i = 0; i < 256; i += 128)
-          for (int j = 0; j < 4; ++j)
-            s[j] = _mm256_add_epi64(
-                s[j], _mm256_load_si256(reinterpret_cast<const __m256i*>(c + i + 32 * size_t(j))));
-      });
+  for (size_t i = 0; i < part; i += 256)
+    for (size_t k = 0; k < kStreams; ++k)
+      for (size_t j = 0; j < 256; j += 128)
+        for (int l = 0; l < 4; ++l)
+          s[l] = _mm256_add_epi64(s[l], _mm256_load_si256(reinterpret_cast<const __m256i*>(
+                                            p + k * part + i + j + 32 * size_t(l))));
   const __m256i t = _mm256_add_epi64(_mm256_add_epi64(s[0], s[1]), _mm256_add_epi64(s[2], s[3]));
   alignas(32) uint64_t out[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(out), t);
@@ -65,13 +57,13 @@ __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t* p, size_t n) {
 }
 
 __attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t* p, size_t n) {
+  const size_t part = n / kStreams;
   __m512i s[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
                   _mm512_setzero_si512()};
-  read_streams(
-      p, n, [&](const uint8_t* c) __attribute__((target("avx512f"))) {
-        for (int j = 0; j < 4; ++j)
-          s[j] = _mm512_add_epi64(s[j], _mm512_load_si512(c + 64 * size_t(j)));
-      });
+  for (size_t i = 0; i < part; i += 256)
+    for (size_t k = 0; k < kStreams; ++k)
+      for (int l = 0; l < 4; ++l)
+        s[l] = _mm512_add_epi64(s[l], _mm512_load_si512(p + k * part + i + 64 * size_t(l)));
   alignas(64) uint64_t out[8];
   _mm512_store_si512(out,
                      _mm512_add_epi64(_mm512_add_epi64(s[0], s[1]), _mm512_add_epi64(s[2], s[3])));
@@ -107,7 +99,10 @@ double seconds_now() {
 StreamRead measure_stream_read(ThreadPool& pool, size_t bytes, int reads) {
   StreamRead r;
   r.threads = pool.size();
-  const size_t per = bytes / size_t(r.threads) / 4096 * 4096;  // each thread's slice
+  // Each thread's slice: whole 4 KiB pages, so each of a reader's kStreams parts is a multiple
+  // of 256 bytes.
+  const size_t per = bytes / size_t(r.threads) / 4096 * 4096;
+  static_assert(4096 % (kStreams * 256) == 0);
   check(per > 0 && reads > 0, "stream read: nothing to read");
   r.bytes = per * size_t(r.threads);
   r.reads = reads;

@@ -20,6 +20,10 @@
 #include "kernels/quant.h"
 #include "support/test_support.h"
 
+#if defined(__x86_64__)
+#include "kernels/x86/decode_rows.h"
+#endif
+
 namespace {
 
 using tzero::KernelSet;
@@ -432,8 +436,9 @@ TEST(KernelVariants, BatchedQuantGemmTilesEqualScalarBits) {
     const size_t block = tzero::traits(type).block_size;
     for (size_t K : {32, 96, 256, 288, 1056, 2304, 4352}) {
       if (K % block) continue;
-      // 29 rows: each of the 2 threads walks 3 rows in each of its 4 side-by-side ranges
-      // (kernels/x86/avx2_common.h, for_row_streams) and 2 or 3 left over.
+      // 29 rows: where the decode kernels walk rows side by side (the avx512 set's 32-element
+      // and float ones on Intel, kernels/x86/decode_rows.h), each of the 2 threads walks 3 rows
+      // in each of its 4 ranges and 2 or 3 left over.
       for (size_t N : {1, 2, 3, 5, 7, 13, 29}) {
         std::vector<uint8_t> w;
         const tzero::Matrix m = random_matrix(type, N, K, seed++, w);
@@ -650,3 +655,38 @@ TEST(KernelVariants, BatchedFloatGemmTilesEqualScalarBits) {
       expect_float_gemm_equal(pool, type, 7, 262144 + 3, 9, scenario, seed++);
     }
 }
+
+#if defined(__x86_64__)
+// The x86 decode kernels walk rows side by side on Intel and one at a time elsewhere
+// (kernels/x86/decode_rows.h): both ways give the scalar bits on this CPU, whichever it is.
+// 29 rows over 2 threads: 4 ranges of 3 rows each and 2-3 left over; 3 rows: all left over.
+TEST(KernelVariants, DecodeRowsEitherWayEqualScalarBits) {
+  if (variants().empty()) GTEST_SKIP() << "no SIMD kernel variant runs on this CPU";
+  tzero::ThreadPool pool(2);
+  const bool chosen = tzero::x86::decode_rows_side_by_side();
+  uint32_t seed = 500;
+  for (bool side : {true, false}) {
+    tzero::x86::set_decode_rows_side_by_side(side);
+    for (TensorType type :
+         {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0,
+          TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL,
+          TensorType::MXFP4, TensorType::Q4_K, TensorType::Q6_K, TensorType::Q2_K}) {
+      const size_t block = tzero::traits(type).block_size;
+      for (size_t K : {size_t(256), size_t(2304), block == 1 ? size_t(2048 + 7) : size_t(0)}) {
+        if (K == 0) continue;
+        for (size_t N : {3, 29}) {
+          std::vector<uint8_t> w;
+          const tzero::Matrix m = random_matrix(type, N, K, seed++, w);
+          for (size_t T : {1, 2, 4})
+            expect_matmul_variants_equal(pool, m, T, seed++,
+                                         std::string(tzero::traits(type).name) +
+                                             (side ? " side by side" : " one row") +
+                                             " K=" + std::to_string(K) + " N=" + std::to_string(N) +
+                                             " T=" + std::to_string(T));
+        }
+      }
+    }
+  }
+  tzero::x86::set_decode_rows_side_by_side(chosen);
+}
+#endif

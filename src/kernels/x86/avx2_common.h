@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kernels/quant.h"
+#include "kernels/x86/decode_rows.h"
 
 namespace tzero::x86 {
 
@@ -42,29 +43,31 @@ static inline int32_t hsum_i32(__m256i v) {
 
 // Software prefetch of a weight stream: the cache lines of [p + kPrefetchAhead, + Bytes), into
 // L1. Decode reads each weight once, in address order, and a core's hardware prefetchers alone
-// kept too few lines in flight on Intel: Q4_0 from memory at 1 thread went from 0.75 of the
-// streaming-read rate to 0.97-0.99 with 4 KiB, and Q8_0 from 0.84 to 0.98 (Xeon Sapphire
-// Rapids VM, tz_bench_decode --mib 256; 2 KiB gave 0.92, 16 KiB 0.96). Zen 4 neither gained
+// kept too few lines in flight on Intel: Q4_0 from memory at 1 thread went from 8.5 to 13.0
+// GB/s with 4 KiB, Q8_0 from 9.8 to 12.3 (Xeon VM, tz_bench_decode --mib 256, one row at a
+// time; 0.75 -> 0.97 of a one-stream read; 2 KiB gave 0.92, 16 KiB 0.96). Zen 4 neither gained
 // nor lost. A prefetch never faults, so lines past the end of a matrix cost nothing but the
-// instruction; the bits cannot change.
+// instruction (the address is formed as an integer); the bits cannot change.
 constexpr size_t kPrefetchAhead = 4096;
 template <size_t Bytes>
 static inline void prefetch_ahead(const void* p) {
-  const char* c = static_cast<const char*>(p) + kPrefetchAhead;
-  for (size_t i = 0; i < Bytes; i += 64) _mm_prefetch(c + i, _MM_HINT_T0);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p) + kPrefetchAhead;
+  for (size_t i = 0; i < Bytes; i += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(a + i), _MM_HINT_T0);
 }
 
 // The decode kernels' rows, read as kDecodeStreams ranges side by side: f(count, rows) with
 // rows[k] = i + k * q (q = n_rows / kDecodeStreams) for i < q, then each leftover row alone
 // (count 1), so a kernel walks count rows' blocks in turn. One core's hardware prefetchers keep
-// a few lines in flight per stream: on the Intel Xeon VM one stream read 12 GB/s, 4 side by side
-// in 256-byte turns 20 (kernels/stream_read.cpp). Each row keeps its own accumulators and block
-// order, so the bits are those of one row at a time.
+// a few lines in flight per stream: on the Intel Xeon VM one stream read 12 GB/s, 8 side by
+// side 20 (kernels/stream_read.cpp). Where decode_rows.h says one row at a time (not Intel),
+// every row comes alone. Each row keeps its own accumulators and block order, so the bits are
+// those of one row at a time either way.
 constexpr size_t kDecodeStreams = 4;
 template <typename F>
 static inline void for_row_streams(size_t n_rows, F&& f) {
   constexpr size_t S = kDecodeStreams;
-  const size_t q = n_rows / S;
+  const size_t q = decode_rows_side_by_side() ? n_rows / S : 0;
   for (size_t i = 0; i < q; ++i) {
     size_t rows[S];
     for (size_t k = 0; k < S; ++k) rows[k] = i + k * q;

@@ -39,10 +39,13 @@ namespace {
 // past it the activations come from L3 (a 6 x 4 tile loads 4 activation vectors per 24 fma).
 constexpr size_t kFloatActBudget = size_t(2) << 20;
 
-// Batches below this many tokens take one dot16 per (row, token) (kernels_impl.h gemm_float):
-// with weights streamed from DRAM (16384 x 2048 F16, one Zen 4 core), 6 x 4 tiles vs the dots:
-// 1 token 10.5 vs 28 GFLOP/s, 2 tokens 20 vs 33, 3 tokens 27 vs 24, 4 tokens 37 vs 29 (4x2
-// AVX2 tiles: 1 token 18 vs 23, 2 tokens 31 vs 33, 3 tokens 26 vs 24).
+// Batches below this many tokens take the per-row dots (kernels_impl.h gemm_float, dot16_rows):
+// with weights streamed from DRAM (16384 x 2048 F16, one Zen 4 core), 6 x 4 tiles vs the dots
+// one row at a time: 1 token 10.5 vs 28 GFLOP/s, 2 tokens 20 vs 33, 3 tokens 27 vs 24, 4 tokens
+// 37 vs 29 (4x2 AVX2 tiles: 1 token 18 vs 23, 2 tokens 31 vs 33, 3 tokens 26 vs 24). With 4
+// rows side by side (Intel Xeon VM, tz_bench_decode --types f16 --tokens 3|4, threshold 3
+// against 5, weight GB/s at 1 / 2 threads): 3 tokens 10.1-11.0 / 18.7-19.8 on the tiles vs
+// 6.7-9.7 / 11.6-13.2 on the dots, 4 tokens 9.4-9.9 / 16.6-20.0 vs 6.4-7.6 / 10.7-11.6.
 constexpr size_t kFloatMinTok = 3;
 
 struct alignas(64) Lane16 {  // 16 consecutive weights of one row, widened to f32

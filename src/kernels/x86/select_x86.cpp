@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "kernels/kernel_isa.h"
 #include "kernels/kernel_set.h"
+#include "kernels/x86/decode_rows.h"
 
 namespace tzero {
 
@@ -123,7 +124,38 @@ const AmxStatus& amx_status() {
   return s;
 }
 
+bool cpu_is_intel() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  char vendor[13];
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  vendor[12] = 0;
+  return std::strcmp(vendor, "GenuineIntel") == 0;
+}
+
+bool& side_by_side_flag() {
+  static bool on = [] {
+    const char* e = std::getenv("TZ_DECODE_ROWS");
+    if (e && std::strcmp(e, "side") == 0) return true;
+    if (e && std::strcmp(e, "one") == 0) return false;
+    if (e && *e) std::fprintf(stderr, "tzero: TZ_DECODE_ROWS=%s ignored (side or one)\n", e);
+    return cpu_is_intel();
+  }();
+  return on;
+}
+
 }  // namespace
+
+namespace x86 {
+bool decode_rows_side_by_side() {
+  return side_by_side_flag();
+}
+void set_decode_rows_side_by_side(bool on) {
+  side_by_side_flag() = on;
+}
+}  // namespace x86
 
 bool amx_usable(std::string* why) {
   const AmxStatus& s = amx_status();
