@@ -36,24 +36,23 @@ inline __m256i sum8x8_epi32(const __m256i* v) {
 // half shifted by 4 per lane, where a shift and an insert (a shuffle-port instruction) per
 // chunk were: one-core ceiling (tz_bench_decode --threads 1 --kib 1536, 7 alternated pairs on
 // the Intel VM) Q4_K 11.5-11.6 -> 12.5-12.6 GB/s, Q5_K 10.5-10.6 -> 10.8-11.1.
-inline __m512i k_chunk_quants(const BlockQ4_K& b, int c, __m512i nib) {
+inline __m512i nibble_halves(const uint8_t* qs32, __m512i nib) {
   const __m512i q =
-      _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c)));
-  const __m512i shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
-  return _mm512_and_si512(_mm512_srlv_epi16(q, shift), nib);
+      _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs32)));
+  const __m512i four = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  return _mm512_and_si512(_mm512_srlv_epi16(q, four), nib);
 }
+inline __m512i k_chunk_quants(const BlockQ4_K& b, int c, __m512i nib) {
+  return nibble_halves(b.qs + 32 * c, nib);
+}
+// Q5_K: the nibbles, plus bits 2c and 2c+1 of qh[l] as bit 4 of the low and high halves' bytes.
 inline __m512i k_chunk_quants(const BlockQ5_K& b, int c, __m512i nib) {
-  const __m512i q =
-      _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c)));
   const __m512i qh =
       _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh)));
-  const __m512i four = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
-  // Bits 2c and 2c+1 of qh[l] to bit 4 of the low and high halves' bytes.
   const __m512i hshift = _mm512_inserti64x4(_mm512_set1_epi16(int16_t(2 * c)),
                                             _mm256_set1_epi16(int16_t(2 * c + 1)), 1);
   const __m512i h = _mm512_and_si512(_mm512_srlv_epi16(qh, hshift), _mm512_set1_epi8(1));
-  return _mm512_or_si512(_mm512_and_si512(_mm512_srlv_epi16(q, four), nib),
-                         _mm512_slli_epi16(h, 4));
+  return _mm512_or_si512(nibble_halves(b.qs + 32 * c, nib), _mm512_slli_epi16(h, 4));
 }
 
 template <typename Block, int NT>
