@@ -4,7 +4,9 @@
 // the machine's streaming-read rate measured on the same threads just before and after
 // (kernels/stream_read.h). Prints weight GB/s and its fraction of the streaming read.
 //   tz_bench_decode [--threads 1,2] [--types q4_0,q4_k,...] [--kernels NAME] [--mib 512]
-//                   [--kib N] [--seconds 1.5] [--tokens 1]
+//                   [--kib N] [--seconds 1.5] [--tokens 1] [--layout auto|file]
+// --layout: auto lays the matrices out as a session's load does for the set (Blocks8 for the
+// types it reads that way: kernels/weight_layout.h), file keeps the file's layout.
 // --tokens N: N activation rows per matmul (the batched engine's decode of N sequences); the
 // rate is still weight bytes over time, so N tokens at the bus read at the same GB/s as one.
 // A total below one layer (--kib 512, say) shrinks the matrices to fit a core's L2: the rate
@@ -29,6 +31,7 @@
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
 #include "kernels/stream_read.h"
+#include "kernels/weight_layout.h"
 
 namespace {
 
@@ -67,8 +70,9 @@ size_t rows_of(size_t i, double scale) {
   return std::max<size_t>(16, size_t(double(kShapes[i % 7][0]) * scale) / 16 * 16);
 }
 
-// One layer quantized from random values, copied until the weights reach `bytes`.
-Layers make_layers(TensorType t, size_t bytes) {
+// One layer quantized from random values, copied until the weights reach `bytes`; Blocks8 when
+// `blocks8`.
+Layers make_layers(TensorType t, size_t bytes, bool blocks8) {
   double layer = 0;
   for (const auto& s : kShapes) layer += double(tzero::row_bytes(t, s[1]) * s[0]);
   const double scale = std::min(1.0, double(bytes) / layer);
@@ -83,6 +87,7 @@ Layers make_layers(TensorType t, size_t bytes) {
       for (float& x : row) x = float(rng.uniform()) * 2.0f - 1.0f;
       tzero::quantize_row(t, row.data(), b.data() + r * rb, s[1]);
     }
+    if (blocks8) tzero::to_blocks8(t, b.data(), s[0], rb);
     one.push_back(std::move(b));
   }
   Layers L;
@@ -96,7 +101,8 @@ Layers make_layers(TensorType t, size_t bytes) {
   for (size_t i = 0; i < L.bytes.size(); ++i) {
     const size_t cols = kShapes[i % 7][1], rb = tzero::row_bytes(t, cols);
     L.mats.push_back(
-        tzero::Matrix{t, L.bytes[i].data(), int64_t(L.bytes[i].size() / rb), int64_t(cols), rb});
+        tzero::Matrix{t, L.bytes[i].data(), int64_t(L.bytes[i].size() / rb), int64_t(cols), rb,
+                      blocks8 ? tzero::WeightLayout::Blocks8 : tzero::WeightLayout::File});
   }
   return L;
 }
@@ -112,6 +118,7 @@ int main(int argc, char** argv) {
   size_t kib = 512 * 1024;
   double seconds = 1.5;
   size_t n_tok = 1;
+  std::string layout = "auto";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--threads") {
@@ -127,6 +134,8 @@ int main(int argc, char** argv) {
       kib = size_t(std::atol(v.c_str()));
     } else if (a == "--tokens") {
       n_tok = size_t(std::atol(v.c_str()));
+    } else if (a == "--layout" && (v == "auto" || v == "file")) {
+      layout = v;
     } else if (a == "--seconds") {
       seconds = std::atof(v.c_str());
     } else {
@@ -135,8 +144,8 @@ int main(int argc, char** argv) {
     }
   }
   const tzero::KernelSet& k = tzero::select_kernels(kernels);
-  std::printf("kernels %s, weights %zu KiB per type, %zu token(s) per matmul\n", k.name, kib,
-              n_tok);
+  std::printf("kernels %s, weights %zu KiB per type, %zu token(s) per matmul, layout %s\n", k.name,
+              kib, n_tok, layout.c_str());
   std::printf("%-7s %3s %10s %10s %8s\n", "type", "thr", "GB/s", "stream", "fraction");
   for (const std::string& name : types) {
     const std::optional<TensorType> parsed = tzero::tensor_type_from_name(name);
@@ -145,7 +154,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const TensorType t = *parsed;
-    const Layers L = make_layers(t, kib << 10);
+    const Layers L = make_layers(t, kib << 10, layout == "auto" && k.gemm_blocks8_for(t));
     std::vector<float> x(5632 * n_tok), y(5632 * n_tok);
     tzero::SplitMix64 rng(9);
     for (float& v : x) v = float(rng.uniform()) * 2.0f - 1.0f;

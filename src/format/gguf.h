@@ -94,10 +94,17 @@ class GgufFile {
   uint32_t alignment() const { return alignment_; }
   size_t data_offset() const { return data_offset_; }
   size_t file_size() const { return size_; }
+  // The file's bytes in memory: after writable_data(), some tensors' bytes may differ from the
+  // file's (Model::file_xxh128 hashes them as in the file).
   const uint8_t* file_data() const { return data_; }
 
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return kv_; }
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
+
+  // Tensor t's bytes, writable, when the file was read into memory this object owns (not
+  // mapped, not a caller's buffer): the loader lays some matrices out anew (model/weights.h).
+  // nullptr otherwise.
+  uint8_t* writable_data(const GgufTensorInfo& t);
 
   const GgufValue* find(const std::string& key) const;
   const GgufTensorInfo* find_tensor(const std::string& name) const;

@@ -331,6 +331,12 @@ const GgufValue* GgufFile::find(const std::string& key) const {
   return it == kv_index_.end() ? nullptr : &kv_[it->second].second;
 }
 
+uint8_t* GgufFile::writable_data(const GgufTensorInfo& t) {
+  if (!map_ || map_->mapped()) return nullptr;
+  // The bytes are in map_'s private buffer (read(2) into memory this object owns).
+  return const_cast<uint8_t*>(t.data);
+}
+
 const GgufTensorInfo* GgufFile::find_tensor(const std::string& name) const {
   auto it = tensor_index_.find(name);
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

@@ -97,6 +97,37 @@ GemmFn KernelSet::gemm_for(TensorType t) const {
   }
 }
 
+template <typename S>
+auto KernelSet::blocks8_slot(S& set, TensorType t) -> decltype(&set.blocks8_q8_0) {
+  switch (t) {
+    case TensorType::Q8_0:
+      return &set.blocks8_q8_0;
+    case TensorType::Q4_0:
+      return &set.blocks8_q4_0;
+    case TensorType::Q4_1:
+      return &set.blocks8_q4_1;
+    case TensorType::Q5_0:
+      return &set.blocks8_q5_0;
+    case TensorType::Q5_1:
+      return &set.blocks8_q5_1;
+    case TensorType::IQ4_NL:
+      return &set.blocks8_iq4_nl;
+    case TensorType::MXFP4:
+      return &set.blocks8_mxfp4;
+    default:
+      return nullptr;
+  }
+}
+
+GemmFn KernelSet::gemm_blocks8_for(TensorType t) const {
+  const GemmFn* slot = blocks8_slot(*this, t);
+  return slot ? *slot : nullptr;
+}
+
+void KernelSet::drop_blocks8(TensorType t) {
+  if (GemmFn* slot = blocks8_slot(*this, t)) *slot = nullptr;
+}
+
 const KernelSet& scalar_kernels() {
   static const KernelSet set = {
       "scalar",

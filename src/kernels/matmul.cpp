@@ -1,5 +1,7 @@
 #include "kernels/matmul.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "kernels/dot.h"
 
@@ -26,15 +28,48 @@ const void* quantize_activations(const KernelSet& k, TensorType weight_type, con
   return x;
 }
 
+MatrixGemm::MatrixGemm(const KernelSet& k, const Matrix& w)
+    : file_(k.gemm_for(w.type)),
+      type_(w.type),
+      layout_(w.layout),
+      n_cols_(size_t(w.n_cols)),
+      row_bytes_(w.row_bytes) {
+  check(file_ != nullptr, std::string("matmul: no kernel for ") + traits(w.type).name);
+  if (layout_ == WeightLayout::Blocks8) {
+    check(blocks8_applies(type_),
+          std::string("matmul: Blocks8 rows of a type without that layout: ") + traits(type_).name);
+    blocks8_ = k.gemm_blocks8_for(type_);
+    blocks8_max_tok_ = k.blocks8_max_tok;
+  }
+}
+
+void MatrixGemm::operator()(const uint8_t* rows, size_t n_rows, const void* x, size_t n_tok,
+                            float* y, size_t ldy) const {
+  if (layout_ == WeightLayout::File) {
+    file_(rows, row_bytes_, x, n_cols_, n_rows, n_tok, y, ldy);
+    return;
+  }
+  if (blocks8_ && n_tok < blocks8_max_tok_) {
+    blocks8_(rows, row_bytes_, x, n_cols_, n_rows, n_tok, y, ldy);
+    return;
+  }
+  thread_local std::vector<uint8_t> unpacked;  // (chunk, row_bytes) in the file's layout
+  const size_t chunk = std::max<size_t>(1, kUnpackBytes / std::max<size_t>(1, row_bytes_));
+  unpacked.resize(std::min(chunk, n_rows) * row_bytes_);
+  for (size_t r = 0; r < n_rows; r += chunk) {
+    const size_t nr = std::min(chunk, n_rows - r);
+    from_blocks8(type_, rows + r * row_bytes_, unpacked.data(), nr, row_bytes_);
+    file_(unpacked.data(), row_bytes_, x, n_cols_, nr, n_tok, y + r, ldy);
+  }
+}
+
 void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x, size_t n_tokens,
             float* y, MatmulScratch& scratch) {
   const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
-  const GemmFn gemm = k.gemm_for(w.type);
-  check(gemm != nullptr, std::string("matmul: no kernel for ") + traits(w.type).name);
+  const MatrixGemm gemm(k, w);
   const void* xk = quantize_activations(k, w.type, x, n_tokens, K, scratch);
-  pool.run(N, [&](size_t r0, size_t r1) {
-    gemm(w.row(int64_t(r0)), w.row_bytes, xk, K, r1 - r0, n_tokens, y + r0, N);
-  });
+  pool.run(
+      N, [&](size_t r0, size_t r1) { gemm(w.row(int64_t(r0)), r1 - r0, xk, n_tokens, y + r0, N); });
 }
 
 void matmul(ThreadPool& pool, const Matrix& w, const float* x, size_t n_tokens, float* y,
@@ -54,7 +89,13 @@ float matmul_row_ref(const Matrix& w, size_t r, const float* x) {
 }
 
 void matrix_row_to_float(const Matrix& w, size_t r, float* dst) {
-  dequantize_row(w.type, w.row(int64_t(r)), dst, size_t(w.n_cols));
+  if (w.layout == WeightLayout::File) {
+    dequantize_row(w.type, w.row(int64_t(r)), dst, size_t(w.n_cols));
+    return;
+  }
+  std::vector<uint8_t> row(w.row_bytes);
+  from_blocks8(w.type, w.row(int64_t(r)), row.data(), 1, w.row_bytes);
+  dequantize_row(w.type, row.data(), dst, size_t(w.n_cols));
 }
 
 }  // namespace tzero

@@ -20,6 +20,28 @@ struct MatmulScratch {
   std::vector<ActQ8K> act_q8k;
 };
 
+// The gemm of k for w's type and layout, called on a run of w's rows (matmul, matmul_fast and
+// matmul_experts): gemm_for's kernel on rows in the file's layout; on Blocks8 rows
+// (kernels/weight_layout.h) the set's Blocks8 kernel below blocks8_max_tok tokens, else
+// gemm_for's kernel on the rows unpacked to the file's layout (a thread-local copy of at most
+// kUnpackBytes at a time). Each row's dot products are its own, so the bits are the same either
+// way. Throws when k has no kernel for the type.
+class MatrixGemm {
+ public:
+  static constexpr size_t kUnpackBytes = 256 << 10;
+  MatrixGemm(const KernelSet& k, const Matrix& w);
+  // y[t * ldy + i] for rows[i * w.row_bytes], i < n_rows, t < n_tok (activations x as gemm_for's).
+  void operator()(const uint8_t* rows, size_t n_rows, const void* x, size_t n_tok, float* y,
+                  size_t ldy) const;
+
+ private:
+  GemmFn file_ = nullptr, blocks8_ = nullptr;
+  size_t blocks8_max_tok_ = 0;
+  TensorType type_;
+  WeightLayout layout_;
+  size_t n_cols_, row_bytes_;
+};
+
 // y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed, with kernel set k.
 void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x, size_t n_tokens,
             float* y, MatmulScratch& scratch);

@@ -31,8 +31,7 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
   const size_t K = size_t(w.first.n_cols), N = size_t(w.first.n_rows), E = size_t(w.n_expert);
   const size_t n_slots = n_tok * k;
   const TensorType type = w.first.type;
-  const GemmFn gemm = kernels.gemm_for(type);
-  check(gemm != nullptr, std::string("matmul: no kernel for ") + traits(type).name);
+  const MatrixGemm gemm(kernels, w.first);  // every expert's rows alike
 
   // Group the slots by expert (counting sort: ascending expert, then ascending slot).
   s.start.assign(E + 1, 0);
@@ -90,11 +89,9 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
       const size_t r0 = u->r0, nr = v->r1 - u->r0;
       const Matrix m = w.expert(int64_t(e));
       if (n_e == 1) {  // one slot: straight into its row of y
-        gemm(m.row(int64_t(r0)), m.row_bytes, x_row(g0), K, nr, 1,
-             y + size_t(s.slot_order[g0]) * N + r0, N);
+        gemm(m.row(int64_t(r0)), nr, x_row(g0), 1, y + size_t(s.slot_order[g0]) * N + r0, N);
       } else {  // then back to slot order, the rows this thread computed
-        gemm(m.row(int64_t(r0)), m.row_bytes, &s.gathered[g0 * arb], K, nr, n_e,
-             &s.grouped[g0 * N + r0], N);
+        gemm(m.row(int64_t(r0)), nr, &s.gathered[g0 * arb], n_e, &s.grouped[g0 * N + r0], N);
         for (size_t i = g0; i < g0 + n_e; ++i)
           std::memcpy(y + size_t(s.slot_order[i]) * N + r0, &s.grouped[i * N + r0],
                       nr * sizeof(float));

@@ -21,8 +21,7 @@ constexpr size_t kRowsPerTask = 128;
 void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x,
                  size_t n_tokens, float* y, MatmulScratch& scratch) {
   const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
-  const GemmFn gemm = k.gemm_for(w.type);
-  check(gemm != nullptr, std::string("matmul: no kernel for ") + traits(w.type).name);
+  const MatrixGemm gemm(k, w);
   const void* xk = quantize_activations(k, w.type, x, n_tokens, K, scratch);
   if (K == 0) return;
   const size_t n_tasks = (N + kRowsPerTask - 1) / kRowsPerTask;
@@ -30,7 +29,7 @@ void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const fl
   pool.run(size_t(pool.size()), [&](size_t, size_t) {
     for (size_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < n_tasks;) {
       const size_t r0 = task * kRowsPerTask, nr = std::min(kRowsPerTask, N - r0);
-      gemm(w.row(int64_t(r0)), w.row_bytes, xk, K, nr, n_tokens, y + r0, N);
+      gemm(w.row(int64_t(r0)), nr, xk, n_tokens, y + r0, N);
     }
   });
 }

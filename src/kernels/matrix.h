@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "format/tensor_type.h"
+#include "kernels/weight_layout.h"
 
 namespace tzero {
 
@@ -15,6 +16,7 @@ struct Matrix {
   int64_t n_rows = 0;
   int64_t n_cols = 0;
   size_t row_bytes = 0;
+  WeightLayout layout = WeightLayout::File;  // Blocks8 where the loader repacked the rows
   const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
   // Rows [r0, r0 + n) as a matrix of their own (a fused tensor's part: phi3's attn_qkv, ffn_up).
   Matrix rows(int64_t r0, int64_t n) const {

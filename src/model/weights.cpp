@@ -1,9 +1,11 @@
 #include "model/weights.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/error.h"
 #include "base/excerpt.h"
+#include "base/hash.h"
 #include "kernels/quant.h"
 #include "model/model_keys.h"
 
@@ -17,8 +19,9 @@ std::string shape_str(const std::vector<int64_t>& ne) {
 }
 }  // namespace
 
-std::unique_ptr<Model> Model::load(const std::string& path, MappedFile::Load load) {
-  auto model = std::make_unique<Model>(std::make_unique<GgufFile>(path, load));
+std::unique_ptr<Model> Model::load(const std::string& path, MappedFile::Load load,
+                                   const KernelSet* layout_for) {
+  auto model = std::make_unique<Model>(std::make_unique<GgufFile>(path, load), layout_for);
   const std::string note = unknown_keys_note(*model);
   if (!note.empty()) std::fprintf(stderr, "tzero: note: %s\n", note.c_str());
   return model;
@@ -42,6 +45,51 @@ const GgufTensorInfo* Model::use(const std::string& name) {
   return t;
 }
 
+WeightLayout Model::matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t row_bytes) {
+  if (blocks8_.count(t.name)) return WeightLayout::Blocks8;
+  if (!layout_for_ || !layout_for_->gemm_blocks8_for(t.type) || float_reads_.count(t.name))
+    return WeightLayout::File;
+  uint8_t* bytes = file_->writable_data(t);
+  if (!bytes) return WeightLayout::File;  // mapped: the page cache's bytes are not ours
+  to_blocks8(t.type, bytes, n_rows, row_bytes);
+  blocks8_.insert(t.name);
+  return WeightLayout::Blocks8;
+}
+
+std::string Model::file_xxh128() const {
+  std::call_once(xxh128_once_, [&] {
+    const uint8_t* base = file_->file_data();
+    std::vector<const GgufTensorInfo*> repacked;
+    for (const std::string& name : blocks8_) repacked.push_back(file_->find_tensor(name));
+    std::sort(repacked.begin(), repacked.end(),
+              [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->data < b->data; });
+    Hasher128 h;
+    size_t pos = 0;
+    std::vector<uint8_t> rows;
+    for (const GgufTensorInfo* t : repacked) {
+      const size_t at = size_t(t->data - base), rb = row_bytes(t->type, size_t(t->ne[0]));
+      h.update(base + pos, at - pos);
+      const size_t chunk = std::max<size_t>(1, (4 << 20) / rb), n_rows = t->n_bytes / rb;
+      for (size_t r = 0; r < n_rows; r += chunk) {
+        const size_t nr = std::min(chunk, n_rows - r);
+        rows.resize(nr * rb);
+        from_blocks8(t->type, t->data + r * rb, rows.data(), nr, rb);
+        h.update(rows.data(), rows.size());
+      }
+      pos = at + t->n_bytes;
+    }
+    h.update(base + pos, file_->file_size() - pos);
+    xxh128_ = h.hex();
+  });
+  return xxh128_;
+}
+
+void Model::note_float_read(const std::string& name) {
+  check(!blocks8_.count(name),
+        "internal: tensor '" + name + "' read as floats after its repacking");
+  float_reads_.insert(name);
+}
+
 namespace {
 const char* kSupportedTypes =
     "supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, q2_k, q3_k, q4_k, "
@@ -61,7 +109,8 @@ Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bo
   if (!tr.supported)
     file_->fail("tensor '" + name + "' has type " + tr.name + ", which tzero cannot compute yet (" +
                 kSupportedTypes + ")");
-  return Matrix{t->type, t->data, n_rows, n_cols, row_bytes(t->type, size_t(n_cols))};
+  const size_t rb = row_bytes(t->type, size_t(n_cols));
+  return Matrix{t->type, t->data, n_rows, n_cols, rb, matrix_layout(*t, size_t(n_rows), rb)};
 }
 
 ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n_rows,
@@ -76,7 +125,9 @@ ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n
   if (!tr.supported)
     file_->fail("tensor '" + name + "' has type " + tr.name + ", which tzero cannot compute yet (" +
                 kSupportedTypes + ")");
-  return ExpertMatrix{Matrix{t->type, t->data, n_rows, n_cols, row_bytes(t->type, size_t(n_cols))},
+  const size_t rb = row_bytes(t->type, size_t(n_cols));
+  return ExpertMatrix{Matrix{t->type, t->data, n_rows, n_cols, rb,
+                             matrix_layout(*t, size_t(n_rows * n_expert), rb)},
                       n_expert};
 }
 
@@ -202,6 +253,7 @@ void Model::load_experts(const std::string& p, LayerWeights& l) {
 const float* Model::table(const std::string& name, int64_t n_rows, int64_t n_cols) {
   const GgufTensorInfo* t = use(name);
   if (!t) file_->fail("missing tensor '" + name + "'");
+  note_float_read(name);
   if (t->ne.size() != 2 || t->ne[0] != n_cols || t->ne[1] != n_rows)
     file_->fail("tensor '" + name + "' has shape " + shape_str(t->ne) + ", expected [" +
                 std::to_string(n_cols) + ", " + std::to_string(n_rows) + "]");
@@ -222,6 +274,7 @@ const float* Model::vector(const std::string& name, int64_t n, bool required, bo
     if (required && !optional) file_->fail("missing tensor '" + name + "'");
     return nullptr;
   }
+  note_float_read(name);
   if (t->n_elements() != n || t->ne[0] != n)
     file_->fail("tensor '" + name + "' has shape " + shape_str(t->ne) + ", expected [" +
                 std::to_string(n) + "]");
@@ -233,7 +286,8 @@ const float* Model::vector(const std::string& name, int64_t n, bool required, bo
   return widened_.back().data();
 }
 
-Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_hparams(*file_)) {
+Model::Model(std::unique_ptr<GgufFile> file, const KernelSet* layout_for)
+    : file_(std::move(file)), hp_(read_hparams(*file_)), layout_for_(layout_for) {
   const GgufTensorInfo* embd = file_->find_tensor("token_embd.weight");
   if (!embd) file_->fail("missing tensor 'token_embd.weight'");
   if (embd->ne.size() != 2 || embd->ne[0] != hp_.n_embd)
@@ -356,6 +410,7 @@ Model::Model(std::unique_ptr<GgufFile> file) : file_(std::move(file)), hp_(read_
                   excerpt(hp_.arch_name) + "' (" +
                   std::to_string(file_->tensors().size() - used_.size()) +
                   " such tensors): refusing rather than running without it");
+  layout_for_ = nullptr;  // the caller's, for the construction only
 }
 
 const float* Model::rope_factors(int n_ctx) const {

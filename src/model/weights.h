@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "format/gguf.h"
+#include "kernels/kernel_set.h"
 #include "kernels/matrix.h"
 #include "model/hparams.h"
 
@@ -79,9 +81,14 @@ class Model {
   // Loads and validates a model: by default read into 2 MiB-page memory when it fits, else
   // mapped; Map for a look at the file without computing (base/mapped_file.h). Throws
   // tzero::Error naming the file and the tensor or key.
+  // layout_for: the kernel set that will compute with it, or null. When the file was read into
+  // memory (not mapped), each matrix of a type that set reads in the Blocks8 layout faster
+  // (KernelSet::gemm_blocks8_for) is laid out so at load, in place (kernels/weight_layout.h;
+  // Matrix::layout says which). The bits of every product are the same either way.
   static std::unique_ptr<Model> load(const std::string& path,
-                                     MappedFile::Load load = MappedFile::Load::Auto);
-  explicit Model(std::unique_ptr<GgufFile> file);
+                                     MappedFile::Load load = MappedFile::Load::Auto,
+                                     const KernelSet* layout_for = nullptr);
+  explicit Model(std::unique_ptr<GgufFile> file, const KernelSet* layout_for = nullptr);
 
   const GgufFile& gguf() const { return *file_; }
   const HParams& hparams() const { return hp_; }
@@ -90,6 +97,11 @@ class Model {
   const Matrix& output() const { return output_; }  // (n_vocab, n_embd); token_embd when tied
   const std::vector<LayerWeights>& layers() const { return layers_; }
   bool tied_output() const { return tied_output_; }
+  // How many tensors the load laid out as Blocks8 (load's layout_for), 0 when none.
+  size_t blocks8_tensors() const { return blocks8_.size(); }
+  // XXH3-128 (hex) of the model file's bytes as the file has them, the repacked tensors' bytes
+  // unpacked as they are hashed; computed on the first call (the fingerprint's model_xxh128).
+  std::string file_xxh128() const;
   // RoPE frequency factors (n_rot / 2 divisors) for a context of n_ctx positions per sequence,
   // or null: llama 3.1's rope_freqs; phi3's LongRoPE rope_factors_long when n_ctx is above
   // hparams.n_ctx_orig, else rope_factors_short (llama.cpp's choice).
@@ -107,6 +119,10 @@ class Model {
   const float* table(const std::string& name, int64_t n_rows, int64_t n_cols);
   ExpertMatrix experts(const std::string& name, int64_t n_expert, int64_t n_rows, int64_t n_cols);
   const GgufTensorInfo* use(const std::string& name);  // find_tensor, and mark it read
+  // The layout of a matrix tensor: Blocks8 (repacked here, once) where layout_for_ prefers it and
+  // the bytes are ours to write; File otherwise, and always for a tensor read as floats.
+  WeightLayout matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t row_bytes);
+  void note_float_read(const std::string& name);  // never repacked after; fails if it was
   void load_experts(const std::string& prefix, LayerWeights& l);
   void load_mla(const std::string& prefix, LayerWeights& l);
   void load_delta_net(const std::string& prefix, LayerWeights& l);
@@ -124,6 +140,11 @@ class Model {
   std::vector<LayerWeights> layers_;
   std::vector<std::vector<float>> widened_;  // 1-D tensors stored in a type other than f32
   std::set<std::string> used_;               // the tensors read (every one must be)
+  const KernelSet* layout_for_ = nullptr;    // during the constructor only
+  std::set<std::string> blocks8_;            // the tensors repacked to Blocks8
+  std::set<std::string> float_reads_;        // the tensors read as floats (never repacked)
+  mutable std::once_flag xxh128_once_;
+  mutable std::string xxh128_;
 };
 
 // One line naming the keys of the model's architecture namespace that the key table does not

@@ -21,7 +21,7 @@ Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string
       {"canonical_orders", kCanonicalOrders},
       {"mode", to_string(mode)},
       {"kv_cache", kv_type},
-      {"model_xxh128", file_xxh128(model.gguf())},
+      {"model_xxh128", model.file_xxh128()},
   };
   if (!custom_ops.empty()) hashed["custom_ops"] = custom_ops;
   // Orders only some architectures use (docs/DETERMINISM.md), named only for them, so the

@@ -27,7 +27,7 @@ struct Fingerprint {
   nlohmann::json manifest;  // the readable list
 };
 
-// XXH3-128 of a whole file, as hex.
+// XXH3-128 of a whole file's bytes in memory, as hex (of a model: Model::file_xxh128).
 std::string file_xxh128(const GgufFile& f);
 
 // custom_ops: the "op=name" overrides of registered kernels; they are hashed, since a custom

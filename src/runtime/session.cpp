@@ -2,6 +2,7 @@
 #include "runtime/session.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "backend/backend.h"
@@ -56,7 +57,13 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
   const MappedFile::Load load = !options.use_mmap         ? MappedFile::Load::Read
                                 : options.gpu_layers != 0 ? MappedFile::Load::Map
                                                           : MappedFile::Load::Auto;
-  std::unique_ptr<Model> model = Model::load(path, load);
+  // The matrices are laid out for the kernels that will compute with them (model/weights.h);
+  // layers on a GPU are uploaded as the file has them. TZ_WEIGHT_LAYOUT=file keeps the file's
+  // layout (to measure the difference; the bits are the same).
+  const KernelSet kernels = with_overrides(select_kernels(options.kernels), options.op_overrides);
+  const char* layout = std::getenv("TZ_WEIGHT_LAYOUT");
+  const bool repack = options.gpu_layers == 0 && !(layout && std::string(layout) == "file");
+  std::unique_ptr<Model> model = Model::load(path, load, repack ? &kernels : nullptr);
   auto vocab = std::make_unique<Vocab>(Vocab::from_gguf(model->gguf()));
   std::shared_ptr<Session> s(new Session(model.get(), vocab.get(), options));
   s->owned_model_ = std::move(model);

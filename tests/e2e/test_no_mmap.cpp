@@ -49,6 +49,57 @@ TEST(NoMmap, RunGivesTheMappedBits) {
   EXPECT_EQ(digest[0], digest[2]);
 }
 
+// Proves: the matrices repacked at load for the kernels (kernels/weight_layout.h: the default
+// load reads the file into memory, and the avx512 and amx sets read the 32-element types in the
+// Blocks8 layout) give the mapped file's bits (never repacked) and its fingerprint, whose
+// model_xxh128 is the file's as read: tied output (tiny-qwen2, its embedding rows too), fused
+// rows (tiny-phi3), experts (tiny-qwen3moe, tiny-gpt-oss with MXFP4 and its biases, MLA's
+// per-head matrices in tiny-deepseek2), a prompt long enough for the batched kernels.
+TEST(NoMmap, RepackedMatricesGiveTheMappedBits) {
+  struct Restore {
+    std::optional<std::string> saved;
+    ~Restore() {
+      if (saved)
+        ::setenv("TZ_MMAP", saved->c_str(), 1);
+      else
+        ::unsetenv("TZ_MMAP");
+    }
+  } restore{std::getenv("TZ_MMAP") ? std::optional<std::string>(std::getenv("TZ_MMAP"))
+                                   : std::nullopt};
+  const std::pair<const char*, const char*> models[] = {
+      {"tiny-qwen2", "q4_0"},     {"tiny-qwen2", "q8_0"},      {"tiny", "q5_1"},
+      {"tiny-phi3", "q5_0"},      {"tiny-qwen3moe", "iq4_nl"}, {"tiny-gpt-oss", "mxfp4"},
+      {"tiny-deepseek2", "q4_1"}, {"tiny-qwen35", "q4_0"}};
+  // The default load did repack where a set that reads Blocks8 runs (the avx512 and amx sets).
+  const auto b = test::run_tzero({"bench", "-m", test::generated_model("tiny-qwen2", "q4_0"), "-p",
+                                  "8", "-n", "2", "-r", "1", "--stream-mib", "0", "--json"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const json bj = json::parse(b.out);
+  const std::string kernels = bj["kernels"];
+  if (kernels == "avx512" || kernels == "amx")
+    EXPECT_GT(bj["blocks8_tensors"].get<int>(), 0) << b.out;
+  else
+    std::printf("[ note ] kernels %s read no Blocks8 rows: the test compares two file layouts\n",
+                kernels.c_str());
+  for (const auto& [preset, dtype] : models) {
+    const std::string model = test::generated_model(preset, dtype);
+    json out[2];
+    for (int i = 0; i < 2; ++i) {
+      if (i == 0)
+        ::setenv("TZ_MMAP", "1", 1);
+      else
+        ::unsetenv("TZ_MMAP");
+      const auto r = test::run_tzero({"run", "-m", model, "-n", "6", "-p",
+                                      "the cat sat on the mat and looked at the dog", "--json"});
+      ASSERT_EQ(r.exit_code, 0) << preset << " " << dtype << ": " << r.err;
+      out[i] = json::parse(r.out);
+    }
+    EXPECT_EQ(out[0]["logits_digest"], out[1]["logits_digest"]) << preset << " " << dtype;
+    EXPECT_EQ(out[0]["tokens"], out[1]["tokens"]) << preset << " " << dtype;
+    EXPECT_EQ(out[0]["fingerprint"], out[1]["fingerprint"]) << preset << " " << dtype;
+  }
+}
+
 TEST(NoMmap, ServerSurvivesItsFileTruncatedInPlace) {
   const std::string copy = test::scratch_dir() + "/truncated-later.gguf";
   std::filesystem::copy_file(test::generated_model("tiny", "q8_0"), copy,

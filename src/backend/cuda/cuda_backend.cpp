@@ -235,7 +235,11 @@ class CudaBackend final : public BackendOps {
     if (it != uploaded_.end()) return it->second.get();
     return uploaded_.emplace(host, upload(host, bytes)).first->second.get();
   }
-  const void* weights(const Matrix& m) { return weights(m.data, size_t(m.n_rows) * m.row_bytes); }
+  const void* weights(const Matrix& m) {
+    // Session::open loads GPU models without repacking (model/weights.h): the file's layout.
+    check(m.layout == WeightLayout::File, "internal: a repacked matrix reached the GPU backend");
+    return weights(m.data, size_t(m.n_rows) * m.row_bytes);
+  }
   const float* weights(const float* v, size_t n) {
     return static_cast<const float*>(weights(static_cast<const void*>(v), n * 4));
   }

@@ -199,6 +199,15 @@ KernelSet make_avx512() {
   set.gemm_q5_1 = gemm_q32_avx512<x86::Q5_1Unpack, x86::DecQ5_1>;
   set.gemm_iq4_nl = gemm_q32_avx512<x86::IQ4_NLUnpack, x86::DecIQ4_NL>;
   set.gemm_mxfp4 = gemm_q32_avx512<x86::MXFP4Unpack, x86::DecMXFP4>;
+  // Rows repacked at load (kernels/weight_layout.h): the decode kernels read them as they lie.
+  set.blocks8_q8_0 = x86::gemm_q32_decode_avx512<x86::DecQ8_0, true>;
+  set.blocks8_q4_0 = x86::gemm_q32_decode_avx512<x86::DecQ4_0, true>;
+  set.blocks8_q4_1 = x86::gemm_q32_decode_avx512<x86::DecQ4_1, true>;
+  set.blocks8_q5_0 = x86::gemm_q32_decode_avx512<x86::DecQ5_0, true>;
+  set.blocks8_q5_1 = x86::gemm_q32_decode_avx512<x86::DecQ5_1, true>;
+  set.blocks8_iq4_nl = x86::gemm_q32_decode_avx512<x86::DecIQ4_NL, true>;
+  set.blocks8_mxfp4 = x86::gemm_q32_decode_avx512<x86::DecMXFP4, true>;
+  set.blocks8_max_tok = kQ32DecodeMaxTok;
   set.gemm_q4_k = gemm_k4_avx512<BlockQ4_K>;
   set.gemm_q5_k = gemm_k4_avx512<BlockQ5_K>;
   set.gemm_q6_k = gemm_q6_k_avx512;
