@@ -48,14 +48,12 @@ struct KernelSet {
   void (*delta_rows)(float* S, size_t d_k, size_t j0, size_t j1, const float* q, const float* k,
                      const float* v, float g, float beta, float scale, float* out) = nullptr;
 
-  // Gemms of fewer than blocks8_max_tok tokens over rows in WeightLayout::Blocks8
-  // (kernels/weight_layout.h), for the types this set reads that way; null for the others. Every
-  // other product with such rows unpacks them to the file's layout for gemm_for's kernel
-  // (matrix_gemm in kernels/matmul.h): the same bits either way.
+  // The gemms over rows in WeightLayout::Blocks8 (kernels/weight_layout.h), for the types this
+  // set reads that way; null for the others, whose products with such rows unpack them to the
+  // file's layout for gemm_for's kernel (MatrixGemm in kernels/matmul.h): the same bits.
   GemmFn blocks8_q8_0 = nullptr, blocks8_q4_0 = nullptr, blocks8_q4_1 = nullptr,
          blocks8_q5_0 = nullptr, blocks8_q5_1 = nullptr, blocks8_iq4_nl = nullptr,
          blocks8_mxfp4 = nullptr;
-  size_t blocks8_max_tok = 0;
 
   GemmFn gemm_for(TensorType t) const;          // nullptr for types without a matmul
   GemmFn gemm_blocks8_for(TensorType t) const;  // nullptr where the set has none

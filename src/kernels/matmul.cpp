@@ -39,7 +39,6 @@ MatrixGemm::MatrixGemm(const KernelSet& k, const Matrix& w)
     check(blocks8_applies(type_),
           std::string("matmul: Blocks8 rows of a type without that layout: ") + traits(type_).name);
     blocks8_ = k.gemm_blocks8_for(type_);
-    blocks8_max_tok_ = k.blocks8_max_tok;
   }
 }
 
@@ -49,7 +48,7 @@ void MatrixGemm::operator()(const uint8_t* rows, size_t n_rows, const void* x, s
     file_(rows, row_bytes_, x, n_cols_, n_rows, n_tok, y, ldy);
     return;
   }
-  if (blocks8_ && n_tok < blocks8_max_tok_) {
+  if (blocks8_) {
     blocks8_(rows, row_bytes_, x, n_cols_, n_rows, n_tok, y, ldy);
     return;
   }

@@ -22,10 +22,10 @@ struct MatmulScratch {
 
 // The gemm of k for w's type and layout, called on a run of w's rows (matmul, matmul_fast and
 // matmul_experts): gemm_for's kernel on rows in the file's layout; on Blocks8 rows
-// (kernels/weight_layout.h) the set's Blocks8 kernel below blocks8_max_tok tokens, else
-// gemm_for's kernel on the rows unpacked to the file's layout (a thread-local copy of at most
-// kUnpackBytes at a time). Each row's dot products are its own, so the bits are the same either
-// way. Throws when k has no kernel for the type.
+// (kernels/weight_layout.h) the set's Blocks8 kernel, or where it has none gemm_for's kernel on
+// the rows unpacked to the file's layout (a thread-local copy of at most kUnpackBytes at a
+// time). Each row's dot products are its own, so the bits are the same either way. Throws when
+// k has no kernel for the type.
 class MatrixGemm {
  public:
   static constexpr size_t kUnpackBytes = 256 << 10;
@@ -36,7 +36,6 @@ class MatrixGemm {
 
  private:
   GemmFn file_ = nullptr, blocks8_ = nullptr;
-  size_t blocks8_max_tok_ = 0;
   TensorType type_;
   WeightLayout layout_;
   size_t n_cols_, row_bytes_;

@@ -105,9 +105,9 @@ TEST(WeightLayout, Blocks8MovesEveryFieldAndUndoesExactly) {
   EXPECT_FALSE(tzero::blocks8_applies(TensorType::F16));
 }
 
-// Every set, every token count: matrix_gemm over Blocks8 rows gives the scalar reference's bits
-// over the file's rows (the set's own Blocks8 kernel where it has one below blocks8_max_tok,
-// the unpacking path otherwise), with 1 and 2 threads.
+// Every set, every token count (decode kernels and batched tiles): MatrixGemm over Blocks8 rows
+// gives the scalar reference's bits over the file's rows (the set's own Blocks8 kernels where it
+// has them, the unpacking path otherwise), with 1 and 2 threads.
 TEST(WeightLayout, Blocks8ProductsEqualScalarBits) {
   std::mt19937 rng(12);
   int native = 0, compared = 0;
@@ -118,7 +118,7 @@ TEST(WeightLayout, Blocks8ProductsEqualScalarBits) {
       std::vector<uint8_t> b8 = file;
       tzero::to_blocks8(t, b8.data(), N, rb);
       tzero::Matrix m{t, b8.data(), int64_t(N), int64_t(K), rb, WeightLayout::Blocks8};
-      for (size_t T : {1, 2, 3, 4, 5, 9}) {
+      for (size_t T : {1, 2, 3, 4, 5, 9, 17, 40}) {
         const auto x = random_acts(T, nb, rng);
         std::vector<float> ref(T * N), got(T * N);
         tzero::scalar_kernels().gemm_for(t)(file.data(), rb, x.data(), K, N, T, ref.data(), N);
@@ -134,7 +134,7 @@ TEST(WeightLayout, Blocks8ProductsEqualScalarBits) {
                 << k->name << " " << tzero::traits(t).name << " nb=" << nb << " T=" << T
                 << " threads=" << threads;
             ++compared;
-            if (k->gemm_blocks8_for(t) && T < k->blocks8_max_tok) ++native;
+            if (k->gemm_blocks8_for(t)) ++native;
           }
         }
       }

@@ -18,16 +18,17 @@ namespace tzero {
 
 namespace {
 
-template <typename Tiles, typename Block>
+// B8: the rows in the Blocks8 layout (kernels/weight_layout.h).
+template <typename Tiles, typename Block, bool B8 = false>
 void gemm_q_amx(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
                 size_t n_tok, float* y, size_t ldy) {
   if (n_tok >= x86::kAmxMinTok && n_cols >= size_t(kQBlock)) {
-    x86::gemm_q_amx_tiles<Tiles, Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    x86::gemm_q_amx_tiles<Tiles, Block, B8>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
     return;
   }
   const KernelSet& v = avx512_kernels();  // decode and small batches: the VNNI kernels
-  (sizeof(Block) == sizeof(BlockQ4_0) ? v.gemm_q4_0 : v.gemm_q8_0)(w, w_row_bytes, x, n_cols,
-                                                                   n_rows, n_tok, y, ldy);
+  const TensorType t = sizeof(Block) == sizeof(BlockQ4_0) ? TensorType::Q4_0 : TensorType::Q8_0;
+  (B8 ? v.gemm_blocks8_for(t) : v.gemm_for(t))(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
 template <typename Tiles>
@@ -36,6 +37,8 @@ KernelSet make_amx(const char* name) {
   set.name = name;
   set.gemm_q8_0 = gemm_q_amx<Tiles, BlockQ8_0>;
   set.gemm_q4_0 = gemm_q_amx<Tiles, BlockQ4_0>;
+  set.blocks8_q8_0 = gemm_q_amx<Tiles, BlockQ8_0, true>;
+  set.blocks8_q4_0 = gemm_q_amx<Tiles, BlockQ4_0, true>;
   return set;
 }
 

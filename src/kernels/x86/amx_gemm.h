@@ -31,6 +31,7 @@
 
 #include "base/fp16.h"
 #include "kernels/quant.h"
+#include "kernels/weight_layout.h"
 #include "kernels/x86/amx_tiles.h"
 
 namespace tzero::x86 {
@@ -213,7 +214,9 @@ void amx_q_pass(const AmxRowTile* wa, const AmxTokTile* xb, size_t nb, size_t nr
 
 // y[t * ldy + r] = dot-v1(weight row r, token t) for r < n_rows, t < n_tok (kernel_set.h GemmFn);
 // n_tok >= kAmxMinTok is the caller's choice (any n_tok >= 1 gives the same bits).
-template <typename Tiles, typename Block>
+// B8: the rows in the Blocks8 layout (kernels/weight_layout.h), each pair of row tiles unpacked
+// before it is packed.
+template <typename Tiles, typename Block, bool B8 = false>
 void gemm_q_amx_tiles(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                       size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kQBlock;
@@ -257,10 +260,18 @@ void gemm_q_amx_tiles(const uint8_t* w, size_t w_row_bytes, const void* x, size_
     for (size_t r0 = 0; r0 < n_rows; r0 += 2 * kAmxTileRows) {
       const size_t nr = n_rows - r0 < 2 * size_t(kAmxTileRows) ? n_rows - r0 : 2 * kAmxTileRows;
       const int ra = nr > size_t(kAmxTileRows) ? 2 : 1;
+      const uint8_t* wr = w + r0 * w_row_bytes;  // rows r0 .. r0 + nr in the file's layout
+      if constexpr (B8) {
+        thread_local std::vector<uint8_t> rows;
+        rows.resize(nr * w_row_bytes);
+        from_blocks8(sizeof(Block) == sizeof(BlockQ4_0) ? TensorType::Q4_0 : TensorType::Q8_0, wr,
+                     rows.data(), nr, w_row_bytes);
+        wr = rows.data();
+      }
       for (int i = 0; i < ra; ++i) {
         const size_t first = size_t(i) * kAmxTileRows;
         const size_t cnt = nr - first < size_t(kAmxTileRows) ? nr - first : size_t(kAmxTileRows);
-        amx_pack_rows<Block>(w, w_row_bytes, nb, r0 + first, cnt, wt[i]);
+        amx_pack_rows<Block>(wr, w_row_bytes, nb, first, cnt, wt[i]);
       }
       for (size_t i = 0; i < ntiles; i += 2) {
         const size_t first = i * kAmxTileTok;

@@ -105,26 +105,28 @@ void gemm_float_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size
 // Weight GB/s at 2 threads (tz_bench_decode --tokens N, decode / tiles): 2 tokens Q4_0 24.6 /
 // 13.1, Q8_0 30.5 / 19.8, IQ4_NL 24.7 / 11.5; 4 tokens 14.3 / 7.0, 17.4 / 17.5, 13.5 / 10.6;
 // 8 tokens 7.5 / 8.3, 11.3 / 14.3, 7.0 / 8.6.
+// B8: the rows in the Blocks8 layout (kernels/weight_layout.h; a row of fewer than 8 blocks,
+// n_cols < 256, is the same in both layouts).
 constexpr size_t kQ32DecodeMaxTok = 5;
-template <typename Block, typename D>
+template <typename Block, typename D, bool B8 = false>
 void gemm_q_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                    size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   if (n_tok >= kQ32DecodeMaxTok && n_cols >= size_t(kQBlock))
-    x86::gemm_q_vnni<Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    x86::gemm_q_vnni<Block, B8>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else if (n_tok < kQ32DecodeMaxTok)
-    x86::gemm_q32_decode_avx512<D>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    x86::gemm_q32_decode_avx512<D, B8>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else
     x86::gemm_q<Avx512, Block>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
 // The 32-element types of quant_legacy.h: the same split as Q8_0's, the same bits.
-template <typename U, typename D>
+template <typename U, typename D, bool B8 = false>
 void gemm_q32_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                      size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   if (n_tok >= kQ32DecodeMaxTok && n_cols >= size_t(kQBlock))
-    x86::gemm_q32_vnni<U>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    x86::gemm_q32_vnni<U, B8>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else if (n_tok < kQ32DecodeMaxTok)
-    x86::gemm_q32_decode_avx512<D>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    x86::gemm_q32_decode_avx512<D, B8>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else
     x86::gemm_q32<Avx512, U>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
@@ -199,15 +201,14 @@ KernelSet make_avx512() {
   set.gemm_q5_1 = gemm_q32_avx512<x86::Q5_1Unpack, x86::DecQ5_1>;
   set.gemm_iq4_nl = gemm_q32_avx512<x86::IQ4_NLUnpack, x86::DecIQ4_NL>;
   set.gemm_mxfp4 = gemm_q32_avx512<x86::MXFP4Unpack, x86::DecMXFP4>;
-  // Rows repacked at load (kernels/weight_layout.h): the decode kernels read them as they lie.
-  set.blocks8_q8_0 = x86::gemm_q32_decode_avx512<x86::DecQ8_0, true>;
-  set.blocks8_q4_0 = x86::gemm_q32_decode_avx512<x86::DecQ4_0, true>;
-  set.blocks8_q4_1 = x86::gemm_q32_decode_avx512<x86::DecQ4_1, true>;
-  set.blocks8_q5_0 = x86::gemm_q32_decode_avx512<x86::DecQ5_0, true>;
-  set.blocks8_q5_1 = x86::gemm_q32_decode_avx512<x86::DecQ5_1, true>;
-  set.blocks8_iq4_nl = x86::gemm_q32_decode_avx512<x86::DecIQ4_NL, true>;
-  set.blocks8_mxfp4 = x86::gemm_q32_decode_avx512<x86::DecMXFP4, true>;
-  set.blocks8_max_tok = kQ32DecodeMaxTok;
+  // Rows repacked at load (kernels/weight_layout.h): the same kernels, reading them as they lie.
+  set.blocks8_q8_0 = gemm_q_avx512<BlockQ8_0, x86::DecQ8_0, true>;
+  set.blocks8_q4_0 = gemm_q_avx512<BlockQ4_0, x86::DecQ4_0, true>;
+  set.blocks8_q4_1 = gemm_q32_avx512<x86::Q4_1Unpack, x86::DecQ4_1, true>;
+  set.blocks8_q5_0 = gemm_q32_avx512<x86::Q5_0Unpack, x86::DecQ5_0, true>;
+  set.blocks8_q5_1 = gemm_q32_avx512<x86::Q5_1Unpack, x86::DecQ5_1, true>;
+  set.blocks8_iq4_nl = gemm_q32_avx512<x86::IQ4_NLUnpack, x86::DecIQ4_NL, true>;
+  set.blocks8_mxfp4 = gemm_q32_avx512<x86::MXFP4Unpack, x86::DecMXFP4, true>;
   set.gemm_q4_k = gemm_k4_avx512<BlockQ4_K>;
   set.gemm_q5_k = gemm_k4_avx512<BlockQ5_K>;
   set.gemm_q6_k = gemm_q6_k_avx512;

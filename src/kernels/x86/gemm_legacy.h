@@ -52,6 +52,7 @@ inline __m256i table16(const int8_t* values) {
 struct Q4_1Unpack {
   using Block = BlockQ4_1;
   static constexpr bool kMin = true, kF16Scale = true;
+  static constexpr TensorType kType = TensorType::Q4_1;
   static __m256i ints(const Block& b) { return nibbles32(b.qs); }
   static float scale(const Block& b) { return _cvtsh_ss(b.d); }
   static float min(const Block& b) { return _cvtsh_ss(b.m); }
@@ -59,6 +60,7 @@ struct Q4_1Unpack {
 struct Q5_1Unpack {
   using Block = BlockQ5_1;
   static constexpr bool kMin = true, kF16Scale = true;
+  static constexpr TensorType kType = TensorType::Q5_1;
   static __m256i ints(const Block& b) {
     return _mm256_or_si256(nibbles32(b.qs), fifth_bits32(b.qh));
   }
@@ -68,6 +70,7 @@ struct Q5_1Unpack {
 struct Q5_0Unpack {
   using Block = BlockQ5_0;
   static constexpr bool kMin = false, kF16Scale = true;
+  static constexpr TensorType kType = TensorType::Q5_0;
   static __m256i ints(const Block& b) {
     return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b.qs), fifth_bits32(b.qh)),
                            _mm256_set1_epi8(16));
@@ -78,6 +81,7 @@ struct Q5_0Unpack {
 struct IQ4_NLUnpack {
   using Block = BlockIQ4_NL;
   static constexpr bool kMin = false, kF16Scale = true;
+  static constexpr TensorType kType = TensorType::IQ4_NL;
   static __m256i ints(const Block& b) {
     return _mm256_shuffle_epi8(table16(kIq4nlValues), nibbles32(b.qs));
   }
@@ -87,6 +91,7 @@ struct IQ4_NLUnpack {
 struct MXFP4Unpack {
   using Block = BlockMXFP4;
   static constexpr bool kMin = false, kF16Scale = false;
+  static constexpr TensorType kType = TensorType::MXFP4;
   static __m256i ints(const Block& b) {
     return _mm256_shuffle_epi8(table16(kMxfp4Values), nibbles32(b.qs));
   }

@@ -100,26 +100,27 @@ struct QMinTile {
   }
 };
 
-// Signed types: Q8_0's 4 x 3 tiles. Min types: 3 x 3 (two accumulators per element).
-template <typename U>
+// Signed types: Q8_0's 4 x 3 tiles. Min types: 3 x 3 (two accumulators per element). B8: the
+// rows in the Blocks8 layout (kernels/weight_layout.h), unpacked a row at a time.
+template <typename U, bool B8 = false>
 void gemm_q32_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                    size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   using Block = typename U::Block;
   const size_t nb = n_cols / kQBlock, ng = (nb + 7) / 8;
   const ActQ8* xq = static_cast<const ActQ8*>(x);
+  thread_local std::vector<uint8_t> buf;
+  auto row = [&](size_t r) {
+    return reinterpret_cast<const Block*>(file_layout_row(U::kType, B8, w, w_row_bytes, r, buf));
+  };
   if constexpr (U::kMin) {
     gemm_tiled<3, 3, QMinTile, QMinGroupW, QGroupX>(
         w, w_row_bytes, ng, n_rows, n_tok, y, ldy,
-        [&](size_t r, QMinGroupW* out) {
-          repack_w_q32<U>(reinterpret_cast<const Block*>(w + r * w_row_bytes), nb, out);
-        },
+        [&](size_t r, QMinGroupW* out) { repack_w_q32<U>(row(r), nb, out); },
         [&](size_t t, QGroupX* out) { repack_act_q8<0>(xq + t * nb, nb, out); });
   } else {
     gemm_tiled<4, 3, QTile, QGroupW, QGroupX>(
         w, w_row_bytes, ng, n_rows, n_tok, y, ldy,
-        [&](size_t r, QGroupW* out) {
-          repack_w_q32<U>(reinterpret_cast<const Block*>(w + r * w_row_bytes), nb, out);
-        },
+        [&](size_t r, QGroupW* out) { repack_w_q32<U>(row(r), nb, out); },
         [&](size_t t, QGroupX* out) { repack_act_q8<7>(xq + t * nb, nb, out); });
   }
 }

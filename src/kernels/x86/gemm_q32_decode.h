@@ -135,7 +135,17 @@ struct Fifth : NibbleDecode<B, Offset, Min> {
   static void unpack4(const Group4Of<B, B8>& g, __m512i* lo, __m512i* hi) {
     NibbleDecode<B, Offset, Min>::nibbles(g, lo, hi);
     __mmask64 ml, mh;
-    fifth_bit_masks(g.field(offsetof(B, qh), 4), g.stride(4), &ml, &mh);
+    if constexpr (B8) {
+      // The 4 blocks' qh side by side: their low halves, then their high halves, by one shuffle.
+      const __m128i qh =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(g.field(offsetof(B, qh), 4)));
+      const __m128i v =
+          _mm_shuffle_epi8(qh, _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
+      ml = _cvtu64_mask64(uint64_t(_mm_cvtsi128_si64(v)));
+      mh = _cvtu64_mask64(uint64_t(_mm_extract_epi64(v, 1)));
+    } else {
+      fifth_bit_masks(g.field(offsetof(B, qh), 4), g.stride(4), &ml, &mh);
+    }
     const __m512i sixteen = _mm512_set1_epi8(16);
     *lo = _mm512_mask_add_epi8(*lo, ml, *lo, sixteen);
     *hi = _mm512_mask_add_epi8(*hi, mh, *hi, sixteen);

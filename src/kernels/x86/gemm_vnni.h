@@ -30,6 +30,7 @@
 
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
+#include "kernels/weight_layout.h"
 #include "kernels/x86/avx2_common.h"
 
 namespace tzero::x86 {
@@ -594,16 +595,22 @@ void gemm_tiled(const uint8_t* w, size_t w_row_bytes, size_t ng, size_t n_rows, 
   }
 }
 
-template <typename Block, int R = 4, int T = 3>
+// B8: the rows in the Blocks8 layout (kernels/weight_layout.h), unpacked a row at a time as the
+// tiles repack them.
+template <typename Block, bool B8 = false, int R = 4, int T = 3>
 void gemm_q_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
                  size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kQBlock, ng = (nb + 7) / 8;
   const ActQ8* xq = static_cast<const ActQ8*>(x);
-  constexpr int kShift = sizeof(Block) == sizeof(BlockQ4_0) ? 3 : 7;
+  constexpr bool kQ4 = sizeof(Block) == sizeof(BlockQ4_0);
+  constexpr int kShift = kQ4 ? 3 : 7;
+  thread_local std::vector<uint8_t> row;
   gemm_tiled<R, T, QTile, QGroupW, QGroupX>(
       w, w_row_bytes, ng, n_rows, n_tok, y, ldy,
       [&](size_t r, QGroupW* out) {
-        repack_w_q(reinterpret_cast<const Block*>(w + r * w_row_bytes), nb, out);
+        repack_w_q(reinterpret_cast<const Block*>(file_layout_row(
+                       kQ4 ? TensorType::Q4_0 : TensorType::Q8_0, B8, w, w_row_bytes, r, row)),
+                   nb, out);
       },
       [&](size_t t, QGroupX* out) { repack_act_q8<kShift>(xq + t * nb, nb, out); });
 }
