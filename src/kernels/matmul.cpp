@@ -52,13 +52,20 @@ void MatrixGemm::operator()(const uint8_t* rows, size_t n_rows, const void* x, s
     blocks8_(rows, row_bytes_, x, n_cols_, n_rows, n_tok, y, ldy);
     return;
   }
+  gemm_blocks8_unpacked(file_, type_, rows, row_bytes_, x, n_cols_, n_rows, n_tok, y, ldy);
+}
+
+void gemm_blocks8_unpacked(GemmFn gemm, TensorType t, const uint8_t* w, size_t row_bytes,
+                           const void* x, size_t n_cols, size_t n_rows, size_t n_tok, float* y,
+                           size_t ldy) {
   thread_local std::vector<uint8_t> unpacked;  // (chunk, row_bytes) in the file's layout
-  const size_t chunk = std::max<size_t>(1, kUnpackBytes / std::max<size_t>(1, row_bytes_));
-  unpacked.resize(std::min(chunk, n_rows) * row_bytes_);
+  const size_t chunk =
+      std::max<size_t>(1, MatrixGemm::kUnpackBytes / std::max<size_t>(1, row_bytes));
+  unpacked.resize(std::min(chunk, n_rows) * row_bytes);
   for (size_t r = 0; r < n_rows; r += chunk) {
     const size_t nr = std::min(chunk, n_rows - r);
-    from_blocks8(type_, rows + r * row_bytes_, unpacked.data(), nr, row_bytes_);
-    file_(unpacked.data(), row_bytes_, x, n_cols_, nr, n_tok, y + r, ldy);
+    from_blocks8(t, w + r * row_bytes, unpacked.data(), nr, row_bytes);
+    gemm(unpacked.data(), row_bytes, x, n_cols, nr, n_tok, y + r, ldy);
   }
 }
 

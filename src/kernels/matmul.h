@@ -41,6 +41,12 @@ class MatrixGemm {
   size_t n_cols_, row_bytes_;
 };
 
+// gemm (a kernel over rows in the file's layout) over n_rows Blocks8 rows of type t: the rows
+// unpacked a few at a time (at most MatrixGemm::kUnpackBytes) into a thread-local copy.
+void gemm_blocks8_unpacked(GemmFn gemm, TensorType t, const uint8_t* w, size_t row_bytes,
+                           const void* x, size_t n_cols, size_t n_rows, size_t n_tok, float* y,
+                           size_t ldy);
+
 // y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed, with kernel set k.
 void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x, size_t n_tokens,
             float* y, MatmulScratch& scratch);

@@ -1,6 +1,8 @@
 // AVX2 + FMA + F16C kernels (compiled with -mavx2 -mfma -mf16c; run only when CPUID says so).
 #include "kernels/kernel_set.h"
+#include "kernels/matmul.h"
 #include "kernels/x86/gemm_float.h"
+#include "kernels/x86/gemm_q32_decode_avx2.h"
 #include "kernels/x86/kernels_impl.h"
 
 namespace tzero {
@@ -37,11 +39,26 @@ void gemm_float_avx2(const uint8_t* w, size_t w_row_bytes, const void* x, size_t
     x86::gemm_float<Avx2, W, BF16>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
+// Blocks8 rows (kernels/weight_layout.h) of up to kB8DecodeMaxTok tokens take
+// gemm_q32_decode_avx2.h's kernels; more tokens, the set's own kernel on the rows unpacked.
+constexpr size_t kB8DecodeMaxTok = 4;
+template <typename U, GemmFn File>
+void gemm_b8_avx2(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols, size_t n_rows,
+                  size_t n_tok, float* y, size_t ldy) {
+  if (n_tok <= kB8DecodeMaxTok)
+    x86::gemm_b8_decode_avx2<U>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  else
+    gemm_blocks8_unpacked(File, U::kType, w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
+
 KernelSet make_avx2() {
   KernelSet set = x86::make_kernel_set<Avx2>("avx2");
   set.gemm_f32 = gemm_float_avx2<float, false>;
   set.gemm_f16 = gemm_float_avx2<uint16_t, false>;
   set.gemm_bf16 = gemm_float_avx2<uint16_t, true>;
+  set.blocks8_q4_0 = gemm_b8_avx2<x86::B8Q4_0, x86::gemm_q<Avx2, BlockQ4_0>>;
+  set.blocks8_q4_1 = gemm_b8_avx2<x86::B8Q4_1, x86::gemm_q32<Avx2, x86::Q4_1Unpack>>;
+  set.blocks8_iq4_nl = gemm_b8_avx2<x86::B8IQ4_NL, x86::gemm_q32<Avx2, x86::IQ4_NLUnpack>>;
   return set;
 }
 }  // namespace

@@ -1,0 +1,193 @@
+// Few-token gemms (decode) of Q4_0, Q4_1 and IQ4_NL rows in the Blocks8 layout
+// (kernels/weight_layout.h) for the avx2 set, in dot-v1's order (kernels/dot.h): per block b the
+// exact int32 isum[b], p[b] = d_w[b] * d_x[b], acc[b % 8] = fma(p[b], float(isum[b]), acc[b % 8])
+// on 8 block lanes, the 8-lane tree (Q4_1: tree8(acc) + tree8(accm), its mins' lanes alike).
+//
+// How, per group of 8 blocks: the 8 scales are one 16-byte load; a ymm load of the quants holds
+// two blocks (one per 128-bit lane), whose low nibbles are their elements 0-15 and high nibbles
+// 16-31; the activations were laid out once per call in that order (per pair of blocks, their
+// elements 0-15, then 16-31). Q4_0 and Q4_1 multiply the unsigned nibbles (Q4_0's sum less
+// 8 * sum(x_q), precomputed): VPMADDUBSW of both halves, added in int16 (|s| <= 4 * 15 * 127),
+// VPMADDWD to int32; IQ4_NL's table values are signed, so |w| against sign(x, w), each half
+// widened to int32 apart (|s| <= 2 * 127 * 127 per int16). Three VPHADDD and a VPERMD fold the 4
+// pairs' partial sums into the 8 exact block sums. A row's last nb % 8 blocks are laid out as a
+// zero-padded Blocks8 group and taken the same way, their lanes blended so a lane past the end
+// keeps its value. Included only by avx2.cpp.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/quant.h"
+#include "kernels/quant_legacy.h"
+#include "kernels/weight_layout.h"
+#include "kernels/x86/avx2_common.h"
+
+namespace tzero::x86 {
+namespace {
+
+struct B8Q4_0 {
+  using Block = BlockQ4_0;
+  static constexpr TensorType kType = TensorType::Q4_0;
+  static constexpr int kOffset = 8;
+  static constexpr bool kMin = false, kTable = false;
+};
+struct B8Q4_1 {
+  using Block = BlockQ4_1;
+  static constexpr TensorType kType = TensorType::Q4_1;
+  static constexpr int kOffset = 0;
+  static constexpr bool kMin = true, kTable = false;
+};
+struct B8IQ4_NL {
+  using Block = BlockIQ4_NL;
+  static constexpr TensorType kType = TensorType::IQ4_NL;
+  static constexpr int kOffset = 0;
+  static constexpr bool kMin = false, kTable = true;
+};
+
+// One token's activations in a Blocks8 group's order, and their per-block terms; 8-block padded.
+struct PairActs {
+  std::vector<uint8_t> qs;   // (nb8 * 32): per pair of blocks, elements 0-15 of both, then 16-31
+  std::vector<float> dx;     // (nb8) d_x, 0 past nb
+  std::vector<int32_t> off;  // (nb8) kOffset * sum of x_q
+  std::vector<float> xsum;   // (nb8) float(sum of x_q), exact
+};
+
+template <typename U>
+void layout_pair_acts(const ActQ8* xq, size_t nb, PairActs* a) {
+  const size_t nb8 = (nb + 7) / 8 * 8;
+  a->qs.resize(nb8 * 32);
+  a->dx.resize(nb8);
+  a->off.resize(nb8);
+  a->xsum.resize(nb8);
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  for (size_t b = 0; b < nb8; ++b) {
+    const __m256i q = b < nb ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[b].qs))
+                             : _mm256_setzero_si256();
+    const int32_t s =
+        hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), _mm256_set1_epi16(1)));
+    a->dx[b] = b < nb ? xq[b].d : 0.0f;
+    a->off[b] = U::kOffset * s;
+    a->xsum[b] = float(s);
+    uint8_t* p = &a->qs[64 * (b / 2) + 16 * (b % 2)];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(q));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 32), _mm256_extracti128_si256(q, 1));
+  }
+}
+
+// 4 vectors of int32 partials, pair p's block 2p in the low 128-bit lane, 2p + 1 in the high:
+// the 8 block sums in order (exact).
+inline __m256i fold_pairs(const __m256i* v) {
+  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  // h = [b0 b2 b4 b6 | b1 b3 b5 b7]
+  return _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// NT tokens (1 to 4), one row at a time: a group's weights unpacked once for every token, each
+// (row, token) with its own accumulators.
+template <typename U, int NT>
+void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const PairActs* a, size_t nb,
+                         size_t n_rows, float* y, size_t ldy) {
+  using Block = typename U::Block;
+  constexpr size_t kGroup = 8 * sizeof(Block), kQs = 8 * offsetof(Block, qs);
+  const size_t nfull = nb / 8 * 8;
+  const __m256i nib = _mm256_set1_epi8(15), ones16 = _mm256_set1_epi16(1);
+  const __m256i table =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
+  // One Blocks8 group at g against every token; live: the lanes to update (all ones but a tail).
+  auto group = [&](const uint8_t* g, size_t b0, __m256 live, __m256* acc, __m256* accm) {
+    __m256i lo[4], hi[4];
+    for (int p = 0; p < 4; ++p) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kQs + 32 * p));
+      lo[p] = _mm256_and_si256(q, nib);
+      hi[p] = _mm256_and_si256(_mm256_srli_epi16(q, 4), nib);
+      if constexpr (U::kTable) {
+        lo[p] = _mm256_shuffle_epi8(table, lo[p]);
+        hi[p] = _mm256_shuffle_epi8(table, hi[p]);
+      }
+    }
+    const __m256 dw = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 8 * offsetof(Block, d))));
+    __m256 mw = _mm256_setzero_ps();
+    if constexpr (U::kMin)
+      mw = _mm256_cvtph_ps(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 8 * offsetof(BlockQ4_1, m))));
+    for (int t = 0; t < NT; ++t) {
+      const uint8_t* xg = a[t].qs.data() + 32 * b0;
+      __m256i part[4];
+      for (int p = 0; p < 4; ++p) {
+        const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xg + 64 * p));
+        const __m256i xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xg + 64 * p + 32));
+        if constexpr (U::kTable) {
+          const __m256i sl = _mm256_madd_epi16(
+              _mm256_maddubs_epi16(_mm256_sign_epi8(lo[p], lo[p]), _mm256_sign_epi8(xl, lo[p])),
+              ones16);
+          const __m256i sh = _mm256_madd_epi16(
+              _mm256_maddubs_epi16(_mm256_sign_epi8(hi[p], hi[p]), _mm256_sign_epi8(xh, hi[p])),
+              ones16);
+          part[p] = _mm256_add_epi32(sl, sh);
+        } else {
+          part[p] = _mm256_madd_epi16(
+              _mm256_add_epi16(_mm256_maddubs_epi16(lo[p], xl), _mm256_maddubs_epi16(hi[p], xh)),
+              ones16);
+        }
+      }
+      __m256i isum = fold_pairs(part);
+      if constexpr (U::kOffset != 0)
+        isum = _mm256_sub_epi32(
+            isum, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&a[t].off[b0])));
+      const __m256 dx = _mm256_loadu_ps(&a[t].dx[b0]);
+      acc[t] = _mm256_blendv_ps(
+          acc[t], _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum), acc[t]), live);
+      if constexpr (U::kMin)
+        accm[t] = _mm256_blendv_ps(
+            accm[t],
+            _mm256_fmadd_ps(_mm256_mul_ps(mw, dx), _mm256_loadu_ps(&a[t].xsum[b0]), accm[t]), live);
+    }
+  };
+  const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+  for (size_t r = 0; r < n_rows; ++r) {
+    const uint8_t* wr = w + r * w_row_bytes;
+    __m256 acc[NT], accm[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
+    for (size_t b0 = 0; b0 < nfull; b0 += 8) {
+      prefetch_ahead<kGroup>(wr + b0 * sizeof(Block));
+      group(wr + b0 * sizeof(Block), b0, all, acc, accm);
+    }
+    if (nfull < nb) {  // the tail, in the file's layout: padded with zero blocks, laid out
+      alignas(32) uint8_t pad[kGroup] = {};
+      std::memcpy(pad, wr + nfull * sizeof(Block), (nb - nfull) * sizeof(Block));
+      to_blocks8(U::kType, pad, 1, kGroup);
+      alignas(32) int32_t lanes[8];
+      for (size_t i = 0; i < 8; ++i) lanes[i] = i < nb - nfull ? -1 : 0;
+      group(pad, nfull, _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<__m256i*>(lanes))),
+            acc, accm);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const float s = reduce8(acc[t]);
+      y[size_t(t) * ldy + r] = U::kMin ? s + reduce8(accm[t]) : s;
+    }
+  }
+}
+
+// y[t * ldy + r] for n_tok tokens, at most 4 at a time (the activations laid out once per call).
+template <typename U>
+void gemm_b8_decode_avx2(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                         size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  const size_t nb = n_cols / kQBlock;
+  const ActQ8* xq = static_cast<const ActQ8*>(x);
+  thread_local std::vector<PairActs> acts;
+  if (acts.size() < n_tok) acts.resize(n_tok);
+  for (size_t t = 0; t < n_tok; ++t) layout_pair_acts<U>(xq + t * nb, nb, &acts[t]);
+  for_token_chunks(n_tok, [&](auto nt, size_t t) {
+    b8_rows_decode_avx2<U, decltype(nt)::value>(w, w_row_bytes, &acts[t], nb, n_rows, y + t * ldy,
+                                                ldy);
+  });
+}
+
+}  // namespace
+}  // namespace tzero::x86
