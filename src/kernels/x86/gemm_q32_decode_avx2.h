@@ -87,8 +87,8 @@ inline __m256i fold_pairs(const __m256i* v) {
   return _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// NT tokens (1 to 4), one row at a time: a group's weights unpacked once for every token, each
-// (row, token) with its own accumulators.
+// NT tokens (1 to 4): a group's weights unpacked once for every token, each (row, token) with
+// its own accumulators; the rows walked as for_row_streams' side-by-side ranges.
 template <typename U, int NT>
 void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const PairActs* a, size_t nb,
                          size_t n_rows, float* y, size_t ldy) {
@@ -150,28 +150,35 @@ void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const PairActs* a
     }
   };
   const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-  for (size_t r = 0; r < n_rows; ++r) {
-    const uint8_t* wr = w + r * w_row_bytes;
-    __m256 acc[NT], accm[NT];
-    for (int t = 0; t < NT; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
-    for (size_t b0 = 0; b0 < nfull; b0 += 8) {
-      prefetch_ahead<kGroup>(wr + b0 * sizeof(Block));
-      group(wr + b0 * sizeof(Block), b0, all, acc, accm);
+  for_row_streams(n_rows, [&](auto count, const size_t* rows) {
+    constexpr size_t S = decltype(count)::value;
+    const uint8_t* wr[S];
+    __m256 acc[S][NT], accm[S][NT];
+    for (size_t k = 0; k < S; ++k) {
+      wr[k] = w + rows[k] * w_row_bytes;
+      for (int t = 0; t < NT; ++t) acc[k][t] = accm[k][t] = _mm256_setzero_ps();
     }
-    if (nfull < nb) {  // the tail, in the file's layout: padded with zero blocks, laid out
-      alignas(32) uint8_t pad[kGroup] = {};
-      std::memcpy(pad, wr + nfull * sizeof(Block), (nb - nfull) * sizeof(Block));
-      to_blocks8(U::kType, pad, 1, kGroup);
-      alignas(32) int32_t lanes[8];
-      for (size_t i = 0; i < 8; ++i) lanes[i] = i < nb - nfull ? -1 : 0;
-      group(pad, nfull, _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<__m256i*>(lanes))),
-            acc, accm);
+    for (size_t b0 = 0; b0 < nfull; b0 += 8)
+      for (size_t k = 0; k < S; ++k) {
+        prefetch_ahead<kGroup>(wr[k] + b0 * sizeof(Block));
+        group(wr[k] + b0 * sizeof(Block), b0, all, acc[k], accm[k]);
+      }
+    for (size_t k = 0; k < S; ++k) {
+      if (nfull < nb) {  // the tail, in the file's layout: padded with zero blocks, laid out
+        alignas(32) uint8_t pad[kGroup] = {};
+        std::memcpy(pad, wr[k] + nfull * sizeof(Block), (nb - nfull) * sizeof(Block));
+        to_blocks8(U::kType, pad, 1, kGroup);
+        alignas(32) int32_t lanes[8];
+        for (size_t i = 0; i < 8; ++i) lanes[i] = i < nb - nfull ? -1 : 0;
+        group(pad, nfull, _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<__m256i*>(lanes))),
+              acc[k], accm[k]);
+      }
+      for (int t = 0; t < NT; ++t) {
+        const float s = reduce8(acc[k][t]);
+        y[size_t(t) * ldy + rows[k]] = U::kMin ? s + reduce8(accm[k][t]) : s;
+      }
     }
-    for (int t = 0; t < NT; ++t) {
-      const float s = reduce8(acc[t]);
-      y[size_t(t) * ldy + r] = U::kMin ? s + reduce8(accm[t]) : s;
-    }
-  }
+  });
 }
 
 // y[t * ldy + r] for n_tok tokens, at most 4 at a time (the activations laid out once per call).
