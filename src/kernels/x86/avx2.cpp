@@ -59,6 +59,10 @@ KernelSet make_avx2() {
   set.blocks8_q4_0 = gemm_b8_avx2<x86::B8Q4_0, x86::gemm_q<Avx2, BlockQ4_0>>;
   set.blocks8_q4_1 = gemm_b8_avx2<x86::B8Q4_1, x86::gemm_q32<Avx2, x86::Q4_1Unpack>>;
   set.blocks8_iq4_nl = gemm_b8_avx2<x86::B8IQ4_NL, x86::gemm_q32<Avx2, x86::IQ4_NLUnpack>>;
+  set.blocks8_q5_0 = gemm_b8_avx2<x86::B8Q5_0, x86::gemm_q32<Avx2, x86::Q5_0Unpack>>;
+  set.blocks8_q5_1 = gemm_b8_avx2<x86::B8Q5_1, x86::gemm_q32<Avx2, x86::Q5_1Unpack>>;
+  set.blocks8_mxfp4 = gemm_b8_avx2<x86::B8MXFP4, x86::gemm_q32<Avx2, x86::MXFP4Unpack>>;
+  set.blocks8_q8_0 = gemm_b8_avx2<x86::B8Q8_0, x86::gemm_q<Avx2, BlockQ8_0>>;
   return set;
 }
 }  // namespace
