@@ -99,7 +99,8 @@ void matrix_row_to_float(const Matrix& w, size_t r, float* dst) {
     dequantize_row(w.type, w.row(int64_t(r)), dst, size_t(w.n_cols));
     return;
   }
-  std::vector<uint8_t> row(w.row_bytes);
+  thread_local std::vector<uint8_t> row;
+  row.resize(w.row_bytes);
   from_blocks8(w.type, w.row(int64_t(r)), row.data(), 1, w.row_bytes);
   dequantize_row(w.type, row.data(), dst, size_t(w.n_cols));
 }

@@ -4,6 +4,8 @@
 #include <type_traits>
 
 #include "base/error.h"
+#include "kernels/quant.h"
+#include "kernels/quant_legacy.h"
 
 namespace tzero {
 
@@ -53,6 +55,15 @@ bool with_group(TensorType t, F&& f) {
       return false;
   }
 }
+
+static_assert(Group<2, 32>::kBytes == sizeof(BlockQ8_0) &&
+                  Group<2, 16>::kBytes == sizeof(BlockQ4_0) &&
+                  Group<2, 16>::kBytes == sizeof(BlockIQ4_NL) &&
+                  Group<2, 2, 16>::kBytes == sizeof(BlockQ4_1) &&
+                  Group<2, 4, 16>::kBytes == sizeof(BlockQ5_0) &&
+                  Group<2, 2, 4, 16>::kBytes == sizeof(BlockQ5_1) &&
+                  Group<1, 16>::kBytes == sizeof(BlockMXFP4),
+              "the field lists above are the blocks of kernels/quant.h and quant_legacy.h");
 
 }  // namespace
 

@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "format/tensor_type.h"
 
@@ -32,15 +31,5 @@ bool blocks8_applies(TensorType t);
 void to_blocks8(TensorType t, uint8_t* rows, size_t n_rows, size_t row_bytes);
 // n_rows rows of row_bytes each, from Blocks8 (src) to the file's layout (dst; no overlap).
 void from_blocks8(TensorType t, const uint8_t* src, uint8_t* dst, size_t n_rows, size_t row_bytes);
-
-// Row r of rows (row_bytes each) in the file's layout: the row itself, or (Blocks8) the row
-// unpacked into buf. For kernels that take a row's blocks one by one (the batched tiles).
-inline const uint8_t* file_layout_row(TensorType t, bool blocks8, const uint8_t* rows,
-                                      size_t row_bytes, size_t r, std::vector<uint8_t>& buf) {
-  if (!blocks8) return rows + r * row_bytes;
-  buf.resize(row_bytes);
-  from_blocks8(t, rows + r * row_bytes, buf.data(), 1, row_bytes);
-  return buf.data();
-}
 
 }  // namespace tzero

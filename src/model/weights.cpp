@@ -47,7 +47,8 @@ const GgufTensorInfo* Model::use(const std::string& name) {
 
 WeightLayout Model::matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t row_bytes) {
   if (blocks8_.count(t.name)) return WeightLayout::Blocks8;
-  if (!layout_for_ || !layout_for_->gemm_blocks8_for(t.type) || float_reads_.count(t.name))
+  if (!layout_for_ || !layout_for_->gemm_blocks8_for(t.type) || float_reads_.count(t.name) ||
+      overlapping_.count(t.name))
     return WeightLayout::File;
   uint8_t* bytes = file_->writable_data(t);
   if (!bytes) return WeightLayout::File;  // mapped: the page cache's bytes are not ours
@@ -288,6 +289,21 @@ const float* Model::vector(const std::string& name, int64_t n, bool required, bo
 
 Model::Model(std::unique_ptr<GgufFile> file, const KernelSet* layout_for)
     : file_(std::move(file)), hp_(read_hparams(*file_)), layout_for_(layout_for) {
+  // A file may give two tensors the same bytes (the reader checks only that each lies inside
+  // the data section): such tensors are never repacked, so each view reads the file's bytes.
+  std::vector<const GgufTensorInfo*> by_start;
+  for (const auto& t : file_->tensors()) by_start.push_back(&t);
+  std::sort(by_start.begin(), by_start.end(),
+            [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->data < b->data; });
+  const GgufTensorInfo* reach = nullptr;  // of the tensors so far, the one ending furthest
+  for (const GgufTensorInfo* t : by_start) {
+    if (t->n_bytes == 0) continue;
+    if (reach && t->data < reach->data + reach->n_bytes) {
+      overlapping_.insert(t->name);
+      overlapping_.insert(reach->name);
+    }
+    if (!reach || t->data + t->n_bytes > reach->data + reach->n_bytes) reach = t;
+  }
   const GgufTensorInfo* embd = file_->find_tensor("token_embd.weight");
   if (!embd) file_->fail("missing tensor 'token_embd.weight'");
   if (embd->ne.size() != 2 || embd->ne[0] != hp_.n_embd)

@@ -143,6 +143,7 @@ class Model {
   const KernelSet* layout_for_ = nullptr;    // during the constructor only
   std::set<std::string> blocks8_;            // the tensors repacked to Blocks8
   std::set<std::string> float_reads_;        // the tensors read as floats (never repacked)
+  std::set<std::string> overlapping_;        // tensors sharing bytes with another (never repacked)
   mutable std::once_flag xxh128_once_;
   mutable std::string xxh128_;
 };

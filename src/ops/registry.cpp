@@ -78,7 +78,7 @@ KernelSet with_overrides(const KernelSet& base, const std::vector<std::string>& 
       tzero::GemmKernel fn = find_gemm(op, name);
       if (!fn) throw missing();
       // The set's own Blocks8 kernel would bypass the override: rows in that layout are
-      // unpacked for the override instead (kernels/matmul.h, matrix_gemm).
+      // unpacked for the override instead (kernels/matmul.h, MatrixGemm).
       k.drop_blocks8(*t);
       switch (*t) {
         case TensorType::F32:

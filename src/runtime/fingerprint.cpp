@@ -6,10 +6,6 @@
 
 namespace tzero {
 
-std::string file_xxh128(const GgufFile& f) {
-  return xxh128_hex(f.file_data(), f.file_size());
-}
-
 Fingerprint compute_fingerprint(const Model& model, Mode mode, const std::string& kernel_set,
                                 const std::vector<std::string>& custom_ops,
                                 const std::string& kv_type, int n_ctx) {

@@ -27,9 +27,6 @@ struct Fingerprint {
   nlohmann::json manifest;  // the readable list
 };
 
-// XXH3-128 of a whole file's bytes in memory, as hex (of a model: Model::file_xxh128).
-std::string file_xxh128(const GgufFile& f);
-
 // custom_ops: the "op=name" overrides of registered kernels; they are hashed, since a custom
 // kernel need not keep the canonical orders.
 // n_ctx: the context per sequence; it is hashed only for a LongRoPE model, whose rope factors

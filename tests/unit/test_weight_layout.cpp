@@ -1,6 +1,6 @@
 // The Blocks8 weight layout (kernels/weight_layout.h): the repacking is a permutation of each
 // row's bytes that puts every field where the header says, undone exactly; and every product
-// with Blocks8 rows (a set's own Blocks8 kernels, and the unpacking path of matrix_gemm for every
+// with Blocks8 rows (a set's own Blocks8 kernels, and the unpacking path of MatrixGemm for every
 // other set and token count) returns the scalar reference's bits on the file's layout. Raw
 // random blocks with edge scales, rows of block counts that are and are not multiples of 8,
 // 29 rows (so the decode kernels' side-by-side row ranges and their leftovers both run). memcmp.
@@ -142,6 +142,30 @@ TEST(WeightLayout, Blocks8ProductsEqualScalarBits) {
   }
   EXPECT_GT(compared, 0);
   if (native == 0) std::printf("[ note ] no kernel set of this CPU reads Blocks8 rows itself\n");
+}
+
+// Rows more than MatrixGemm::kUnpackBytes in all: the unpacking path takes them a chunk at a time
+// (the scalar set at any token count, the others above their decode kernels' token counts).
+TEST(WeightLayout, Blocks8ProductsOverManyUnpackChunks) {
+  std::mt19937 rng(14);
+  const TensorType t = TensorType::Q8_0;
+  const size_t nb = 72, K = nb * 32, N = 300, rb = nb * tzero::traits(t).type_size;
+  ASSERT_GT(N * rb, 2 * tzero::MatrixGemm::kUnpackBytes);
+  const std::vector<uint8_t> file = random_rows(t, N, nb, rng);
+  std::vector<uint8_t> b8 = file;
+  tzero::to_blocks8(t, b8.data(), N, rb);
+  const tzero::Matrix m{t, b8.data(), int64_t(N), int64_t(K), rb, WeightLayout::Blocks8};
+  for (size_t T : {1, 6}) {
+    const auto x = random_acts(T, nb, rng);
+    std::vector<float> ref(T * N), got(T * N);
+    tzero::scalar_kernels().gemm_for(t)(file.data(), rb, x.data(), K, N, T, ref.data(), N);
+    for (const tzero::KernelSet* k : all_sets()) {
+      std::fill(got.begin(), got.end(), -1.0f);
+      tzero::MatrixGemm(*k, m)(m.data, N, x.data(), T, got.data(), N);
+      EXPECT_EQ(std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)), 0)
+          << k->name << " T=" << T;
+    }
+  }
 }
 
 // An --op override of a type's gemm drops the set's Blocks8 kernel for it (the override must

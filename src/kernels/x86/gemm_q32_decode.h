@@ -299,9 +299,6 @@ inline void accumulate_group(__m512i P, __m512i Q, __m256 dw, __m256 mw, const D
 
 // NT tokens (1 to 4) of a few-token gemm: each group's weights are unpacked once and taken
 // against every token's activations; each (row, token) keeps its own accumulators, so its order
-// is that of a single token. The rows are walked as for_row_streams' side-by-side ranges.
-// NT tokens (1 to 4) of a few-token gemm: each group's weights are unpacked once and taken
-// against every token's activations; each (row, token) keeps its own accumulators, so its order
 // is that of a single token. The rows are walked as for_row_streams' side-by-side ranges. B8:
 // the rows are in the Blocks8 layout (kernels/weight_layout.h; a row's last nb % 8 blocks as in
 // the file).

@@ -133,6 +133,17 @@ void repack_w_q(const Block* w, size_t nb, QGroupW* out) {
   }
 }
 
+// Row r of rows (row_bytes each) in the file's layout: the row itself, or (blocks8) the row
+// unpacked from the Blocks8 layout (kernels/weight_layout.h) into buf. For the tiles, which take
+// a row's blocks one by one as they repack them.
+inline const uint8_t* file_layout_row(TensorType t, bool blocks8, const uint8_t* rows,
+                                      size_t row_bytes, size_t r, std::vector<uint8_t>& buf) {
+  if (!blocks8) return rows + r * row_bytes;
+  buf.resize(row_bytes);
+  from_blocks8(t, rows + r * row_bytes, buf.data(), 1, row_bytes);
+  return buf.data();
+}
+
 // y[t * ldy + r] for R rows and T tokens, over ng groups.
 template <int R, int T>
 void q_tile(const QGroupW* const* w, const QGroupX* const* x, size_t ng, float* y, size_t ldy) {
