@@ -84,7 +84,8 @@ void to_blocks8(TensorType t, uint8_t* rows, size_t n_rows, size_t row_bytes) {
         std::memcpy(p, tmp, kGroup);
       }
   });
-  check(known, std::string("to_blocks8: not a 32-element block type: ") + traits(t).name);
+  if (!known)  // (the message only when thrown: kernels call these per row)
+    throw Error(std::string("to_blocks8: not a 32-element block type: ") + traits(t).name);
 }
 
 void from_blocks8(TensorType t, const uint8_t* src, uint8_t* dst, size_t n_rows, size_t row_bytes) {
@@ -100,7 +101,8 @@ void from_blocks8(TensorType t, const uint8_t* src, uint8_t* dst, size_t n_rows,
       std::memcpy(d + done, s + done, row_bytes - done);
     }
   });
-  check(known, std::string("from_blocks8: not a 32-element block type: ") + traits(t).name);
+  if (!known)
+    throw Error(std::string("from_blocks8: not a 32-element block type: ") + traits(t).name);
 }
 
 }  // namespace tzero

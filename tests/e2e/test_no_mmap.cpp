@@ -18,22 +18,27 @@ namespace {
 
 using nlohmann::json;
 
+// The caller's value of an environment variable, put back however the test ends.
+struct RestoreEnv {
+  explicit RestoreEnv(const char* var) : name(var) {
+    if (const char* v = std::getenv(var)) saved = v;
+  }
+  ~RestoreEnv() {
+    if (saved)
+      ::setenv(name, saved->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+  const char* name;
+  std::optional<std::string> saved;
+};
+
 // Proves: the file mapped (TZ_MMAP=1), loaded by default (read into huge-page memory: it fits)
 // and read by --no-mmap give the same bits.
 TEST(NoMmap, RunGivesTheMappedBits) {
   const std::string model = test::generated_model("tiny-qwen2", "q4_k");
   std::string digest[3];
-  // The caller's TZ_MMAP, put back however the test ends.
-  struct Restore {
-    std::optional<std::string> saved;
-    ~Restore() {
-      if (saved)
-        ::setenv("TZ_MMAP", saved->c_str(), 1);
-      else
-        ::unsetenv("TZ_MMAP");
-    }
-  } restore{std::getenv("TZ_MMAP") ? std::optional<std::string>(std::getenv("TZ_MMAP"))
-                                   : std::nullopt};
+  const RestoreEnv restore("TZ_MMAP");
   for (int i = 0; i < 3; ++i) {
     std::vector<std::string> args = {"run", "-m", model, "-n", "8", "-p", "the cat", "--json"};
     if (i == 0)
@@ -56,16 +61,7 @@ TEST(NoMmap, RunGivesTheMappedBits) {
 // rows (tiny-phi3), experts (tiny-qwen3moe, tiny-gpt-oss with MXFP4 and its biases, MLA's
 // per-head matrices in tiny-deepseek2), a prompt long enough for the batched kernels.
 TEST(NoMmap, RepackedMatricesGiveTheMappedBits) {
-  struct Restore {
-    std::optional<std::string> saved;
-    ~Restore() {
-      if (saved)
-        ::setenv("TZ_MMAP", saved->c_str(), 1);
-      else
-        ::unsetenv("TZ_MMAP");
-    }
-  } restore{std::getenv("TZ_MMAP") ? std::optional<std::string>(std::getenv("TZ_MMAP"))
-                                   : std::nullopt};
+  const RestoreEnv restore("TZ_MMAP"), restore_layout("TZ_WEIGHT_LAYOUT");
   const std::pair<const char*, const char*> models[] = {
       {"tiny-qwen2", "q4_0"},     {"tiny-qwen2", "q8_0"},      {"tiny", "q5_1"},
       {"tiny-phi3", "q5_0"},      {"tiny-qwen3moe", "iq4_nl"}, {"tiny-gpt-oss", "mxfp4"},

@@ -28,6 +28,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_legacy.h"
 #include "kernels/x86/avx2_common.h"
+#include "kernels/x86/decode_acts.h"
 
 namespace tzero::x86 {
 namespace {
@@ -246,43 +247,6 @@ inline __m256i fold_blocks(__m512i P, __m512i Q) {
   return _mm512_castsi512_si256(_mm512_permutexvar_epi32(idx, x));
 }
 
-// The activations of one token laid out for U, and their per-block terms; 8-block padded.
-struct DecodeActs {
-  std::vector<uint8_t> qs;   // (nb8 * 32) int8, in U's order
-  std::vector<float> dx;     // (nb8) d_x, 0 past nb
-  std::vector<int32_t> off;  // (nb8) kOffset * sum of x_q
-  std::vector<float> xsum;   // (nb8) min types: float(sum of x_q), exact
-};
-
-template <typename U>
-void layout_acts(const ActQ8* xq, size_t nb, DecodeActs* a) {
-  const size_t nb8 = (nb + 7) / 8 * 8;
-  a->qs.resize(nb8 * 32);
-  a->dx.resize(nb8);
-  a->off.resize(nb8);
-  a->xsum.resize(nb8);
-  const __m256i ones8 = _mm256_set1_epi8(1);
-  for (size_t b = 0; b < nb8; ++b) {
-    const __m256i q = b < nb ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[b].qs))
-                             : _mm256_setzero_si256();
-    // sum of x_q: exact (u8 1 times s8 in int16 pairs, then int32).
-    const int32_t s =
-        hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), _mm256_set1_epi16(1)));
-    a->dx[b] = b < nb ? xq[b].d : 0.0f;
-    a->off[b] = U::kOffset * s;
-    a->xsum[b] = float(s);
-    if constexpr (U::kWhole) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(&a->qs[32 * b]), q);
-    } else {
-      // Group g = b / 4 holds 128 bytes: elements 0-15 of its 4 blocks, then elements 16-31.
-      uint8_t* g = &a->qs[128 * (b / 4)];
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(g + 16 * (b % 4)), _mm256_castsi256_si128(q));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(g + 64 + 16 * (b % 4)),
-                       _mm256_extracti128_si256(q, 1));
-    }
-  }
-}
-
 // The float part of a group: the 8 block sums folded from P and Q, minus the offsets, then
 // acc (and the min lanes accm) fma'd on the live lanes. dw, mw: the weights' scales and mins.
 template <typename U>
@@ -383,7 +347,8 @@ void gemm_q32_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x,
   const ActQ8* xq = static_cast<const ActQ8*>(x);
   thread_local std::vector<DecodeActs> acts;
   if (acts.size() < n_tok) acts.resize(n_tok);
-  for (size_t t = 0; t < n_tok; ++t) layout_acts<U>(xq + t * nb, nb, &acts[t]);
+  for (size_t t = 0; t < n_tok; ++t)
+    layout_acts<U::kOffset, U::kWhole ? 0 : 4>(xq + t * nb, nb, &acts[t]);
   for_token_chunks(n_tok, [&](auto nt, size_t t) {
     q32_rows_decode<U, decltype(nt)::value, B8>(w, w_row_bytes, &acts[t], nb, n_rows, y + t * ldy,
                                                 ldy);

@@ -1,7 +1,8 @@
 // Few-token gemms (decode) of the 32-element block types' rows in the Blocks8 layout
 // (kernels/weight_layout.h) for the avx2 set, in dot-v1's order (kernels/dot.h): per block b the
 // exact int32 isum[b], p[b] = d_w[b] * d_x[b], acc[b % 8] = fma(p[b], float(isum[b]), acc[b % 8])
-// on 8 block lanes, the 8-lane tree (Q4_1: tree8(acc) + tree8(accm), its mins' lanes alike).
+// on 8 block lanes, the 8-lane tree (Q4_1 and Q5_1: tree8(acc) + tree8(accm), their mins' lanes
+// alike).
 //
 // How, per group of 8 blocks: the 8 scales are one 16-byte load; a ymm load of the quants holds
 // two blocks (one per 128-bit lane), whose low nibbles are their elements 0-15 and high nibbles
@@ -12,9 +13,9 @@
 // and MXFP4's table values are signed, so |w| against sign(x, w), each half widened to int32
 // apart (|s| <= 2 * 127 * 127 per int16). Three VPHADDD and a VPERMD fold the 4 pairs' partial
 // sums into the 8 exact block sums. Q8_0: a ymm per block (|w| against sign(x, w)), folded by
-// hsum8x8. A row's last nb % 8 blocks are laid out as a
-// zero-padded Blocks8 group and taken the same way, their lanes blended so a lane past the end
-// keeps its value. Included only by avx2.cpp.
+// hsum8x8. A row's last nb % 8 blocks are laid out as a zero-padded Blocks8 group and taken the
+// same way, their lanes blended so a lane past the end keeps its value. Included only by
+// avx2.cpp.
 #pragma once
 
 #include <immintrin.h>
@@ -28,13 +29,15 @@
 #include "kernels/quant_legacy.h"
 #include "kernels/weight_layout.h"
 #include "kernels/x86/avx2_common.h"
+#include "kernels/x86/decode_acts.h"
 
 namespace tzero::x86 {
 namespace {
 
-// The types: kOffset, the unsigned weights are w_int + kOffset (0: Q4_1, Q5_1's unsigned ones,
-// or signed table values taken by sign: kTable); kMin, the min lanes; kFifth, qh's fifth bits;
-// kWhole, Q8_0's 32 signed bytes per block (a ymm each); kE8M0, MXFP4's scale byte.
+// The types: kOffset, the unsigned weights are w_int + kOffset (0: Q4_1's and Q5_1's, already
+// unsigned, and the signed weights, taken as |w| against sign(x, w): kTable's values and Q8_0);
+// kMin, the min lanes; kFifth, qh's fifth bits; kWhole, Q8_0's 32 bytes per block (a ymm each);
+// kE8M0, MXFP4's scale byte.
 struct B8Traits {
   static constexpr int kOffset = 0;
   static constexpr bool kMin = false, kTable = false, kFifth = false, kWhole = false, kE8M0 = false;
@@ -107,41 +110,6 @@ inline void fifth_bits_pair(const uint8_t* qh8, __m256i* lo, __m256i* hi) {
   *hi = _mm256_and_si256(_mm256_cmpeq_epi8(bh, bit), sixteen);
 }
 
-// One token's activations in a Blocks8 group's order, and their per-block terms; 8-block padded.
-struct PairActs {
-  std::vector<uint8_t> qs;   // (nb8 * 32): per pair of blocks, elements 0-15 of both, then 16-31
-                             // (Q8_0: the blocks whole)
-  std::vector<float> dx;     // (nb8) d_x, 0 past nb
-  std::vector<int32_t> off;  // (nb8) kOffset * sum of x_q
-  std::vector<float> xsum;   // (nb8) float(sum of x_q), exact
-};
-
-template <typename U>
-void layout_pair_acts(const ActQ8* xq, size_t nb, PairActs* a) {
-  const size_t nb8 = (nb + 7) / 8 * 8;
-  a->qs.resize(nb8 * 32);
-  a->dx.resize(nb8);
-  a->off.resize(nb8);
-  a->xsum.resize(nb8);
-  const __m256i ones8 = _mm256_set1_epi8(1);
-  for (size_t b = 0; b < nb8; ++b) {
-    const __m256i q = b < nb ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[b].qs))
-                             : _mm256_setzero_si256();
-    const int32_t s =
-        hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), _mm256_set1_epi16(1)));
-    a->dx[b] = b < nb ? xq[b].d : 0.0f;
-    a->off[b] = U::kOffset * s;
-    a->xsum[b] = float(s);
-    if constexpr (U::kWhole) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(&a->qs[32 * b]), q);
-    } else {
-      uint8_t* p = &a->qs[64 * (b / 2) + 16 * (b % 2)];
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(q));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 32), _mm256_extracti128_si256(q, 1));
-    }
-  }
-}
-
 // 4 vectors of int32 partials, pair p's block 2p in the low 128-bit lane, 2p + 1 in the high:
 // the 8 block sums in order (exact).
 inline __m256i fold_pairs(const __m256i* v) {
@@ -153,7 +121,7 @@ inline __m256i fold_pairs(const __m256i* v) {
 // NT tokens (1 to 4): a group's weights unpacked once for every token, each (row, token) with
 // its own accumulators; the rows walked as for_row_streams' side-by-side ranges.
 template <typename U, int NT>
-void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const PairActs* a, size_t nb,
+void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const DecodeActs* a, size_t nb,
                          size_t n_rows, float* y, size_t ldy) {
   using Block = typename U::Block;
   constexpr size_t kGroup = 8 * sizeof(Block), kQs = 8 * offsetof(Block, qs);
@@ -173,8 +141,8 @@ void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const PairActs* a
   };
   // One Blocks8 group at g against every token; live: the lanes to update (all ones but a tail).
   auto group = [&](const uint8_t* g, size_t b0, __m256 live, __m256* acc, __m256* accm) {
-    __m256i lo[4], hi[4];  // Q8_0: blocks 0-3 in lo, 4-7 in hi, their |w| (signs in wq)
-    __m256i wq[8];
+    __m256i lo[4], hi[4];  // pair p's elements 0-15 and 16-31 (not Q8_0)
+    __m256i wq[8];         // Q8_0: block j's signed quants
     if constexpr (U::kWhole) {
       for (int j = 0; j < 8; ++j)
         wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kQs + 32 * j));
@@ -260,7 +228,7 @@ void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const PairActs* a
         group(wr[k] + b0 * sizeof(Block), b0, all, acc[k], accm[k]);
       }
     for (size_t k = 0; k < S; ++k) {
-      if (nfull < nb) {  // the tail, in the file's layout: padded with zero blocks, laid out
+      if (nfull < nb) {  // the tail, in the file's layout: zero-padded, laid out as Blocks8
         alignas(32) uint8_t pad[kGroup] = {};
         std::memcpy(pad, wr[k] + nfull * sizeof(Block), (nb - nfull) * sizeof(Block));
         to_blocks8(U::kType, pad, 1, kGroup);
@@ -283,9 +251,10 @@ void gemm_b8_decode_avx2(const uint8_t* w, size_t w_row_bytes, const void* x, si
                          size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kQBlock;
   const ActQ8* xq = static_cast<const ActQ8*>(x);
-  thread_local std::vector<PairActs> acts;
+  thread_local std::vector<DecodeActs> acts;
   if (acts.size() < n_tok) acts.resize(n_tok);
-  for (size_t t = 0; t < n_tok; ++t) layout_pair_acts<U>(xq + t * nb, nb, &acts[t]);
+  for (size_t t = 0; t < n_tok; ++t)
+    layout_acts<U::kOffset, U::kWhole ? 0 : 2>(xq + t * nb, nb, &acts[t]);
   for_token_chunks(n_tok, [&](auto nt, size_t t) {
     b8_rows_decode_avx2<U, decltype(nt)::value>(w, w_row_bytes, &acts[t], nb, n_rows, y + t * ldy,
                                                 ldy);
