@@ -56,5 +56,17 @@ inline void layout_acts(const ActQ8* xq, size_t nb, DecodeActs* a) {
   }
 }
 
+// The decode kernels' driver: each of n_tok tokens' activations (ActQ8 rows of nb blocks at x)
+// laid out once per call, then f(std::integral_constant<int, NT>{}, acts of token t, t) for
+// chunks of at most 4 tokens (for_token_chunks), whose weights a kernel unpacks once.
+template <int Offset, size_t G, typename F>
+inline void for_decode_tokens(const void* x, size_t nb, size_t n_tok, F&& f) {
+  const ActQ8* xq = static_cast<const ActQ8*>(x);
+  thread_local std::vector<DecodeActs> acts;
+  if (acts.size() < n_tok) acts.resize(n_tok);
+  for (size_t t = 0; t < n_tok; ++t) layout_acts<Offset, G>(xq + t * nb, nb, &acts[t]);
+  for_token_chunks(n_tok, [&](auto nt, size_t t) { f(nt, &acts[t], t); });
+}
+
 }  // namespace
 }  // namespace tzero::x86

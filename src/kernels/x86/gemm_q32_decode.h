@@ -344,15 +344,11 @@ template <typename U, bool B8 = false>
 void gemm_q32_decode_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kQBlock;
-  const ActQ8* xq = static_cast<const ActQ8*>(x);
-  thread_local std::vector<DecodeActs> acts;
-  if (acts.size() < n_tok) acts.resize(n_tok);
-  for (size_t t = 0; t < n_tok; ++t)
-    layout_acts<U::kOffset, U::kWhole ? 0 : 4>(xq + t * nb, nb, &acts[t]);
-  for_token_chunks(n_tok, [&](auto nt, size_t t) {
-    q32_rows_decode<U, decltype(nt)::value, B8>(w, w_row_bytes, &acts[t], nb, n_rows, y + t * ldy,
-                                                ldy);
-  });
+  for_decode_tokens<U::kOffset, U::kWhole ? 0 : 4>(
+      x, nb, n_tok, [&](auto nt, const DecodeActs* a, size_t t) {
+        q32_rows_decode<U, decltype(nt)::value, B8>(w, w_row_bytes, a, nb, n_rows, y + t * ldy,
+                                                    ldy);
+      });
 }
 
 }  // namespace
