@@ -139,8 +139,15 @@ void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const DecodeActs*
       return _mm256_cvtph_ps(
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 8 * offsetof(Block, d))));
   };
-  // One Blocks8 group at g against every token; live: the lanes to update (all ones but a tail).
-  auto group = [&](const uint8_t* g, size_t b0, __m256 live, __m256* acc, __m256* accm) {
+  // One Blocks8 group at g against every token. live: the lanes to update (a tail's), or
+  // std::false_type for a full group (every lane, no blend).
+  auto group = [&](const uint8_t* g, size_t b0, auto live, __m256* acc, __m256* accm) {
+    auto update = [&](__m256 old, __m256 v) {
+      if constexpr (std::is_same_v<decltype(live), std::false_type>)
+        return v;
+      else
+        return _mm256_blendv_ps(old, v, live);
+    };
     __m256i lo[4], hi[4];  // pair p's elements 0-15 and 16-31 (not Q8_0)
     __m256i wq[8];         // Q8_0: block j's signed quants
     if constexpr (U::kWhole) {
@@ -205,15 +212,13 @@ void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const DecodeActs*
         isum = _mm256_sub_epi32(
             isum, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&a[t].off[b0])));
       const __m256 dx = _mm256_loadu_ps(&a[t].dx[b0]);
-      acc[t] = _mm256_blendv_ps(
-          acc[t], _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum), acc[t]), live);
+      acc[t] =
+          update(acc[t], _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum), acc[t]));
       if constexpr (U::kMin)
-        accm[t] = _mm256_blendv_ps(
-            accm[t],
-            _mm256_fmadd_ps(_mm256_mul_ps(mw, dx), _mm256_loadu_ps(&a[t].xsum[b0]), accm[t]), live);
+        accm[t] = update(accm[t], _mm256_fmadd_ps(_mm256_mul_ps(mw, dx),
+                                                  _mm256_loadu_ps(&a[t].xsum[b0]), accm[t]));
     }
   };
-  const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
   for_row_streams(n_rows, [&](auto count, const size_t* rows) {
     constexpr size_t S = decltype(count)::value;
     const uint8_t* wr[S];
@@ -225,17 +230,17 @@ void b8_rows_decode_avx2(const uint8_t* w, size_t w_row_bytes, const DecodeActs*
     for (size_t b0 = 0; b0 < nfull; b0 += 8)
       for (size_t k = 0; k < S; ++k) {
         prefetch_ahead<kGroup>(wr[k] + b0 * sizeof(Block));
-        group(wr[k] + b0 * sizeof(Block), b0, all, acc[k], accm[k]);
+        group(wr[k] + b0 * sizeof(Block), b0, std::false_type{}, acc[k], accm[k]);
       }
     for (size_t k = 0; k < S; ++k) {
       if (nfull < nb) {  // the tail, in the file's layout: zero-padded, laid out as Blocks8
         alignas(32) uint8_t pad[kGroup] = {};
         std::memcpy(pad, wr[k] + nfull * sizeof(Block), (nb - nfull) * sizeof(Block));
         to_blocks8(U::kType, pad, 1, kGroup);
-        alignas(32) int32_t lanes[8];
-        for (size_t i = 0; i < 8; ++i) lanes[i] = i < nb - nfull ? -1 : 0;
-        group(pad, nfull, _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<__m256i*>(lanes))),
-              acc[k], accm[k]);
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256 live = _mm256_castsi256_ps(
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(int(nb - nfull)), lane));  // lane < nb - nfull
+        group(pad, nfull, live, acc[k], accm[k]);
       }
       for (int t = 0; t < NT; ++t) {
         const float s = reduce8(acc[k][t]);
