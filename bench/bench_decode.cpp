@@ -107,6 +107,14 @@ Layers make_layers(TensorType t, size_t bytes, bool blocks8) {
   return L;
 }
 
+constexpr const char* kUsage =
+    "usage: tz_bench_decode [--threads 1,2] [--types q4_0,q4_k,...] [--kernels NAME]\n"
+    "                       [--mib 512 | --kib N] [--seconds 1.5] [--tokens 1]\n"
+    "                       [--layout auto|file]\n"
+    "Decode's single-token matmuls per weight type against the streaming-read rate measured on\n"
+    "the same threads; --kib below a core's L2 gives the kernel's compute ceiling.\n"
+    "TZ_DECODE_ROWS=side|one overrides how the x86 decode kernels walk their rows.\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,8 +127,17 @@ int main(int argc, char** argv) {
   double seconds = 1.5;
   size_t n_tok = 1;
   std::string layout = "auto";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i], v = argv[i + 1];
+  for (int i = 1; i < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    }
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "option %s needs a value\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+    const std::string v = argv[i + 1];
     if (a == "--threads") {
       threads.clear();
       for (const std::string& s : split(v)) threads.push_back(std::atoi(s.c_str()));
@@ -139,7 +156,7 @@ int main(int argc, char** argv) {
     } else if (a == "--seconds") {
       seconds = std::atof(v.c_str());
     } else {
-      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      std::fprintf(stderr, "unknown option %s %s\n%s", a.c_str(), v.c_str(), kUsage);
       return 2;
     }
   }

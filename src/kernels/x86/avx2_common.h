@@ -60,7 +60,7 @@ static inline void prefetch_ahead(const void* p) {
 // rows[k] = i + k * q (q = n_rows / kDecodeStreams) for i < q, then each leftover row alone
 // (count 1), so a kernel walks count rows' blocks in turn. One core's hardware prefetchers keep
 // a few lines in flight per stream: on the Intel Xeon VM one stream read 12 GB/s, 8 side by
-// side 20 (kernels/stream_read.cpp). Where decode_rows.h says one row at a time (not Intel),
+// side 20 (kernels/stream_read.cpp). Where decode_rows.h says one row at a time (Zen 4, say),
 // every row comes alone. Each row keeps its own accumulators and block order, so the bits are
 // those of one row at a time either way.
 constexpr size_t kDecodeStreams = 4;

@@ -124,7 +124,11 @@ const AmxStatus& amx_status() {
   return s;
 }
 
-bool cpu_is_intel() {
+// Where the decode kernels walk 4 row ranges side by side (decode_rows.h): Intel, and AMD from
+// Zen 5 (family 0x1A) on. Zen 4 (family 0x19) read one F16 row from memory at 19 GB/s and 2-8
+// side by side at 12-15; Zen 5 reads side by side faster (docs/BENCHMARKS.md, "Fourth session").
+// Other vendors, and AMD before Zen 5, one row at a time.
+bool side_by_side_suits_cpu() {
   unsigned a, b, c, d;
   if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
   char vendor[13];
@@ -132,7 +136,10 @@ bool cpu_is_intel() {
   std::memcpy(vendor + 4, &d, 4);
   std::memcpy(vendor + 8, &c, 4);
   vendor[12] = 0;
-  return std::strcmp(vendor, "GenuineIntel") == 0;
+  if (std::strcmp(vendor, "GenuineIntel") == 0) return true;
+  if (std::strcmp(vendor, "AuthenticAMD") != 0 || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned family = ((a >> 8) & 0xf) == 0xf ? 0xf + ((a >> 20) & 0xff) : (a >> 8) & 0xf;
+  return family >= 0x1a;
 }
 
 bool& side_by_side_flag() {
@@ -141,7 +148,7 @@ bool& side_by_side_flag() {
     if (e && std::strcmp(e, "side") == 0) return true;
     if (e && std::strcmp(e, "one") == 0) return false;
     if (e && *e) std::fprintf(stderr, "tzero: TZ_DECODE_ROWS=%s ignored (side or one)\n", e);
-    return cpu_is_intel();
+    return side_by_side_suits_cpu();
   }();
   return on;
 }
