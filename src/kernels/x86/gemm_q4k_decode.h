@@ -89,9 +89,9 @@ void k4_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, size
         const __m128i sc16 =
             _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(uint64_t(sc_lo) | uint64_t(sc_hi) << 32)));
         // The mins twice each (m0 m0 m1 m1 ... m7 m7) as int16: VPMADDWD against the 16 bsums
-        // gives m[j] * (bsums[2j] + bsums[2j+1]) on 8 lanes, once per block, where a VPHADDW
-        // of the bsums per token was (Zen 5 VM, tz_bench_decode --threads 1 --kib 1536, 3
-        // alternated pairs: Q4_K 24.2-24.4 -> 25.7-26.5 GB/s, Q5_K 23.2-23.3 -> 23.5-23.7).
+        // gives m[j] * (bsums[2j] + bsums[2j+1]) on 8 lanes, where a VPHADDW of the bsums per
+        // token was (Zen 5 VM, tz_bench_decode --threads 1 --kib 1536, 3 alternated pairs:
+        // Q4_K 28.0-28.3 -> 28.1-28.3 GB/s, Q5_K 27.2-27.4 -> 28.1-28.4).
         const __m128i m8 = _mm_cvtsi64_si128(int64_t(uint64_t(m_lo) | uint64_t(m_hi) << 32));
         const __m256i m16x2 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
         const __m512i scz = _mm512_castsi128_si512(sc16);
@@ -110,7 +110,7 @@ void k4_rows_decode(const uint8_t* w, size_t w_row_bytes, const ActQ8K* xq, size
           }
           va[t][i] = _mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1));
           // B = sum of m[j] * (bsums[2j] + bsums[2j+1]), exact: the products fit int32 (<= 63
-          // * 16 * 127), and so do their sums.
+          // * 16 * 128), and so do their sums.
           vb[t][i] = _mm256_madd_epi16(
               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums)), m16x2);
         }
