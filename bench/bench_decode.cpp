@@ -28,6 +28,10 @@
 #include "base/thread_pool.h"
 #include "format/tensor_type.h"
 #include "kernels/kernel_set.h"
+#include "kernels/rows16.h"
+#if defined(__x86_64__)
+#include "kernels/x86/rows16_kernels.h"
+#endif
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
 #include "kernels/stream_read.h"
@@ -71,8 +75,9 @@ size_t rows_of(size_t i, double scale) {
 }
 
 // One layer quantized from random values, copied until the weights reach `bytes`; Blocks8 when
-// `blocks8`.
-Layers make_layers(TensorType t, size_t bytes, bool blocks8) {
+// `blocks8`, Rows16 (Q4_K only, kernels/rows16.h) when `rows16` (the matrices' row counts are
+// multiples of 16).
+Layers make_layers(TensorType t, size_t bytes, bool blocks8, bool rows16) {
   double layer = 0;
   for (const auto& s : kShapes) layer += double(tzero::row_bytes(t, s[1]) * s[0]);
   const double scale = std::min(1.0, double(bytes) / layer);
@@ -88,6 +93,7 @@ Layers make_layers(TensorType t, size_t bytes, bool blocks8) {
       tzero::quantize_row(t, row.data(), b.data() + r * rb, s[1]);
     }
     if (blocks8) tzero::to_blocks8(t, b.data(), s[0], rb);
+    if (rows16) tzero::to_rows16_q4_k(b.data(), s[0], rb);
     one.push_back(std::move(b));
   }
   Layers L;
@@ -107,13 +113,32 @@ Layers make_layers(TensorType t, size_t bytes, bool blocks8) {
   return L;
 }
 
+// w's product through the Rows16 prototype kernel (kernels/x86/rows16_kernels.h): the activations
+// quantized as for any Q4_K matmul, the panels split over the pool.
+void rows16_matmul(tzero::ThreadPool& pool, const tzero::KernelSet& k, const tzero::Matrix& w,
+                   const float* x, size_t n_tok, float* y, tzero::MatmulScratch& scratch) {
+#if defined(__x86_64__)
+  const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
+  const void* xk = tzero::quantize_activations(k, w.type, x, n_tok, K, scratch);
+  pool.run(N / tzero::kRows16, [&](size_t p0, size_t p1) {
+    tzero::x86::gemm_q4_k_rows16_avx512(w.data + p0 * tzero::kRows16 * w.row_bytes, w.row_bytes,
+                                        xk, K, (p1 - p0) * tzero::kRows16, n_tok,
+                                        y + p0 * tzero::kRows16, N);
+  });
+#else
+  (void)pool, (void)k, (void)w, (void)x, (void)n_tok, (void)y, (void)scratch;
+  throw std::runtime_error("--layout rows16 is an x86-64 prototype");
+#endif
+}
+
 constexpr const char* kUsage =
     "usage: tz_bench_decode [--threads 1,2] [--types q4_0,q4_k,...] [--kernels NAME]\n"
     "                       [--mib 512 | --kib N] [--seconds 1.5] [--tokens 1]\n"
-    "                       [--layout auto|file]\n"
+    "                       [--layout auto|file|rows16]\n"
     "Decode's single-token matmuls per weight type against the streaming-read rate measured on\n"
     "the same threads; --kib below a core's L2 gives the kernel's compute ceiling.\n"
-    "TZ_DECODE_ROWS=side|one overrides how the x86 decode kernels walk their rows.\n";
+    "TZ_DECODE_ROWS=side|one overrides how the x86 decode kernels walk their rows.\n"
+    "--layout rows16: Q4_K only, through the avx512 set's Rows16 prototype (kernels/rows16.h).\n";
 
 }  // namespace
 
@@ -151,7 +176,7 @@ int main(int argc, char** argv) {
       kib = size_t(std::atol(v.c_str()));
     } else if (a == "--tokens") {
       n_tok = size_t(std::atol(v.c_str()));
-    } else if (a == "--layout" && (v == "auto" || v == "file")) {
+    } else if (a == "--layout" && (v == "auto" || v == "file" || v == "rows16")) {
       layout = v;
     } else if (a == "--seconds") {
       seconds = std::atof(v.c_str());
@@ -171,7 +196,12 @@ int main(int argc, char** argv) {
       return 2;
     }
     const TensorType t = *parsed;
-    const Layers L = make_layers(t, kib << 10, layout == "auto" && k.gemm_blocks8_for(t));
+    const bool rows16 = layout == "rows16";
+    if (rows16 && (t != TensorType::Q4_K || std::strcmp(k.name, "avx512") != 0)) {
+      std::fprintf(stderr, "--layout rows16 takes q4_k on the avx512 set only\n");
+      return 2;
+    }
+    const Layers L = make_layers(t, kib << 10, layout == "auto" && k.gemm_blocks8_for(t), rows16);
     std::vector<float> x(5632 * n_tok), y(5632 * n_tok);
     tzero::SplitMix64 rng(9);
     for (float& v : x) v = float(rng.uniform()) * 2.0f - 1.0f;
@@ -190,8 +220,12 @@ int main(int argc, char** argv) {
         double rate = 0;
         do {
           const double p0 = now();
-          for (const tzero::Matrix& m : L.mats)
-            tzero::matmul(pool, k, m, x.data(), n_tok, y.data(), scratch);
+          for (const tzero::Matrix& m : L.mats) {
+            if (rows16)
+              rows16_matmul(pool, k, m, x.data(), n_tok, y.data(), scratch);
+            else
+              tzero::matmul(pool, k, m, x.data(), n_tok, y.data(), scratch);
+          }
           rate = std::max(rate, L.total_bytes / (now() - p0) / 1e9);
         } while (now() - t0 < seconds / 3);
         stream = std::max(stream, tzero::measure_stream_read(pool, kib << 10, 3).gb_per_s);

@@ -9,6 +9,8 @@
 #include "kernels/x86/gemm_legacy_vnni.h"
 #include "kernels/x86/gemm_q32_decode.h"
 #include "kernels/x86/gemm_q4k_decode.h"
+#include "kernels/x86/gemm_q4k_rows16.h"
+#include "kernels/x86/rows16_kernels.h"
 #include "kernels/x86/gemm_q6k_decode.h"
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
@@ -229,3 +231,10 @@ const KernelSet& avx512_kernels() {
 }
 
 }  // namespace tzero
+
+namespace tzero::x86 {
+void gemm_q4_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  gemm_q4_k_rows16(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
+}  // namespace tzero::x86

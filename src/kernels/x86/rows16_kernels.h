@@ -1,0 +1,16 @@
+// The avx512 set's kernel over Q4_K rows in the Rows16 layout (kernels/rows16.h), a prototype of
+// issue #33 that no session chooses yet: tests and tz_bench_decode call it directly, only where
+// the CPU runs the avx512 set (AVX-512 F/BW/VL/DQ and VNNI).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tzero::x86 {
+
+// y[t * ldy + r] for r < n_rows (a multiple of 16, w at a panel's first row), t < n_tok; x: n_tok
+// rows of n_cols / 256 ActQ8K blocks (quantize_activations for Q4_K).
+void gemm_q4_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                             size_t n_rows, size_t n_tok, float* y, size_t ldy);
+
+}  // namespace tzero::x86

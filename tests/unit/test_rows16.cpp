@@ -1,0 +1,97 @@
+// The Rows16 prototype layout (kernels/rows16.h): a permutation of each 16-row panel's bytes,
+// undone exactly; and its avx512 kernel (kernels/x86/gemm_q4k_rows16.h) returns the scalar
+// reference's bits on the file's layout, for 1 to 9 tokens, block counts that are and are not
+// multiples of 8, raw random blocks with edge scales. memcmp.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/kernel_set.h"
+#include "kernels/quant_k.h"
+#include "kernels/rows16.h"
+#if defined(__x86_64__)
+#include "kernels/x86/rows16_kernels.h"
+#endif
+
+namespace {
+
+// n_rows rows of nb random Q4_K blocks, with finite scales (edge values among them).
+std::vector<uint8_t> random_q4_k(size_t n_rows, size_t nb, std::mt19937& rng) {
+  std::vector<uint8_t> w(n_rows * nb * sizeof(tzero::BlockQ4_K));
+  for (auto& b : w) b = uint8_t(rng());
+  for (size_t b = 0; b < n_rows * nb; ++b) {
+    uint8_t* blk = &w[b * sizeof(tzero::BlockQ4_K)];
+    for (size_t s = 0; s < 2; ++s) {
+      const uint16_t edge[] = {0x0000, 0x8000, 0x0001, 0x7bff, 0xfbff};
+      const uint16_t h = rng() % 4 == 0 ? edge[rng() % 5]
+                                        : uint16_t(((rng() & 1) << 15) | (0x0400 + rng() % 0x7000));
+      std::memcpy(blk + 2 * s, &h, 2);
+    }
+  }
+  return w;
+}
+
+std::vector<tzero::ActQ8K> random_acts(size_t n, std::mt19937& rng) {
+  std::vector<tzero::ActQ8K> x(n);
+  for (auto& xb : x) {
+    for (auto& q : xb.qs) q = int8_t(int(rng() % 256) - 128);
+    for (int k = 0; k < 16; ++k) {
+      int s = 0;
+      for (int i = 0; i < 16; ++i) s += xb.qs[16 * k + i];
+      xb.bsums[k] = int16_t(s);
+    }
+    xb.d = 0.001f * float(1 + rng() % 1000);
+  }
+  return x;
+}
+
+}  // namespace
+
+TEST(Rows16, PanelsArePermutedAndUndoneExactly) {
+  std::mt19937 rng(5);
+  for (size_t nb : {1, 3, 8, 11}) {
+    const size_t rb = nb * sizeof(tzero::BlockQ4_K), n_rows = 37;
+    const std::vector<uint8_t> file = random_q4_k(n_rows, nb, rng);
+    std::vector<uint8_t> packed = file, back(file.size());
+    tzero::to_rows16_q4_k(packed.data(), n_rows, rb);
+    EXPECT_NE(0, std::memcmp(packed.data(), file.data(), 16 * rb));
+    // Every byte of a panel row where the header says; the 5 tail rows untouched.
+    for (size_t r = 0; r < 32; ++r)
+      for (size_t o = 0; o < rb; ++o)
+        ASSERT_EQ(packed[(r / 16) * 16 * rb + tzero::rows16_q4_k_offset(r % 16, o)],
+                  file[r * rb + o]);
+    EXPECT_EQ(0, std::memcmp(packed.data() + 32 * rb, file.data() + 32 * rb, 5 * rb));
+    tzero::from_rows16_q4_k(packed.data(), back.data(), n_rows, rb);
+    EXPECT_EQ(0, std::memcmp(back.data(), file.data(), file.size()));
+  }
+}
+
+TEST(Rows16, Avx512KernelEqualsScalarBits) {
+#if defined(__x86_64__)
+  bool avx512 = false;
+  for (const tzero::KernelSet* k : tzero::available_kernels())
+    avx512 = avx512 || std::strcmp(k->name, "avx512") == 0;
+  if (!avx512) GTEST_SKIP() << "the avx512 set does not run on this CPU";
+  std::mt19937 rng(9);
+  const tzero::KernelSet& ref = tzero::scalar_kernels();
+  for (size_t nb : {1, 2, 7, 8, 9, 22}) {
+    const size_t rb = nb * sizeof(tzero::BlockQ4_K), n_rows = 48, K = nb * 256;
+    const std::vector<uint8_t> file = random_q4_k(n_rows, nb, rng);
+    std::vector<uint8_t> packed = file;
+    tzero::to_rows16_q4_k(packed.data(), n_rows, rb);
+    for (size_t n_tok : {1, 2, 3, 4, 5, 9}) {
+      const std::vector<tzero::ActQ8K> x = random_acts(n_tok * nb, rng);
+      std::vector<float> want(n_tok * n_rows), got(n_tok * n_rows, -1.0f);
+      ref.gemm_q4_k(file.data(), rb, x.data(), K, n_rows, n_tok, want.data(), n_rows);
+      tzero::x86::gemm_q4_k_rows16_avx512(packed.data(), rb, x.data(), K, n_rows, n_tok,
+                                          got.data(), n_rows);
+      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+          << "nb " << nb << " tokens " << n_tok;
+    }
+  }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
