@@ -260,6 +260,7 @@ Command add_bench(CLI::App& app) {
           j["gpu_layers"] = o->compute.gpu_layers;
           // Matrices laid out at load for the kernels (kernels/weight_layout.h), 0 when none.
           j["blocks8_tensors"] = model->blocks8_tensors();
+          j["rows16_tensors"] = model->repacked_tensors(tzero::WeightLayout::Rows16);
           if (fwd.device()) j["device"] = fwd.device()->describe();
           j["pp_tokens_per_s"] = o->n_prompt > 0 ? nlohmann::json(p.mean) : nlohmann::json();
           j["pp_sd"] = p.sd;

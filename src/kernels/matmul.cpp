@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "kernels/dot.h"
+#include "kernels/rows16.h"
 
 namespace tzero {
 
@@ -33,12 +34,19 @@ MatrixGemm::MatrixGemm(const KernelSet& k, const Matrix& w)
       type_(w.type),
       layout_(w.layout),
       n_cols_(size_t(w.n_cols)),
-      row_bytes_(w.row_bytes) {
+      row_bytes_(w.row_bytes),
+      n_rows_(size_t(w.n_rows)),
+      quantum_(layout_row_quantum(w.layout)),
+      base_(w.data) {
   check(file_ != nullptr, std::string("matmul: no kernel for ") + traits(w.type).name);
   if (layout_ == WeightLayout::Blocks8) {
     check(blocks8_applies(type_),
           std::string("matmul: Blocks8 rows of a type without that layout: ") + traits(type_).name);
-    blocks8_ = k.gemm_blocks8_for(type_);
+    layout_gemm_ = k.gemm_blocks8_for(type_);
+  } else if (layout_ == WeightLayout::Rows16) {
+    check(type_ == TensorType::Q4_K,
+          std::string("matmul: Rows16 rows of a type without that layout: ") + traits(type_).name);
+    layout_gemm_ = k.gemm_rows16_for(type_);
   }
 }
 
@@ -48,23 +56,37 @@ void MatrixGemm::operator()(const uint8_t* rows, size_t n_rows, const void* x, s
     file_(rows, row_bytes_, x, n_cols_, n_rows, n_tok, y, ldy);
     return;
   }
-  if (blocks8_) {
-    blocks8_(rows, row_bytes_, x, n_cols_, n_rows, n_tok, y, ldy);
-    return;
+  size_t packed = n_rows;  // the rows in the layout; the rest (a Rows16 tail) in the file's
+  if (layout_ == WeightLayout::Rows16) {
+    // The row within its matrix (an expert's rows follow the previous expert's).
+    const size_t r0 = size_t(rows - base_) / row_bytes_ % n_rows_;
+    const size_t whole = n_rows_ / kRows16 * kRows16;
+    check(r0 % kRows16 == 0 && (r0 + n_rows == n_rows_ || n_rows % kRows16 == 0),
+          "internal: Rows16 rows handed over off their panels");
+    packed = r0 >= whole ? 0 : std::min(n_rows, whole - r0);
   }
-  gemm_blocks8_unpacked(file_, type_, rows, row_bytes_, x, n_cols_, n_rows, n_tok, y, ldy);
+  if (packed > 0) {
+    if (layout_gemm_)
+      layout_gemm_(rows, row_bytes_, x, n_cols_, packed, n_tok, y, ldy);
+    else
+      gemm_unpacked(file_, layout_, type_, rows, row_bytes_, x, n_cols_, packed, n_tok, y, ldy);
+  }
+  if (packed < n_rows)
+    file_(rows + packed * row_bytes_, row_bytes_, x, n_cols_, n_rows - packed, n_tok, y + packed,
+          ldy);
 }
 
-void gemm_blocks8_unpacked(GemmFn gemm, TensorType t, const uint8_t* w, size_t row_bytes,
-                           const void* x, size_t n_cols, size_t n_rows, size_t n_tok, float* y,
-                           size_t ldy) {
+void gemm_unpacked(GemmFn gemm, WeightLayout l, TensorType t, const uint8_t* w, size_t row_bytes,
+                   const void* x, size_t n_cols, size_t n_rows, size_t n_tok, float* y,
+                   size_t ldy) {
   thread_local std::vector<uint8_t> unpacked;  // (chunk, row_bytes) in the file's layout
+  const size_t q = layout_row_quantum(l);
   const size_t chunk =
-      std::max<size_t>(1, MatrixGemm::kUnpackBytes / std::max<size_t>(1, row_bytes));
+      std::max<size_t>(1, MatrixGemm::kUnpackBytes / std::max<size_t>(1, row_bytes * q)) * q;
   unpacked.resize(std::min(chunk, n_rows) * row_bytes);
   for (size_t r = 0; r < n_rows; r += chunk) {
     const size_t nr = std::min(chunk, n_rows - r);
-    from_blocks8(t, w + r * row_bytes, unpacked.data(), nr, row_bytes);
+    unpack_rows(l, t, w + r * row_bytes, unpacked.data(), nr, row_bytes);
     gemm(unpacked.data(), row_bytes, x, n_cols, nr, n_tok, y + r, ldy);
   }
 }
@@ -74,8 +96,12 @@ void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* 
   const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
   const MatrixGemm gemm(k, w);
   const void* xk = quantize_activations(k, w.type, x, n_tokens, K, scratch);
-  pool.run(
-      N, [&](size_t r0, size_t r1) { gemm(w.row(int64_t(r0)), r1 - r0, xk, n_tokens, y + r0, N); });
+  // Split in whole quanta of rows (Rows16 panels); which thread computes a row never changes it.
+  const size_t q = gemm.row_quantum();
+  pool.run((N + q - 1) / q, [&](size_t u0, size_t u1) {
+    const size_t r0 = u0 * q, r1 = std::min(N, u1 * q);
+    gemm(w.row(int64_t(r0)), r1 - r0, xk, n_tokens, y + r0, N);
+  });
 }
 
 void matmul(ThreadPool& pool, const Matrix& w, const float* x, size_t n_tokens, float* y,
@@ -101,7 +127,16 @@ void matrix_row_to_float(const Matrix& w, size_t r, float* dst) {
   }
   thread_local std::vector<uint8_t> row;
   row.resize(w.row_bytes);
-  from_blocks8(w.type, w.row(int64_t(r)), row.data(), 1, w.row_bytes);
+  if (w.layout == WeightLayout::Rows16) {
+    if (r >= size_t(w.n_rows) / kRows16 * kRows16) {  // the tail: in the file's layout
+      dequantize_row(w.type, w.row(int64_t(r)), dst, size_t(w.n_cols));
+      return;
+    }
+    const uint8_t* panel = w.row(int64_t(r / kRows16 * kRows16));
+    for (size_t o = 0; o < w.row_bytes; ++o) row[o] = panel[rows16_q4_k_offset(r % kRows16, o)];
+  } else {
+    from_blocks8(w.type, w.row(int64_t(r)), row.data(), 1, w.row_bytes);
+  }
   dequantize_row(w.type, row.data(), dst, size_t(w.n_cols));
 }
 

@@ -21,31 +21,43 @@ struct MatmulScratch {
 };
 
 // The gemm of k for w's type and layout, called on a run of w's rows (matmul, matmul_fast and
-// matmul_experts): gemm_for's kernel on rows in the file's layout; on Blocks8 rows
-// (kernels/weight_layout.h) the set's Blocks8 kernel, or where it has none gemm_for's kernel on
-// the rows unpacked to the file's layout (a thread-local copy of at most kUnpackBytes at a
-// time). Each row's dot products are its own, so the bits are the same either way. Throws when
-// k has no kernel for the type.
+// matmul_experts): gemm_for's kernel on rows in the file's layout; on Blocks8 or Rows16 rows
+// (kernels/weight_layout.h, kernels/rows16.h) the set's kernel for that layout, or where it has
+// none gemm_for's kernel on the rows unpacked to the file's layout (a thread-local copy of at
+// most kUnpackBytes at a time). Each row's dot products are its own, so the bits are the same
+// either way. Throws when k has no kernel for the type.
 class MatrixGemm {
  public:
   static constexpr size_t kUnpackBytes = 256 << 10;
+  // w: the matrix (or an ExpertMatrix's first expert: the experts' rows follow one another).
   MatrixGemm(const KernelSet& k, const Matrix& w);
+  // A run's first row, and its end unless it is the matrix's end, must be multiples of this
+  // (16 for Rows16, else 1).
+  size_t row_quantum() const { return quantum_; }
   // y[t * ldy + i] for rows[i * w.row_bytes], i < n_rows, t < n_tok (activations x as gemm_for's).
   void operator()(const uint8_t* rows, size_t n_rows, const void* x, size_t n_tok, float* y,
                   size_t ldy) const;
 
  private:
-  GemmFn file_ = nullptr, blocks8_ = nullptr;
+  GemmFn file_ = nullptr, layout_gemm_ = nullptr;
   TensorType type_;
   WeightLayout layout_;
-  size_t n_cols_, row_bytes_;
+  size_t n_cols_, row_bytes_, n_rows_, quantum_;
+  const uint8_t* base_;  // row 0 of w (of expert 0)
 };
 
-// gemm (a kernel over rows in the file's layout) over n_rows Blocks8 rows of type t: the rows
-// unpacked a few at a time (at most MatrixGemm::kUnpackBytes) into a thread-local copy.
-void gemm_blocks8_unpacked(GemmFn gemm, TensorType t, const uint8_t* w, size_t row_bytes,
-                           const void* x, size_t n_cols, size_t n_rows, size_t n_tok, float* y,
-                           size_t ldy);
+// gemm (a kernel over rows in the file's layout) over n_rows rows of type t in layout l: the
+// rows unpacked a few at a time (at most MatrixGemm::kUnpackBytes, whole Rows16 panels) into a
+// thread-local copy.
+void gemm_unpacked(GemmFn gemm, WeightLayout l, TensorType t, const uint8_t* w, size_t row_bytes,
+                   const void* x, size_t n_cols, size_t n_rows, size_t n_tok, float* y,
+                   size_t ldy);
+// The same for Blocks8 rows (the avx2 set's fallback above 4 tokens).
+inline void gemm_blocks8_unpacked(GemmFn gemm, TensorType t, const uint8_t* w, size_t row_bytes,
+                                  const void* x, size_t n_cols, size_t n_rows, size_t n_tok,
+                                  float* y, size_t ldy) {
+  gemm_unpacked(gemm, WeightLayout::Blocks8, t, w, row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
 
 // y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed, with kernel set k.
 void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x, size_t n_tokens,

@@ -21,6 +21,7 @@ size_t act_row_bytes(TensorType t, size_t K) {
 }
 
 constexpr size_t kRowChunk = 16;  // weight rows per unit of the partition
+static_assert(kRowChunk % 16 == 0, "a unit is whole Rows16 panels (MatrixGemm::row_quantum)");
 constexpr size_t kRowCost = 2;    // a weight row's read, in units of one token's dot product
 
 }  // namespace

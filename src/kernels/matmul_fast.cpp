@@ -24,6 +24,7 @@ void matmul_fast(ThreadPool& pool, const KernelSet& k, const Matrix& w, const fl
   const MatrixGemm gemm(k, w);
   const void* xk = quantize_activations(k, w.type, x, n_tokens, K, scratch);
   if (K == 0) return;
+  static_assert(kRowsPerTask % 16 == 0, "a task is whole Rows16 panels (MatrixGemm::row_quantum)");
   const size_t n_tasks = (N + kRowsPerTask - 1) / kRowsPerTask;
   std::atomic<size_t> next{0};
   pool.run(size_t(pool.size()), [&](size_t, size_t) {

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "kernels/quant.h"
 #include "kernels/quant_legacy.h"
+#include "kernels/rows16.h"
 
 namespace tzero {
 
@@ -103,6 +104,27 @@ void from_blocks8(TensorType t, const uint8_t* src, uint8_t* dst, size_t n_rows,
   });
   if (!known)
     throw Error(std::string("from_blocks8: not a 32-element block type: ") + traits(t).name);
+}
+
+size_t layout_row_quantum(WeightLayout l) {
+  return l == WeightLayout::Rows16 ? kRows16 : 1;
+}
+
+void unpack_rows(WeightLayout l, TensorType t, const uint8_t* src, uint8_t* dst, size_t n_rows,
+                 size_t row_bytes) {
+  switch (l) {
+    case WeightLayout::File:
+      std::memcpy(dst, src, n_rows * row_bytes);
+      return;
+    case WeightLayout::Blocks8:
+      from_blocks8(t, src, dst, n_rows, row_bytes);
+      return;
+    case WeightLayout::Rows16:
+      if (t != TensorType::Q4_K)
+        throw Error(std::string("unpack_rows: Rows16 rows of ") + traits(t).name);
+      from_rows16_q4_k(src, dst, n_rows, row_bytes);
+      return;
+  }
 }
 
 }  // namespace tzero

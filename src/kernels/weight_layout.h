@@ -22,7 +22,19 @@ namespace tzero {
 enum class WeightLayout : uint8_t {
   File,     // as in the GGUF file
   Blocks8,  // groups of 8 blocks field by field (above); only where blocks8_applies(type)
+  Rows16,   // 16 rows interleaved block by block (kernels/rows16.h); only Q4_K
 };
+
+// Rows16 permutes bytes across the 16 rows of a panel: a run of a matrix's rows handed to a
+// kernel, or unpacked, must start at a multiple of this many rows (its end: another multiple, or
+// the matrix's end). 1 for the other layouts.
+size_t layout_row_quantum(WeightLayout l);
+
+// n_rows rows of row_bytes each from layout l to the file's layout (dst, no overlap). Rows16:
+// src at a panel's first row; rows past the matrix's last whole panel are in the file's layout,
+// so a run that ends inside a panel must be the matrix's end (its tail).
+void unpack_rows(WeightLayout l, TensorType t, const uint8_t* src, uint8_t* dst, size_t n_rows,
+                 size_t row_bytes);
 
 // The 32-element block types: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4.
 bool blocks8_applies(TensorType t);

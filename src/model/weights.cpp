@@ -7,6 +7,7 @@
 #include "base/excerpt.h"
 #include "base/hash.h"
 #include "kernels/quant.h"
+#include "kernels/rows16.h"
 #include "model/model_keys.h"
 
 namespace tzero {
@@ -45,23 +46,41 @@ const GgufTensorInfo* Model::use(const std::string& name) {
   return t;
 }
 
-WeightLayout Model::matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t row_bytes) {
-  if (blocks8_.count(t.name)) return WeightLayout::Blocks8;
-  if (!layout_for_ || !layout_for_->gemm_blocks8_for(t.type) || float_reads_.count(t.name) ||
-      overlapping_.count(t.name))
+WeightLayout Model::matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t rows_per_matrix,
+                                  size_t row_bytes) {
+  if (const auto it = repacked_.find(t.name); it != repacked_.end()) return it->second;
+  if (!layout_for_ || float_reads_.count(t.name) || overlapping_.count(t.name))
     return WeightLayout::File;
+  // Rows16 where the set has its kernel (Q4_K) and no panel would span two experts; else Blocks8
+  // where the set has that kernel.
+  WeightLayout l = WeightLayout::File;
+  if (layout_for_->gemm_rows16_for(t.type) &&
+      (rows_per_matrix == n_rows || rows_per_matrix % kRows16 == 0))
+    l = WeightLayout::Rows16;
+  else if (layout_for_->gemm_blocks8_for(t.type))
+    l = WeightLayout::Blocks8;
+  if (l == WeightLayout::File) return l;
   uint8_t* bytes = file_->writable_data(t);
   if (!bytes) return WeightLayout::File;  // mapped: the page cache's bytes are not ours
-  to_blocks8(t.type, bytes, n_rows, row_bytes);
-  blocks8_.insert(t.name);
-  return WeightLayout::Blocks8;
+  if (l == WeightLayout::Rows16)
+    to_rows16_q4_k(bytes, n_rows, row_bytes);
+  else
+    to_blocks8(t.type, bytes, n_rows, row_bytes);
+  repacked_[t.name] = l;
+  return l;
+}
+
+size_t Model::repacked_tensors(WeightLayout l) const {
+  size_t n = 0;
+  for (const auto& [name, layout] : repacked_) n += layout == l;
+  return n;
 }
 
 std::string Model::file_xxh128() const {
   std::call_once(xxh128_once_, [&] {
     const uint8_t* base = file_->file_data();
     std::vector<const GgufTensorInfo*> repacked;
-    for (const std::string& name : blocks8_) repacked.push_back(file_->find_tensor(name));
+    for (const auto& [name, layout] : repacked_) repacked.push_back(file_->find_tensor(name));
     std::sort(repacked.begin(), repacked.end(),
               [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->data < b->data; });
     Hasher128 h;
@@ -70,11 +89,13 @@ std::string Model::file_xxh128() const {
     for (const GgufTensorInfo* t : repacked) {
       const size_t at = size_t(t->data - base), rb = row_bytes(t->type, size_t(t->ne[0]));
       h.update(base + pos, at - pos);
-      const size_t chunk = std::max<size_t>(1, (4 << 20) / rb), n_rows = t->n_bytes / rb;
+      const WeightLayout l = repacked_.at(t->name);
+      const size_t q = layout_row_quantum(l);  // whole Rows16 panels per chunk
+      const size_t chunk = std::max<size_t>(1, (4 << 20) / (rb * q)) * q, n_rows = t->n_bytes / rb;
       for (size_t r = 0; r < n_rows; r += chunk) {
         const size_t nr = std::min(chunk, n_rows - r);
         rows.resize(nr * rb);
-        from_blocks8(t->type, t->data + r * rb, rows.data(), nr, rb);
+        unpack_rows(l, t->type, t->data + r * rb, rows.data(), nr, rb);
         h.update(rows.data(), rows.size());
       }
       pos = at + t->n_bytes;
@@ -86,7 +107,7 @@ std::string Model::file_xxh128() const {
 }
 
 void Model::note_float_read(const std::string& name) {
-  check(!blocks8_.count(name),
+  check(!repacked_.count(name),
         "internal: tensor '" + name + "' read as floats after its repacking");
   float_reads_.insert(name);
 }
@@ -111,7 +132,8 @@ Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bo
     file_->fail("tensor '" + name + "' has type " + tr.name + ", which tzero cannot compute yet (" +
                 kSupportedTypes + ")");
   const size_t rb = row_bytes(t->type, size_t(n_cols));
-  return Matrix{t->type, t->data, n_rows, n_cols, rb, matrix_layout(*t, size_t(n_rows), rb)};
+  return Matrix{t->type, t->data, n_rows, n_cols, rb,
+                matrix_layout(*t, size_t(n_rows), size_t(n_rows), rb)};
 }
 
 ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n_rows,
@@ -128,7 +150,7 @@ ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n
                 kSupportedTypes + ")");
   const size_t rb = row_bytes(t->type, size_t(n_cols));
   return ExpertMatrix{Matrix{t->type, t->data, n_rows, n_cols, rb,
-                             matrix_layout(*t, size_t(n_rows * n_expert), rb)},
+                             matrix_layout(*t, size_t(n_rows * n_expert), size_t(n_rows), rb)},
                       n_expert};
 }
 

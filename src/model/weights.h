@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -98,7 +99,10 @@ class Model {
   const std::vector<LayerWeights>& layers() const { return layers_; }
   bool tied_output() const { return tied_output_; }
   // How many tensors the load laid out as Blocks8 (load's layout_for), 0 when none.
-  size_t blocks8_tensors() const { return blocks8_.size(); }
+  size_t blocks8_tensors() const { return repacked_tensors(WeightLayout::Blocks8); }
+  // How many tensors the load repacked to layout l (Blocks8 or Rows16), 0 when none.
+  size_t repacked_tensors(WeightLayout l) const;
+  size_t repacked_tensors() const { return repacked_.size(); }
   // XXH3-128 (hex) of the model file's bytes as the file has them, the repacked tensors' bytes
   // unpacked as they are hashed; computed on the first call (the fingerprint's model_xxh128).
   std::string file_xxh128() const;
@@ -119,9 +123,11 @@ class Model {
   const float* table(const std::string& name, int64_t n_rows, int64_t n_cols);
   ExpertMatrix experts(const std::string& name, int64_t n_expert, int64_t n_rows, int64_t n_cols);
   const GgufTensorInfo* use(const std::string& name);  // find_tensor, and mark it read
-  // The layout of a matrix tensor: Blocks8 (repacked here, once) where layout_for_ prefers it and
-  // the bytes are ours to write; File otherwise, and always for a tensor read as floats.
-  WeightLayout matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t row_bytes);
+  // The layout of a matrix tensor of n_rows rows (rows_per_matrix each for an expert tensor):
+  // Rows16 or Blocks8 (repacked here, once) where layout_for_ has a kernel for it and the bytes
+  // are ours to write; File otherwise, and always for a tensor read as floats.
+  WeightLayout matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t rows_per_matrix,
+                             size_t row_bytes);
   void note_float_read(const std::string& name);  // never repacked after; fails if it was
   void load_experts(const std::string& prefix, LayerWeights& l);
   void load_mla(const std::string& prefix, LayerWeights& l);
@@ -141,7 +147,7 @@ class Model {
   std::vector<std::vector<float>> widened_;  // 1-D tensors stored in a type other than f32
   std::set<std::string> used_;               // the tensors read (every one must be)
   const KernelSet* layout_for_ = nullptr;    // during the constructor only
-  std::set<std::string> blocks8_;            // the tensors repacked to Blocks8
+  std::map<std::string, WeightLayout> repacked_;  // the tensors repacked, and to which layout
   std::set<std::string> float_reads_;        // the tensors read as floats (never repacked)
   std::set<std::string> overlapping_;        // tensors sharing bytes with another (never repacked)
   mutable std::once_flag xxh128_once_;

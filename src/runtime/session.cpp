@@ -47,9 +47,9 @@ Session::Session(const Model* model, const Vocab* vocab, const ComputeOptions& o
   check(options.gpu_layers >= 0 || options.gpu_layers == kAllGpuLayers,
         "--gpu-layers wants 'all' or a number of layers >= 0");
   gpu_layers_ = resolve_gpu_layers(options.gpu_layers, hp.n_layer);
-  check(gpu_layers_ == 0 || model_->blocks8_tensors() == 0,
-        "--gpu-layers: this model was laid out for the CPU's kernels at load (Blocks8, "
-        "kernels/weight_layout.h); open it with the GPU layers from the start");
+  check(gpu_layers_ == 0 || model_->repacked_tensors() == 0,
+        "--gpu-layers: this model was laid out for the CPU's kernels at load (Blocks8 or "
+        "Rows16, kernels/weight_layout.h); open it with the GPU layers from the start");
   check_gpu_mode(gpu_layers_, options.mode);
   kernels_ = with_overrides(select_kernels(options.kernels), options.op_overrides);
   pool_ = std::make_unique<ThreadPool>(options.n_threads);

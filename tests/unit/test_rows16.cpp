@@ -85,8 +85,8 @@ TEST(Rows16, Avx512KernelEqualsScalarBits) {
       const std::vector<tzero::ActQ8K> x = random_acts(n_tok * nb, rng);
       std::vector<float> want(n_tok * n_rows), got(n_tok * n_rows, -1.0f);
       ref.gemm_q4_k(file.data(), rb, x.data(), K, n_rows, n_tok, want.data(), n_rows);
-      tzero::x86::gemm_q4_k_rows16_avx512(packed.data(), rb, x.data(), K, n_rows, n_tok,
-                                          got.data(), n_rows);
+      tzero::x86::gemm_q4_k_rows16_avx512(packed.data(), rb, x.data(), K, n_rows, n_tok, got.data(),
+                                          n_rows);
       ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
           << "nb " << nb << " tokens " << n_tok;
     }

@@ -102,8 +102,8 @@ void q4k_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts
         }
         // |S| <= 32 * 15 * 128 fits int32 with room; the high nibbles' sum is 16 S exactly.
         A[t] = _mm512_add_epi32(A[t], _mm512_mullo_epi32(s_lo, u.sc[2 * c]));
-        A[t] = _mm512_add_epi32(A[t], _mm512_mullo_epi32(_mm512_srai_epi32(s_hi, 4),
-                                                         u.sc[2 * c + 1]));
+        A[t] =
+            _mm512_add_epi32(A[t], _mm512_mullo_epi32(_mm512_srai_epi32(s_hi, 4), u.sc[2 * c + 1]));
       }
     }
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
@@ -112,9 +112,11 @@ void q4k_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts
     for (int t = 0; t < NT; ++t) {
       const Rows16Act& tb = terms[t][b];
       for (int i = 0; i < 4; ++i)
-        B[t] = _mm512_add_epi32(B[t], _mm512_madd_epi16(u.mp[i], _mm512_set1_epi32(tb.bs_pairs[i])));
+        B[t] =
+            _mm512_add_epi32(B[t], _mm512_madd_epi16(u.mp[i], _mm512_set1_epi32(tb.bs_pairs[i])));
       const __m512 dx = _mm512_set1_ps(tb.d);
-      acc[t][b % 8] = _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(A[t]), acc[t][b % 8]);
+      acc[t][b % 8] =
+          _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(A[t]), acc[t][b % 8]);
       accm[t][b % 8] =
           _mm512_fmadd_ps(_mm512_mul_ps(dmw, dx), _mm512_cvtepi32_ps(B[t]), accm[t][b % 8]);
     }
@@ -152,10 +154,17 @@ inline void gemm_q4_k_rows16(const uint8_t* w, size_t w_row_bytes, const void* x
       }
       float* yp = y + t * ldy + p;
       switch (nt) {
-        case 1: q4k_rows16_panel<1>(panel, nb, a, tm, yp, ldy); break;
-        case 2: q4k_rows16_panel<2>(panel, nb, a, tm, yp, ldy); break;
-        case 3: q4k_rows16_panel<3>(panel, nb, a, tm, yp, ldy); break;
-        default: q4k_rows16_panel<4>(panel, nb, a, tm, yp, ldy);
+        case 1:
+          q4k_rows16_panel<1>(panel, nb, a, tm, yp, ldy);
+          break;
+        case 2:
+          q4k_rows16_panel<2>(panel, nb, a, tm, yp, ldy);
+          break;
+        case 3:
+          q4k_rows16_panel<3>(panel, nb, a, tm, yp, ldy);
+          break;
+        default:
+          q4k_rows16_panel<4>(panel, nb, a, tm, yp, ldy);
       }
       t += nt;
     }
