@@ -1,9 +1,11 @@
-// The Rows16 layout (a prototype, issue #33: not yet chosen by any session): 16 rows of a
-// Q4_K matrix interleaved block by block, so that one zmm of weights holds the same 4 bytes of
-// 16 rows and VPDPBUSD computes 16 rows' partial sums at once against a broadcast 4 bytes of
-// activations. No horizontal folds: a row's sums stay in its lane. Its kernel
-// (kernels/x86/gemm_q4k_rows16.h) gives the bits of the scalar reference (dot-v1: per block the
-// exact int32 A and B, acc[b % 8] fma'd, tree8), and so does any kernel on the file's layout.
+// The Rows16 layout: 16 rows of a Q4_K matrix interleaved block by block, so that one zmm of
+// weights holds the same 4 bytes of 16 rows and VPDPBUSD computes 16 rows' partial sums at once
+// against a broadcast 4 bytes of activations. No horizontal folds: a row's sums stay in its lane.
+// The loader lays Q4_K out this way for a kernel set that has the kernel (the avx512 and amx
+// sets: kernels/x86/gemm_q4k_rows16.h); it gives the bits of the scalar reference (dot-v1: per
+// block the exact int32 A and B, acc[b % 8] fma'd, tree8), as does any kernel on the file's
+// layout, and a set without it gets the rows unpacked (MatrixGemm, kernels/matmul.h). Issue #33:
+// Q4_K decode from 0.55-0.64 of the bus to 0.81-0.90 (docs/BENCHMARKS.md, "Rows16").
 //
 // A panel is rows 16p .. 16p + 15, each of nb blocks of 144 bytes; panel byte offsets per block b
 // (2304 bytes each, 16 x 144), for row r (0..15):

@@ -1,4 +1,4 @@
-// The Rows16 prototype layout (kernels/rows16.h): a permutation of each 16-row panel's bytes,
+// The Rows16 layout (kernels/rows16.h): a permutation of each 16-row panel's bytes,
 // undone exactly; and its avx512 kernel (kernels/x86/gemm_q4k_rows16.h) returns the scalar
 // reference's bits on the file's layout, for 1 to 9 tokens, block counts that are and are not
 // multiples of 8, raw random blocks with edge scales. memcmp.

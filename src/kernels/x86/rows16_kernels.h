@@ -1,6 +1,6 @@
-// The avx512 set's kernel over Q4_K rows in the Rows16 layout (kernels/rows16.h), a prototype of
-// issue #33 that no session chooses yet: tests and tz_bench_decode call it directly, only where
-// the CPU runs the avx512 set (AVX-512 F/BW/VL/DQ and VNNI).
+// The avx512 set's kernel over Q4_K rows in the Rows16 layout (kernels/rows16.h), by name, for
+// its test and tz_bench_decode --layout rows16 (sessions reach it as KernelSet::rows16_q4_k);
+// only where the CPU runs the avx512 set (AVX-512 F/BW/VL/DQ and VNNI).
 #pragma once
 
 #include <cstddef>
