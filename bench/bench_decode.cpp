@@ -113,7 +113,7 @@ Layers make_layers(TensorType t, size_t bytes, bool blocks8, bool rows16) {
   return L;
 }
 
-// w's product through the Rows16 prototype kernel (kernels/x86/rows16_kernels.h): the activations
+// w's product through the Rows16 kernel by name (kernels/x86/rows16_kernels.h): the activations
 // quantized as for any Q4_K matmul, the panels split over the pool.
 void rows16_matmul(tzero::ThreadPool& pool, const tzero::KernelSet& k, const tzero::Matrix& w,
                    const float* x, size_t n_tok, float* y, tzero::MatmulScratch& scratch) {
@@ -127,7 +127,7 @@ void rows16_matmul(tzero::ThreadPool& pool, const tzero::KernelSet& k, const tze
   });
 #else
   (void)pool, (void)k, (void)w, (void)x, (void)n_tok, (void)y, (void)scratch;
-  throw std::runtime_error("--layout rows16 is an x86-64 prototype");
+  throw std::runtime_error("--layout rows16 is x86-64 only");
 #endif
 }
 
@@ -138,7 +138,7 @@ constexpr const char* kUsage =
     "Decode's single-token matmuls per weight type against the streaming-read rate measured on\n"
     "the same threads; --kib below a core's L2 gives the kernel's compute ceiling.\n"
     "TZ_DECODE_ROWS=side|one overrides how the x86 decode kernels walk their rows.\n"
-    "--layout rows16: Q4_K only, through the avx512 set's Rows16 prototype (kernels/rows16.h).\n";
+    "--layout rows16: Q4_K only, through the avx512 set's Rows16 kernel (kernels/rows16.h).\n";
 
 }  // namespace
 
