@@ -75,7 +75,7 @@ size_t rows_of(size_t i, double scale) {
 }
 
 // One layer quantized from random values, copied until the weights reach `bytes`; Blocks8 when
-// `blocks8`, Rows16 (Q4_K only, kernels/rows16.h) when `rows16` (the matrices' row counts are
+// `blocks8`, Rows16 (Q4_K, Q6_K: kernels/rows16.h) when `rows16` (the matrices' row counts are
 // multiples of 16).
 Layers make_layers(TensorType t, size_t bytes, bool blocks8, bool rows16) {
   double layer = 0;
@@ -93,7 +93,7 @@ Layers make_layers(TensorType t, size_t bytes, bool blocks8, bool rows16) {
       tzero::quantize_row(t, row.data(), b.data() + r * rb, s[1]);
     }
     if (blocks8) tzero::to_blocks8(t, b.data(), s[0], rb);
-    if (rows16) tzero::to_rows16_q4_k(b.data(), s[0], rb);
+    if (rows16) tzero::to_rows16(t, b.data(), s[0], rb);
     one.push_back(std::move(b));
   }
   Layers L;
@@ -121,9 +121,10 @@ void rows16_matmul(tzero::ThreadPool& pool, const tzero::KernelSet& k, const tze
   const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
   const void* xk = tzero::quantize_activations(k, w.type, x, n_tok, K, scratch);
   pool.run(N / tzero::kRows16, [&](size_t p0, size_t p1) {
-    tzero::x86::gemm_q4_k_rows16_avx512(w.data + p0 * tzero::kRows16 * w.row_bytes, w.row_bytes,
-                                        xk, K, (p1 - p0) * tzero::kRows16, n_tok,
-                                        y + p0 * tzero::kRows16, N);
+    const auto gemm = w.type == TensorType::Q6_K ? tzero::x86::gemm_q6_k_rows16_avx512
+                                                 : tzero::x86::gemm_q4_k_rows16_avx512;
+    gemm(w.data + p0 * tzero::kRows16 * w.row_bytes, w.row_bytes, xk, K, (p1 - p0) * tzero::kRows16,
+         n_tok, y + p0 * tzero::kRows16, N);
   });
 #else
   (void)pool, (void)k, (void)w, (void)x, (void)n_tok, (void)y, (void)scratch;
@@ -138,7 +139,7 @@ constexpr const char* kUsage =
     "Decode's single-token matmuls per weight type against the streaming-read rate measured on\n"
     "the same threads; --kib below a core's L2 gives the kernel's compute ceiling.\n"
     "TZ_DECODE_ROWS=side|one overrides how the x86 decode kernels walk their rows.\n"
-    "--layout rows16: Q4_K only, through the avx512 set's Rows16 kernel (kernels/rows16.h).\n";
+    "--layout rows16: Q4_K and Q6_K, through the avx512 set's Rows16 kernels (kernels/rows16.h).\n";
 
 }  // namespace
 
@@ -197,8 +198,8 @@ int main(int argc, char** argv) {
     }
     const TensorType t = *parsed;
     const bool rows16 = layout == "rows16";
-    if (rows16 && (t != TensorType::Q4_K || std::strcmp(k.name, "avx512") != 0)) {
-      std::fprintf(stderr, "--layout rows16 takes q4_k on the avx512 set only\n");
+    if (rows16 && (!tzero::rows16_applies(t) || std::strcmp(k.name, "avx512") != 0)) {
+      std::fprintf(stderr, "--layout rows16 takes q4_k and q6_k on the avx512 set only\n");
       return 2;
     }
     const Layers L = make_layers(t, kib << 10, layout == "auto" && k.gemm_blocks8_for(t), rows16);

@@ -125,11 +125,12 @@ GemmFn KernelSet::gemm_blocks8_for(TensorType t) const {
 }
 
 GemmFn KernelSet::gemm_rows16_for(TensorType t) const {
-  return t == TensorType::Q4_K ? rows16_q4_k : nullptr;
+  return t == TensorType::Q4_K ? rows16_q4_k : t == TensorType::Q6_K ? rows16_q6_k : nullptr;
 }
 
 void KernelSet::drop_blocks8(TensorType t) {
   if (t == TensorType::Q4_K) rows16_q4_k = nullptr;
+  if (t == TensorType::Q6_K) rows16_q6_k = nullptr;
   if (GemmFn* slot = blocks8_slot(*this, t)) *slot = nullptr;
 }
 

@@ -44,7 +44,7 @@ MatrixGemm::MatrixGemm(const KernelSet& k, const Matrix& w)
           std::string("matmul: Blocks8 rows of a type without that layout: ") + traits(type_).name);
     layout_gemm_ = k.gemm_blocks8_for(type_);
   } else if (layout_ == WeightLayout::Rows16) {
-    check(type_ == TensorType::Q4_K,
+    check(rows16_applies(type_),
           std::string("matmul: Rows16 rows of a type without that layout: ") + traits(type_).name);
     layout_gemm_ = k.gemm_rows16_for(type_);
   }
@@ -133,7 +133,7 @@ void matrix_row_to_float(const Matrix& w, size_t r, float* dst) {
       return;
     }
     const uint8_t* panel = w.row(int64_t(r / kRows16 * kRows16));
-    for (size_t o = 0; o < w.row_bytes; ++o) row[o] = panel[rows16_q4_k_offset(r % kRows16, o)];
+    for (size_t o = 0; o < w.row_bytes; ++o) row[o] = panel[rows16_offset(w.type, r % kRows16, o)];
   } else {
     from_blocks8(w.type, w.row(int64_t(r)), row.data(), 1, w.row_bytes);
   }

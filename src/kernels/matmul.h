@@ -50,8 +50,7 @@ class MatrixGemm {
 // rows unpacked a few at a time (at most MatrixGemm::kUnpackBytes, whole Rows16 panels) into a
 // thread-local copy.
 void gemm_unpacked(GemmFn gemm, WeightLayout l, TensorType t, const uint8_t* w, size_t row_bytes,
-                   const void* x, size_t n_cols, size_t n_rows, size_t n_tok, float* y,
-                   size_t ldy);
+                   const void* x, size_t n_cols, size_t n_rows, size_t n_tok, float* y, size_t ldy);
 // The same for Blocks8 rows (the avx2 set's fallback above 4 tokens).
 inline void gemm_blocks8_unpacked(GemmFn gemm, TensorType t, const uint8_t* w, size_t row_bytes,
                                   const void* x, size_t n_cols, size_t n_rows, size_t n_tok,

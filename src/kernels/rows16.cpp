@@ -1,65 +1,123 @@
 #include "kernels/rows16.h"
 
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include "base/error.h"
+#include "kernels/quant_k.h"
 
 namespace tzero {
 
-size_t rows16_q4_k_offset(size_t r, size_t o) {
-  const size_t b = o / 144, i = o % 144, base = b * kRows16BlockBytes;
-  if (i < 2) return base + 2 * r + i;
-  if (i < 4) return base + 32 + 2 * r + (i - 2);
-  if (i < 16) return base + 64 + 16 * (i - 4) + r;
-  const size_t q = i - 16, c = q / 32, l = q % 32;
-  return base + 256 + 64 * (8 * c + l / 4) + 4 * r + l % 4;
-}
-
 namespace {
 
-// One block of the 16 rows of a panel: row r's 144 bytes at rows[r] (the file's), the panel's
-// 2304 at p; ToRows16 says which way. Fixed-size moves (a per-byte offset ran at 1.5 GB/s).
-template <bool ToRows16, typename Panel>  // Panel: uint8_t to the panel, const uint8_t from it
-void convert_block(uint8_t* const* rows, Panel* p) {
-  auto move = [](uint8_t* file, Panel* panel, size_t n) {
-    if constexpr (ToRows16)
-      std::memcpy(panel, file, n);
-    else
-      std::memcpy(file, panel, n);
-  };
-  for (size_t r = 0; r < kRows16; ++r) {
-    uint8_t* f = rows[r];
-    move(f, p + 2 * r, 2);          // d
-    move(f + 2, p + 32 + 2 * r, 2);  // dmin
-    for (size_t k = 0; k < 12; ++k) move(f + 4 + k, p + 64 + 16 * k + r, 1);
-    for (size_t g = 0; g < 32; ++g) move(f + 16 + 4 * g, p + 256 + 64 * g + 4 * r, 4);
+template <size_t Off, size_t Len, size_t Unit>
+struct Seg {
+  static_assert(Len % Unit == 0);
+  static constexpr size_t kOff = Off, kLen = Len, kUnit = Unit;
+};
+
+// A block type's segments (rows16.h), in the file's order.
+template <size_t BlockBytes, typename... Segs>
+struct Layout {
+  static constexpr size_t kBlock = BlockBytes;
+  static_assert(((Segs::kLen) + ...) == BlockBytes, "the segments cover the block");
+
+  static size_t offset(size_t r, size_t o) {
+    const size_t b = o / kBlock, i = o % kBlock;
+    size_t at = 0;
+    auto seg = [&](auto s) {
+      using S = decltype(s);
+      if (i >= S::kOff && i < S::kOff + S::kLen) {
+        const size_t j = (i - S::kOff) / S::kUnit, k = (i - S::kOff) % S::kUnit;
+        at = 16 * S::kOff + 16 * S::kUnit * j + S::kUnit * r + k;
+      }
+    };
+    (seg(Segs{}), ...);
+    return b * 16 * kBlock + at;
+  }
+
+  // One block of the 16 rows of a panel: row r's bytes at rows[r] (the file's), the panel's at
+  // p. Fixed-size moves (a per-byte offset ran at 1.5 GB/s).
+  template <bool ToRows16, typename Panel>  // Panel: uint8_t to the panel, const uint8_t from it
+  static void convert_block(uint8_t* const* rows, Panel* p) {
+    auto seg = [&](auto s) {
+      using S = decltype(s);
+      constexpr size_t u = S::kUnit;
+      for (size_t r = 0; r < kRows16; ++r)
+        for (size_t j = 0; j < S::kLen / u; ++j) {
+          uint8_t* f = rows[r] + S::kOff + u * j;
+          Panel* q = p + 16 * S::kOff + 16 * u * j + u * r;
+          if constexpr (ToRows16)
+            std::memcpy(q, f, u);
+          else
+            std::memcpy(f, q, u);
+        }
+    };
+    (seg(Segs{}), ...);
+  }
+};
+
+using Q4KLayout = Layout<144, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 12, 1>, Seg<16, 128, 4>>;
+using Q6KLayout = Layout<210, Seg<0, 128, 4>, Seg<128, 64, 4>, Seg<192, 16, 1>, Seg<208, 2, 2>>;
+static_assert(Q4KLayout::kBlock == sizeof(BlockQ4_K) && Q6KLayout::kBlock == sizeof(BlockQ6_K));
+static_assert(offsetof(BlockQ4_K, qs) == 16 && offsetof(BlockQ6_K, qh) == 128 &&
+                  offsetof(BlockQ6_K, scales) == 192 && offsetof(BlockQ6_K, d) == 208,
+              "the segments above are the blocks of kernels/quant_k.h");
+
+template <typename F>
+void with_layout(TensorType t, F&& f) {
+  switch (t) {
+    case TensorType::Q4_K:
+      return f(Q4KLayout{});
+    case TensorType::Q6_K:
+      return f(Q6KLayout{});
+    default:
+      throw Error(std::string("Rows16: not a layout of ") + traits(t).name);
   }
 }
 
 }  // namespace
 
-void to_rows16_q4_k(uint8_t* rows, size_t n_rows, size_t row_bytes) {
-  const size_t nb = row_bytes / 144;
-  std::vector<uint8_t> panel(kRows16 * row_bytes);
-  for (size_t p = 0; p + kRows16 <= n_rows; p += kRows16) {
-    uint8_t* src = rows + p * row_bytes;
-    for (size_t b = 0; b < nb; ++b) {
-      uint8_t* r16[kRows16];
-      for (size_t r = 0; r < kRows16; ++r) r16[r] = src + r * row_bytes + 144 * b;
-      convert_block<true>(r16, panel.data() + b * kRows16BlockBytes);
-    }
-    std::memcpy(src, panel.data(), panel.size());
-  }
+bool rows16_applies(TensorType t) {
+  return t == TensorType::Q4_K || t == TensorType::Q6_K;
 }
 
-void from_rows16_q4_k(const uint8_t* src, uint8_t* dst, size_t n_rows, size_t row_bytes) {
-  const size_t nb = row_bytes / 144, whole = n_rows / kRows16 * kRows16;
-  for (size_t p = 0; p < whole; p += kRows16)
-    for (size_t b = 0; b < nb; ++b) {
-      uint8_t* r16[kRows16];
-      for (size_t r = 0; r < kRows16; ++r) r16[r] = dst + (p + r) * row_bytes + 144 * b;
-      convert_block<false>(r16, src + p * row_bytes + b * kRows16BlockBytes);
+size_t rows16_offset(TensorType t, size_t r, size_t o) {
+  size_t at = 0;
+  with_layout(t, [&](auto l) { at = decltype(l)::offset(r, o); });
+  return at;
+}
+
+void to_rows16(TensorType t, uint8_t* rows, size_t n_rows, size_t row_bytes) {
+  with_layout(t, [&](auto l) {
+    using L = decltype(l);
+    const size_t nb = row_bytes / L::kBlock;
+    std::vector<uint8_t> panel(kRows16 * row_bytes);
+    for (size_t p = 0; p + kRows16 <= n_rows; p += kRows16) {
+      uint8_t* src = rows + p * row_bytes;
+      for (size_t b = 0; b < nb; ++b) {
+        uint8_t* r16[kRows16];
+        for (size_t r = 0; r < kRows16; ++r) r16[r] = src + r * row_bytes + L::kBlock * b;
+        L::template convert_block<true>(r16, panel.data() + b * 16 * L::kBlock);
+      }
+      std::memcpy(src, panel.data(), panel.size());
     }
-  std::memcpy(dst + whole * row_bytes, src + whole * row_bytes, (n_rows - whole) * row_bytes);
+  });
+}
+
+void from_rows16(TensorType t, const uint8_t* src, uint8_t* dst, size_t n_rows, size_t row_bytes) {
+  with_layout(t, [&](auto l) {
+    using L = decltype(l);
+    const size_t nb = row_bytes / L::kBlock, whole = n_rows / kRows16 * kRows16;
+    for (size_t p = 0; p < whole; p += kRows16)
+      for (size_t b = 0; b < nb; ++b) {
+        uint8_t* r16[kRows16];
+        for (size_t r = 0; r < kRows16; ++r) r16[r] = dst + (p + r) * row_bytes + L::kBlock * b;
+        L::template convert_block<false>(r16, src + p * row_bytes + b * 16 * L::kBlock);
+      }
+    std::memcpy(dst + whole * row_bytes, src + whole * row_bytes, (n_rows - whole) * row_bytes);
+  });
 }
 
 }  // namespace tzero

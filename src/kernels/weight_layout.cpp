@@ -120,9 +120,7 @@ void unpack_rows(WeightLayout l, TensorType t, const uint8_t* src, uint8_t* dst,
       from_blocks8(t, src, dst, n_rows, row_bytes);
       return;
     case WeightLayout::Rows16:
-      if (t != TensorType::Q4_K)
-        throw Error(std::string("unpack_rows: Rows16 rows of ") + traits(t).name);
-      from_rows16_q4_k(src, dst, n_rows, row_bytes);
+      from_rows16(t, src, dst, n_rows, row_bytes);
       return;
   }
 }

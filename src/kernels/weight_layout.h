@@ -22,7 +22,7 @@ namespace tzero {
 enum class WeightLayout : uint8_t {
   File,     // as in the GGUF file
   Blocks8,  // groups of 8 blocks field by field (above); only where blocks8_applies(type)
-  Rows16,   // 16 rows interleaved block by block (kernels/rows16.h); only Q4_K
+  Rows16,   // 16 rows interleaved block by block (kernels/rows16.h); only where rows16_applies
 };
 
 // Rows16 permutes bytes across the 16 rows of a panel: a run of a matrix's rows handed to a

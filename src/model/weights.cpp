@@ -63,7 +63,7 @@ WeightLayout Model::matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t
   uint8_t* bytes = file_->writable_data(t);
   if (!bytes) return WeightLayout::File;  // mapped: the page cache's bytes are not ours
   if (l == WeightLayout::Rows16)
-    to_rows16_q4_k(bytes, n_rows, row_bytes);
+    to_rows16(t.type, bytes, n_rows, row_bytes);
   else
     to_blocks8(t.type, bytes, n_rows, row_bytes);
   repacked_[t.name] = l;
@@ -132,8 +132,8 @@ Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bo
     file_->fail("tensor '" + name + "' has type " + tr.name + ", which tzero cannot compute yet (" +
                 kSupportedTypes + ")");
   const size_t rb = row_bytes(t->type, size_t(n_cols));
-  return Matrix{t->type, t->data, n_rows, n_cols, rb,
-                matrix_layout(*t, size_t(n_rows), size_t(n_rows), rb)};
+  return Matrix{t->type, t->data, n_rows,
+                n_cols,  rb,      matrix_layout(*t, size_t(n_rows), size_t(n_rows), rb)};
 }
 
 ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n_rows,

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -144,12 +144,12 @@ class Model {
   const float* rope_long_ = nullptr;   // (n_rot / 2) rope_factors_long.weight
   const float* rope_short_ = nullptr;  // (n_rot / 2) rope_factors_short.weight
   std::vector<LayerWeights> layers_;
-  std::vector<std::vector<float>> widened_;  // 1-D tensors stored in a type other than f32
-  std::set<std::string> used_;               // the tensors read (every one must be)
-  const KernelSet* layout_for_ = nullptr;    // during the constructor only
+  std::vector<std::vector<float>> widened_;       // 1-D tensors stored in a type other than f32
+  std::set<std::string> used_;                    // the tensors read (every one must be)
+  const KernelSet* layout_for_ = nullptr;         // during the constructor only
   std::map<std::string, WeightLayout> repacked_;  // the tensors repacked, and to which layout
-  std::set<std::string> float_reads_;        // the tensors read as floats (never repacked)
-  std::set<std::string> overlapping_;        // tensors sharing bytes with another (never repacked)
+  std::set<std::string> float_reads_;             // the tensors read as floats (never repacked)
+  std::set<std::string> overlapping_;  // tensors sharing bytes with another (never repacked)
   mutable std::once_flag xxh128_once_;
   mutable std::string xxh128_;
 };

@@ -1,9 +1,10 @@
-// The Rows16 layout (kernels/rows16.h): a permutation of each 16-row panel's bytes,
-// undone exactly; and its avx512 kernel (kernels/x86/gemm_q4k_rows16.h) returns the scalar
-// reference's bits on the file's layout, for 1 to 9 tokens, block counts that are and are not
-// multiples of 8, raw random blocks with edge scales. memcmp.
+// The Rows16 layout (kernels/rows16.h): a permutation of each 16-row panel's bytes, undone
+// exactly; and its avx512 kernels (kernels/x86/gemm_rows16.h) return the scalar reference's bits
+// on the file's layout, for 1 to 9 tokens, block counts that are and are not multiples of 8, raw
+// random blocks with edge scales, Q4_K and Q6_K. memcmp.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -17,17 +18,23 @@
 
 namespace {
 
-// n_rows rows of nb random Q4_K blocks, with finite scales (edge values among them).
-std::vector<uint8_t> random_q4_k(size_t n_rows, size_t nb, std::mt19937& rng) {
-  std::vector<uint8_t> w(n_rows * nb * sizeof(tzero::BlockQ4_K));
+using tzero::TensorType;
+
+// n_rows rows of nb random blocks of t (Q4_K or Q6_K), with finite scales (edge values among
+// them).
+std::vector<uint8_t> random_rows(TensorType t, size_t n_rows, size_t nb, std::mt19937& rng) {
+  const size_t bs = tzero::traits(t).type_size;
+  const size_t d_at = t == TensorType::Q4_K ? 0 : offsetof(tzero::BlockQ6_K, d);
+  const size_t n_d = t == TensorType::Q4_K ? 2 : 1;
+  std::vector<uint8_t> w(n_rows * nb * bs);
   for (auto& b : w) b = uint8_t(rng());
   for (size_t b = 0; b < n_rows * nb; ++b) {
-    uint8_t* blk = &w[b * sizeof(tzero::BlockQ4_K)];
-    for (size_t s = 0; s < 2; ++s) {
+    uint8_t* blk = &w[b * bs];
+    for (size_t s = 0; s < n_d; ++s) {
       const uint16_t edge[] = {0x0000, 0x8000, 0x0001, 0x7bff, 0xfbff};
       const uint16_t h = rng() % 4 == 0 ? edge[rng() % 5]
                                         : uint16_t(((rng() & 1) << 15) | (0x0400 + rng() % 0x7000));
-      std::memcpy(blk + 2 * s, &h, 2);
+      std::memcpy(blk + d_at + 2 * s, &h, 2);
     }
   }
   return w;
@@ -51,24 +58,32 @@ std::vector<tzero::ActQ8K> random_acts(size_t n, std::mt19937& rng) {
 
 TEST(Rows16, PanelsArePermutedAndUndoneExactly) {
   std::mt19937 rng(5);
-  for (size_t nb : {1, 3, 8, 11}) {
-    const size_t rb = nb * sizeof(tzero::BlockQ4_K), n_rows = 37;
-    const std::vector<uint8_t> file = random_q4_k(n_rows, nb, rng);
-    std::vector<uint8_t> packed = file, back(file.size());
-    tzero::to_rows16_q4_k(packed.data(), n_rows, rb);
-    EXPECT_NE(0, std::memcmp(packed.data(), file.data(), 16 * rb));
-    // Every byte of a panel row where the header says; the 5 tail rows untouched.
-    for (size_t r = 0; r < 32; ++r)
-      for (size_t o = 0; o < rb; ++o)
-        ASSERT_EQ(packed[(r / 16) * 16 * rb + tzero::rows16_q4_k_offset(r % 16, o)],
-                  file[r * rb + o]);
-    EXPECT_EQ(0, std::memcmp(packed.data() + 32 * rb, file.data() + 32 * rb, 5 * rb));
-    tzero::from_rows16_q4_k(packed.data(), back.data(), n_rows, rb);
-    EXPECT_EQ(0, std::memcmp(back.data(), file.data(), file.size()));
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
+    ASSERT_TRUE(tzero::rows16_applies(t));
+    for (size_t nb : {1, 3, 8, 11}) {
+      const size_t rb = nb * tzero::traits(t).type_size, n_rows = 37;
+      const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
+      std::vector<uint8_t> packed = file, back(file.size());
+      tzero::to_rows16(t, packed.data(), n_rows, rb);
+      EXPECT_NE(0, std::memcmp(packed.data(), file.data(), 16 * rb));
+      // Every byte of a panel row where the header says; the 5 tail rows untouched.
+      for (size_t r = 0; r < 32; ++r)
+        for (size_t o = 0; o < rb; ++o)
+          ASSERT_EQ(packed[(r / 16) * 16 * rb + tzero::rows16_offset(t, r % 16, o)],
+                    file[r * rb + o]);
+      EXPECT_EQ(0, std::memcmp(packed.data() + 32 * rb, file.data() + 32 * rb, 5 * rb));
+      tzero::from_rows16(t, packed.data(), back.data(), n_rows, rb);
+      EXPECT_EQ(0, std::memcmp(back.data(), file.data(), file.size()));
+    }
   }
+  // A few places by hand: Q4_K row 3's qs[37] (chunk 1, byte 5: unit 9, byte 1) and Q6_K row 5's
+  // d (its second byte).
+  EXPECT_EQ(tzero::rows16_offset(TensorType::Q4_K, 3, 16 + 37), 256u + 64 * 9 + 4 * 3 + 1);
+  EXPECT_EQ(tzero::rows16_offset(TensorType::Q6_K, 5, 209), 16u * 208 + 2 * 5 + 1);
+  EXPECT_EQ(tzero::rows16_offset(TensorType::Q6_K, 0, 210), 16u * 210);  // block 1
 }
 
-TEST(Rows16, Avx512KernelEqualsScalarBits) {
+TEST(Rows16, Avx512KernelsEqualScalarBits) {
 #if defined(__x86_64__)
   bool avx512 = false;
   for (const tzero::KernelSet* k : tzero::available_kernels())
@@ -76,19 +91,23 @@ TEST(Rows16, Avx512KernelEqualsScalarBits) {
   if (!avx512) GTEST_SKIP() << "the avx512 set does not run on this CPU";
   std::mt19937 rng(9);
   const tzero::KernelSet& ref = tzero::scalar_kernels();
-  for (size_t nb : {1, 2, 7, 8, 9, 22}) {
-    const size_t rb = nb * sizeof(tzero::BlockQ4_K), n_rows = 48, K = nb * 256;
-    const std::vector<uint8_t> file = random_q4_k(n_rows, nb, rng);
-    std::vector<uint8_t> packed = file;
-    tzero::to_rows16_q4_k(packed.data(), n_rows, rb);
-    for (size_t n_tok : {1, 2, 3, 4, 5, 9}) {
-      const std::vector<tzero::ActQ8K> x = random_acts(n_tok * nb, rng);
-      std::vector<float> want(n_tok * n_rows), got(n_tok * n_rows, -1.0f);
-      ref.gemm_q4_k(file.data(), rb, x.data(), K, n_rows, n_tok, want.data(), n_rows);
-      tzero::x86::gemm_q4_k_rows16_avx512(packed.data(), rb, x.data(), K, n_rows, n_tok, got.data(),
-                                          n_rows);
-      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
-          << "nb " << nb << " tokens " << n_tok;
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
+    const tzero::GemmFn want_fn = ref.gemm_for(t);
+    const tzero::GemmFn got_fn = t == TensorType::Q4_K ? tzero::x86::gemm_q4_k_rows16_avx512
+                                                       : tzero::x86::gemm_q6_k_rows16_avx512;
+    for (size_t nb : {1, 2, 7, 8, 9, 22}) {
+      const size_t rb = nb * tzero::traits(t).type_size, n_rows = 48, K = nb * 256;
+      const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
+      std::vector<uint8_t> packed = file;
+      tzero::to_rows16(t, packed.data(), n_rows, rb);
+      for (size_t n_tok : {1, 2, 3, 4, 5, 9}) {
+        const std::vector<tzero::ActQ8K> x = random_acts(n_tok * nb, rng);
+        std::vector<float> want(n_tok * n_rows), got(n_tok * n_rows, -1.0f);
+        want_fn(file.data(), rb, x.data(), K, n_rows, n_tok, want.data(), n_rows);
+        got_fn(packed.data(), rb, x.data(), K, n_rows, n_tok, got.data(), n_rows);
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+            << tzero::traits(t).name << " nb " << nb << " tokens " << n_tok;
+      }
     }
   }
 #else

@@ -9,7 +9,7 @@
 #include "kernels/x86/gemm_legacy_vnni.h"
 #include "kernels/x86/gemm_q32_decode.h"
 #include "kernels/x86/gemm_q4k_decode.h"
-#include "kernels/x86/gemm_q4k_rows16.h"
+#include "kernels/x86/gemm_rows16.h"
 #include "kernels/x86/rows16_kernels.h"
 #include "kernels/x86/gemm_q6k_decode.h"
 #include "kernels/x86/gemm_vnni.h"
@@ -205,6 +205,7 @@ KernelSet make_avx512() {
   set.gemm_mxfp4 = gemm_q32_avx512<x86::MXFP4Unpack, x86::DecMXFP4>;
   // Rows repacked at load (kernels/weight_layout.h): the same kernels, reading them as they lie.
   set.rows16_q4_k = x86::gemm_q4_k_rows16;
+  set.rows16_q6_k = x86::gemm_q6_k_rows16;
   set.blocks8_q8_0 = gemm_q_avx512<BlockQ8_0, x86::DecQ8_0, true>;
   set.blocks8_q4_0 = gemm_q_avx512<BlockQ4_0, x86::DecQ4_0, true>;
   set.blocks8_q4_1 = gemm_q32_avx512<x86::Q4_1Unpack, x86::DecQ4_1, true>;
@@ -237,5 +238,9 @@ namespace tzero::x86 {
 void gemm_q4_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                              size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   gemm_q4_k_rows16(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
+void gemm_q6_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  gemm_q6_k_rows16(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 }  // namespace tzero::x86

@@ -1,0 +1,260 @@
+// The Q4_K and Q6_K gemms over rows in the Rows16 layout (kernels/rows16.h), any token count, for
+// the avx512 set (and amx, which inherits them): 16 rows per zmm, in dot-v1's order
+// (kernels/dot.h), as reduce8_scalar adds lanes (l, l + 4), then (l, l + 2), then (0, 1):
+// - Q4_K: per super-block b and row, the exact int32 A = sum_j sc_j * S_j (S_j: sub-block j's sum
+//   of q * x_q) and B = sum_j m_j * (bsums[2j] + bsums[2j + 1]); acc[b % 8] = fma(d_w * d_x,
+//   float(A), acc[b % 8]) and accm likewise; the result tree8(acc) - tree8(accm).
+// - Q6_K: A = sum_i scales_i * (S_i - 32 * bsums_i) over the 16 sub-blocks (q unsigned 0..63);
+//   acc[b % 8] = fma(d_w * d_x, float(A), acc[b % 8]); the result tree8(acc).
+//
+// How: one zmm of weights is the same 4 quant bytes of 16 rows; each 4 quants of 16 rows take one
+// VPDPBUSD against a broadcast 4 bytes of activations (Q4_K's high nibbles kept in place: 16 x the
+// value, shifted back once per sub-block, exact). No fold: row r's sums stay in lane r. A block's
+// weights are unpacked once for up to 4 tokens, and prefetched 4 KiB ahead (Q4_K from memory at
+// one thread: 22-23 GB/s without, 34-35 with, Zen 5).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstring>
+#include <vector>
+
+#include "kernels/quant_k.h"
+#include "kernels/rows16.h"
+#include "kernels/x86/avx2_common.h"
+
+namespace tzero::x86 {
+namespace {
+
+constexpr size_t kQ4KPanelBlock = 16 * sizeof(BlockQ4_K), kQ6KPanelBlock = 16 * sizeof(BlockQ6_K);
+
+// One token's terms per block, laid out once per call: d_x, and the four int32 words whose
+// int16 halves are the pair sums (bsums[4i] + bsums[4i + 1], bsums[4i + 2] + bsums[4i + 3]).
+struct Rows16Act {
+  float d;
+  int32_t bs_pairs[4];
+};
+
+// The scales and mins of one block of 16 rows: sc[j] as int32 per row, mp[i] as int16 pairs
+// (m_2i, m_2i+1) per row.
+struct Rows16Scales {
+  __m512i sc[8], mp[4];
+};
+
+inline void rows16_scales(const uint8_t* pb, Rows16Scales* o) {
+  __m128i s[12];
+  for (int k = 0; k < 12; ++k)
+    s[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 64 + 16 * k));
+  const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(15), m30 = _mm_set1_epi8(0x30);
+  // The top two bits of a byte, as bits 4-5 (a 16-bit shift by 2 brings the neighbour's bits
+  // only into bits 6-7, masked off).
+  auto top2 = [&](__m128i v) { return _mm_and_si128(_mm_srli_epi16(v, 2), m30); };
+  __m128i sc[8], m[8];
+  for (int j = 0; j < 4; ++j) {
+    sc[j] = _mm_and_si128(s[j], m63);
+    m[j] = _mm_and_si128(s[j + 4], m63);
+  }
+  for (int j = 4; j < 8; ++j) {
+    sc[j] = _mm_or_si128(_mm_and_si128(s[j + 4], m15), top2(s[j - 4]));
+    m[j] = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(s[j + 4], 4), m15), top2(s[j]));
+  }
+  for (int j = 0; j < 8; ++j) o->sc[j] = _mm512_cvtepu8_epi32(sc[j]);
+  for (int i = 0; i < 4; ++i) {
+    const __m256i pairs = _mm256_set_m128i(_mm_unpackhi_epi8(m[2 * i], m[2 * i + 1]),
+                                           _mm_unpacklo_epi8(m[2 * i], m[2 * i + 1]));
+    o->mp[i] = _mm512_cvtepu8_epi16(pairs);
+  }
+}
+
+// tree8 of acc[0..7] lane by lane (reduce8_scalar's order).
+inline __m512 rows16_tree8(const __m512* a) {
+  const __m512 b0 = _mm512_add_ps(a[0], a[4]), b1 = _mm512_add_ps(a[1], a[5]);
+  const __m512 b2 = _mm512_add_ps(a[2], a[6]), b3 = _mm512_add_ps(a[3], a[7]);
+  return _mm512_add_ps(_mm512_add_ps(b0, b2), _mm512_add_ps(b1, b3));
+}
+
+// One Q4_K panel (16 rows) against NT tokens (acts[t]: nb ActQ8K blocks, terms[t]: nb Rows16Act).
+template <int NT>
+void q4k_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts,
+                      const Rows16Act* const* terms, float* y, size_t ldy) {
+  __m512 acc[NT][8], accm[NT][8];
+  for (int t = 0; t < NT; ++t)
+    for (int l = 0; l < 8; ++l) acc[t][l] = accm[t][l] = _mm512_setzero_ps();
+  const __m512i lo_mask = _mm512_set1_epi8(0x0f), hi_mask = _mm512_set1_epi8(int8_t(0xf0));
+  Rows16Scales u;
+  for (size_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = panel + b * kQ4KPanelBlock;
+    prefetch_ahead<kQ4KPanelBlock>(pb);
+    rows16_scales(pb, &u);
+    __m512i A[NT], B[NT];
+    for (int t = 0; t < NT; ++t) A[t] = B[t] = _mm512_setzero_si512();
+    for (int c = 0; c < 4; ++c) {
+      __m512i lo[8], hi[8];
+      for (int g = 0; g < 8; ++g) {
+        const __m512i w = _mm512_loadu_si512(pb + 256 + 64 * (8 * c + g));
+        lo[g] = _mm512_and_si512(w, lo_mask);
+        hi[g] = _mm512_and_si512(w, hi_mask);
+      }
+      for (int t = 0; t < NT; ++t) {
+        const int8_t* xq = acts[t][b].qs + 64 * c;
+        __m512i s_lo = _mm512_setzero_si512(), s_hi = _mm512_setzero_si512();
+        for (int g = 0; g < 8; ++g) {
+          int32_t x_lo, x_hi;
+          std::memcpy(&x_lo, xq + 4 * g, 4);
+          std::memcpy(&x_hi, xq + 32 + 4 * g, 4);
+          s_lo = _mm512_dpbusd_epi32(s_lo, lo[g], _mm512_set1_epi32(x_lo));
+          s_hi = _mm512_dpbusd_epi32(s_hi, hi[g], _mm512_set1_epi32(x_hi));
+        }
+        // |S| <= 32 * 15 * 128 fits int32 with room; the high nibbles' sum is 16 S exactly.
+        A[t] = _mm512_add_epi32(A[t], _mm512_mullo_epi32(s_lo, u.sc[2 * c]));
+        A[t] =
+            _mm512_add_epi32(A[t], _mm512_mullo_epi32(_mm512_srai_epi32(s_hi, 4), u.sc[2 * c + 1]));
+      }
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
+    const __m512 dmw =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32)));
+    for (int t = 0; t < NT; ++t) {
+      const Rows16Act& tb = terms[t][b];
+      for (int i = 0; i < 4; ++i)
+        B[t] =
+            _mm512_add_epi32(B[t], _mm512_madd_epi16(u.mp[i], _mm512_set1_epi32(tb.bs_pairs[i])));
+      const __m512 dx = _mm512_set1_ps(tb.d);
+      acc[t][b % 8] =
+          _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(A[t]), acc[t][b % 8]);
+      accm[t][b % 8] =
+          _mm512_fmadd_ps(_mm512_mul_ps(dmw, dx), _mm512_cvtepi32_ps(B[t]), accm[t][b % 8]);
+    }
+  }
+  for (int t = 0; t < NT; ++t)
+    _mm512_storeu_ps(y + size_t(t) * ldy,
+                     _mm512_sub_ps(rows16_tree8(acc[t]), rows16_tree8(accm[t])));
+}
+
+// The Q6_K block of 16 rows at pb: the 16 sub-block scales as int32 per row.
+inline void rows16_q6k_scales(const uint8_t* pb, __m512i* sc) {
+  for (int i = 0; i < 16; ++i)
+    sc[i] =
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 3072 + 16 * i)));
+}
+
+// One Q6_K panel (16 rows) against NT tokens (acts[t]: nb ActQ8K blocks).
+template <int NT>
+void q6k_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts, float* y,
+                      size_t ldy) {
+  __m512 acc[NT][8];
+  for (int t = 0; t < NT; ++t)
+    for (int l = 0; l < 8; ++l) acc[t][l] = _mm512_setzero_ps();
+  const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+  __m512i sc[16];
+  for (size_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = panel + b * kQ6KPanelBlock;
+    prefetch_ahead<kQ6KPanelBlock>(pb);
+    rows16_q6k_scales(pb, sc);
+    __m512i A[NT];
+    for (int t = 0; t < NT; ++t) A[t] = _mm512_setzero_si512();
+    // Half h, quarter of groups gh: ql bytes 64h + 4g (lo, hi) and 64h + 32 + 4g, qh bytes 32h + 4g
+    // (g = 4gh .. 4gh + 3) give elements 128h + 32qq + 4g .. + 3 (qq = 0..3), sub-block
+    // 8h + 2qq + gh: one sub-block per qq for these 4 groups.
+    for (int h = 0; h < 2; ++h)
+      for (int gh = 0; gh < 2; ++gh) {
+        __m512i q[4][4];  // [qq][g - 4gh]: 4 u6 quants of 16 rows
+        for (int k = 0; k < 4; ++k) {
+          const int g = 4 * gh + k;
+          const __m512i a = _mm512_loadu_si512(pb + 64 * (16 * h + g));
+          const __m512i c = _mm512_loadu_si512(pb + 64 * (16 * h + 8 + g));
+          const __m512i hb = _mm512_loadu_si512(pb + 2048 + 64 * (8 * h + g));
+          // Bits 2qq, 2qq + 1 of qh as bits 4-5 (16-bit shifts: a neighbour's bits land only
+          // outside 0x30).
+          q[0][k] = _mm512_or_si512(_mm512_and_si512(a, m0f),
+                                    _mm512_and_si512(_mm512_slli_epi16(hb, 4), m30));
+          q[1][k] = _mm512_or_si512(_mm512_and_si512(c, m0f),
+                                    _mm512_and_si512(_mm512_slli_epi16(hb, 2), m30));
+          q[2][k] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(a, 4), m0f),
+                                    _mm512_and_si512(hb, m30));
+          q[3][k] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(c, 4), m0f),
+                                    _mm512_and_si512(_mm512_srli_epi16(hb, 2), m30));
+        }
+        for (int t = 0; t < NT; ++t) {
+          const ActQ8K& xb = acts[t][b];
+          for (int qq = 0; qq < 4; ++qq) {
+            const int8_t* xq = xb.qs + 128 * h + 32 * qq + 16 * gh;
+            __m512i s = _mm512_setzero_si512();
+            for (int k = 0; k < 4; ++k) {
+              int32_t x4;
+              std::memcpy(&x4, xq + 4 * k, 4);
+              s = _mm512_dpbusd_epi32(s, q[qq][k], _mm512_set1_epi32(x4));
+            }
+            // (S - 32 bsum) * scale, exact: |S| <= 16 * 63 * 128, |32 bsum| <= 32 * 16 * 128.
+            const int i = 8 * h + 2 * qq + gh;
+            const __m512i centred = _mm512_sub_epi32(s, _mm512_set1_epi32(32 * xb.bsums[i]));
+            A[t] = _mm512_add_epi32(A[t], _mm512_mullo_epi32(centred, sc[i]));
+          }
+        }
+      }
+    const __m512 dw =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 3328)));
+    for (int t = 0; t < NT; ++t) {
+      const __m512 dx = _mm512_set1_ps(acts[t][b].d);
+      acc[t][b % 8] =
+          _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(A[t]), acc[t][b % 8]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm512_storeu_ps(y + size_t(t) * ldy, rows16_tree8(acc[t]));
+}
+
+// Each whole panel of n_rows (a multiple of 16, w at a panel's first row) against n_tok tokens,
+// up to 4 at a time: panel(nt, panel bytes, first token, y of the panel's first row and token).
+template <typename Panel>
+inline void for_rows16_panels(const uint8_t* w, size_t w_row_bytes, size_t n_rows, size_t n_tok,
+                              float* y, size_t ldy, Panel&& panel) {
+  for (size_t p = 0; p < n_rows; p += kRows16)
+    for_token_chunks(
+        n_tok, [&](auto nt, size_t t) { panel(nt, w + p * w_row_bytes, t, y + t * ldy + p); });
+}
+
+// y[t * ldy + r] for r < n_rows (a multiple of 16, w at a panel's first row), t < n_tok.
+inline void gemm_q4_k_rows16(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  const size_t nb = n_cols / kSuperBlock;
+  const ActQ8K* xq = static_cast<const ActQ8K*>(x);
+  thread_local std::vector<Rows16Act> terms;
+  terms.resize(n_tok * nb);
+  for (size_t i = 0; i < n_tok * nb; ++i) {
+    const ActQ8K& a = xq[i];
+    terms[i].d = a.d;
+    for (int k = 0; k < 4; ++k) {
+      const int16_t lo = int16_t(a.bsums[4 * k] + a.bsums[4 * k + 1]);
+      const int16_t hi = int16_t(a.bsums[4 * k + 2] + a.bsums[4 * k + 3]);
+      terms[i].bs_pairs[k] = int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16);
+    }
+  }
+  for_rows16_panels(w, w_row_bytes, n_rows, n_tok, y, ldy,
+                    [&](auto nt, const uint8_t* panel, size_t t, float* yp) {
+                      constexpr int NT = decltype(nt)::value;
+                      const ActQ8K* a[NT];
+                      const Rows16Act* tm[NT];
+                      for (int k = 0; k < NT; ++k) {
+                        a[k] = xq + (t + size_t(k)) * nb;
+                        tm[k] = terms.data() + (t + size_t(k)) * nb;
+                      }
+                      q4k_rows16_panel<NT>(panel, nb, a, tm, yp, ldy);
+                    });
+}
+
+// The same for Q6_K rows.
+inline void gemm_q6_k_rows16(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  const size_t nb = n_cols / kSuperBlock;
+  const ActQ8K* xq = static_cast<const ActQ8K*>(x);
+  for_rows16_panels(w, w_row_bytes, n_rows, n_tok, y, ldy,
+                    [&](auto nt, const uint8_t* panel, size_t t, float* yp) {
+                      constexpr int NT = decltype(nt)::value;
+                      const ActQ8K* a[NT];
+                      for (int k = 0; k < NT; ++k) a[k] = xq + (t + size_t(k)) * nb;
+                      q6k_rows16_panel<NT>(panel, nb, a, yp, ldy);
+                    });
+}
+
+}  // namespace
+}  // namespace tzero::x86
