@@ -75,8 +75,8 @@ size_t rows_of(size_t i, double scale) {
 }
 
 // One layer quantized from random values, copied until the weights reach `bytes`; Blocks8 when
-// `blocks8`, Rows16 (Q4_K, Q6_K: kernels/rows16.h) when `rows16` (the matrices' row counts are
-// multiples of 16).
+// `blocks8`, Rows16 (Q4_K, Q5_K, Q6_K: kernels/rows16.h) when `rows16` (the matrices' row counts
+// are multiples of 16).
 Layers make_layers(TensorType t, size_t bytes, bool blocks8, bool rows16) {
   double layer = 0;
   for (const auto& s : kShapes) layer += double(tzero::row_bytes(t, s[1]) * s[0]);
@@ -121,8 +121,9 @@ void rows16_matmul(tzero::ThreadPool& pool, const tzero::KernelSet& k, const tze
   const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
   const void* xk = tzero::quantize_activations(k, w.type, x, n_tok, K, scratch);
   pool.run(N / tzero::kRows16, [&](size_t p0, size_t p1) {
-    const auto gemm = w.type == TensorType::Q6_K ? tzero::x86::gemm_q6_k_rows16_avx512
-                                                 : tzero::x86::gemm_q4_k_rows16_avx512;
+    const auto gemm = w.type == TensorType::Q6_K   ? tzero::x86::gemm_q6_k_rows16_avx512
+                      : w.type == TensorType::Q5_K ? tzero::x86::gemm_q5_k_rows16_avx512
+                                                   : tzero::x86::gemm_q4_k_rows16_avx512;
     gemm(w.data + p0 * tzero::kRows16 * w.row_bytes, w.row_bytes, xk, K, (p1 - p0) * tzero::kRows16,
          n_tok, y + p0 * tzero::kRows16, N);
   });
@@ -139,7 +140,8 @@ constexpr const char* kUsage =
     "Decode's single-token matmuls per weight type against the streaming-read rate measured on\n"
     "the same threads; --kib below a core's L2 gives the kernel's compute ceiling.\n"
     "TZ_DECODE_ROWS=side|one overrides how the x86 decode kernels walk their rows.\n"
-    "--layout rows16: Q4_K and Q6_K, through the avx512 set's Rows16 kernels (kernels/rows16.h).\n";
+    "--layout rows16: Q4_K, Q5_K and Q6_K, through the avx512 set's Rows16 kernels "
+    "(kernels/rows16.h).\n";
 
 }  // namespace
 
@@ -199,7 +201,7 @@ int main(int argc, char** argv) {
     const TensorType t = *parsed;
     const bool rows16 = layout == "rows16";
     if (rows16 && (!tzero::rows16_applies(t) || std::strcmp(k.name, "avx512") != 0)) {
-      std::fprintf(stderr, "--layout rows16 takes q4_k and q6_k on the avx512 set only\n");
+      std::fprintf(stderr, "--layout rows16 takes q4_k, q5_k and q6_k on the avx512 set only\n");
       return 2;
     }
     const Layers L = make_layers(t, kib << 10, layout == "auto" && k.gemm_blocks8_for(t), rows16);

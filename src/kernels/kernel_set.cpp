@@ -125,11 +125,21 @@ GemmFn KernelSet::gemm_blocks8_for(TensorType t) const {
 }
 
 GemmFn KernelSet::gemm_rows16_for(TensorType t) const {
-  return t == TensorType::Q4_K ? rows16_q4_k : t == TensorType::Q6_K ? rows16_q6_k : nullptr;
+  switch (t) {
+    case TensorType::Q4_K:
+      return rows16_q4_k;
+    case TensorType::Q5_K:
+      return rows16_q5_k;
+    case TensorType::Q6_K:
+      return rows16_q6_k;
+    default:
+      return nullptr;
+  }
 }
 
 void KernelSet::drop_blocks8(TensorType t) {
   if (t == TensorType::Q4_K) rows16_q4_k = nullptr;
+  if (t == TensorType::Q5_K) rows16_q5_k = nullptr;
   if (t == TensorType::Q6_K) rows16_q6_k = nullptr;
   if (GemmFn* slot = blocks8_slot(*this, t)) *slot = nullptr;
 }

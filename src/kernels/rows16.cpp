@@ -59,9 +59,13 @@ struct Layout {
 };
 
 using Q4KLayout = Layout<144, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 12, 1>, Seg<16, 128, 4>>;
+using Q5KLayout =
+    Layout<176, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 12, 1>, Seg<16, 32, 4>, Seg<48, 128, 4>>;
 using Q6KLayout = Layout<210, Seg<0, 128, 4>, Seg<128, 64, 4>, Seg<192, 16, 1>, Seg<208, 2, 2>>;
-static_assert(Q4KLayout::kBlock == sizeof(BlockQ4_K) && Q6KLayout::kBlock == sizeof(BlockQ6_K));
-static_assert(offsetof(BlockQ4_K, qs) == 16 && offsetof(BlockQ6_K, qh) == 128 &&
+static_assert(Q4KLayout::kBlock == sizeof(BlockQ4_K) && Q5KLayout::kBlock == sizeof(BlockQ5_K) &&
+              Q6KLayout::kBlock == sizeof(BlockQ6_K));
+static_assert(offsetof(BlockQ4_K, qs) == 16 && offsetof(BlockQ5_K, qh) == 16 &&
+                  offsetof(BlockQ5_K, qs) == 48 && offsetof(BlockQ6_K, qh) == 128 &&
                   offsetof(BlockQ6_K, scales) == 192 && offsetof(BlockQ6_K, d) == 208,
               "the segments above are the blocks of kernels/quant_k.h");
 
@@ -70,6 +74,8 @@ void with_layout(TensorType t, F&& f) {
   switch (t) {
     case TensorType::Q4_K:
       return f(Q4KLayout{});
+    case TensorType::Q5_K:
+      return f(Q5KLayout{});
     case TensorType::Q6_K:
       return f(Q6KLayout{});
     default:
@@ -80,7 +86,7 @@ void with_layout(TensorType t, F&& f) {
 }  // namespace
 
 bool rows16_applies(TensorType t) {
-  return t == TensorType::Q4_K || t == TensorType::Q6_K;
+  return t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;
 }
 
 size_t rows16_offset(TensorType t, size_t r, size_t o) {

@@ -1,7 +1,7 @@
 // The Rows16 layout (kernels/rows16.h): a permutation of each 16-row panel's bytes, undone
 // exactly; and its avx512 kernels (kernels/x86/gemm_rows16.h) return the scalar reference's bits
 // on the file's layout, for 1 to 9 tokens, block counts that are and are not multiples of 8, raw
-// random blocks with edge scales, Q4_K and Q6_K. memcmp.
+// random blocks with edge scales, Q4_K, Q5_K and Q6_K. memcmp.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -20,12 +20,12 @@ namespace {
 
 using tzero::TensorType;
 
-// n_rows rows of nb random blocks of t (Q4_K or Q6_K), with finite scales (edge values among
+// n_rows rows of nb random blocks of t (Q4_K, Q5_K or Q6_K), with finite scales (edge values among
 // them).
 std::vector<uint8_t> random_rows(TensorType t, size_t n_rows, size_t nb, std::mt19937& rng) {
   const size_t bs = tzero::traits(t).type_size;
-  const size_t d_at = t == TensorType::Q4_K ? 0 : offsetof(tzero::BlockQ6_K, d);
-  const size_t n_d = t == TensorType::Q4_K ? 2 : 1;
+  const size_t d_at = t == TensorType::Q6_K ? offsetof(tzero::BlockQ6_K, d) : 0;
+  const size_t n_d = t == TensorType::Q6_K ? 1 : 2;
   std::vector<uint8_t> w(n_rows * nb * bs);
   for (auto& b : w) b = uint8_t(rng());
   for (size_t b = 0; b < n_rows * nb; ++b) {
@@ -58,7 +58,7 @@ std::vector<tzero::ActQ8K> random_acts(size_t n, std::mt19937& rng) {
 
 TEST(Rows16, PanelsArePermutedAndUndoneExactly) {
   std::mt19937 rng(5);
-  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
     ASSERT_TRUE(tzero::rows16_applies(t));
     for (size_t nb : {1, 3, 8, 11}) {
       const size_t rb = nb * tzero::traits(t).type_size, n_rows = 37;
@@ -91,10 +91,11 @@ TEST(Rows16, Avx512KernelsEqualScalarBits) {
   if (!avx512) GTEST_SKIP() << "the avx512 set does not run on this CPU";
   std::mt19937 rng(9);
   const tzero::KernelSet& ref = tzero::scalar_kernels();
-  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K}) {
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
     const tzero::GemmFn want_fn = ref.gemm_for(t);
-    const tzero::GemmFn got_fn = t == TensorType::Q4_K ? tzero::x86::gemm_q4_k_rows16_avx512
-                                                       : tzero::x86::gemm_q6_k_rows16_avx512;
+    const tzero::GemmFn got_fn = t == TensorType::Q4_K   ? tzero::x86::gemm_q4_k_rows16_avx512
+                                 : t == TensorType::Q5_K ? tzero::x86::gemm_q5_k_rows16_avx512
+                                                         : tzero::x86::gemm_q6_k_rows16_avx512;
     for (size_t nb : {1, 2, 7, 8, 9, 22}) {
       const size_t rb = nb * tzero::traits(t).type_size, n_rows = 48, K = nb * 256;
       const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);

@@ -204,7 +204,8 @@ KernelSet make_avx512() {
   set.gemm_iq4_nl = gemm_q32_avx512<x86::IQ4_NLUnpack, x86::DecIQ4_NL>;
   set.gemm_mxfp4 = gemm_q32_avx512<x86::MXFP4Unpack, x86::DecMXFP4>;
   // Rows repacked at load (kernels/weight_layout.h): the same kernels, reading them as they lie.
-  set.rows16_q4_k = x86::gemm_q4_k_rows16;
+  set.rows16_q4_k = x86::gemm_k4_rows16<BlockQ4_K>;
+  set.rows16_q5_k = x86::gemm_k4_rows16<BlockQ5_K>;
   set.rows16_q6_k = x86::gemm_q6_k_rows16;
   set.blocks8_q8_0 = gemm_q_avx512<BlockQ8_0, x86::DecQ8_0, true>;
   set.blocks8_q4_0 = gemm_q_avx512<BlockQ4_0, x86::DecQ4_0, true>;
@@ -237,7 +238,11 @@ const KernelSet& avx512_kernels() {
 namespace tzero::x86 {
 void gemm_q4_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                              size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  gemm_q4_k_rows16(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  gemm_k4_rows16<BlockQ4_K>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
+void gemm_q5_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  gemm_k4_rows16<BlockQ5_K>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 void gemm_q6_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                              size_t n_rows, size_t n_tok, float* y, size_t ldy) {

@@ -1,7 +1,8 @@
-// The Q4_K and Q6_K gemms over rows in the Rows16 layout (kernels/rows16.h), any token count, for
-// the avx512 set (and amx, which inherits them): 16 rows per zmm, in dot-v1's order
+// The Q4_K, Q5_K and Q6_K gemms over rows in the Rows16 layout (kernels/rows16.h), any token count,
+// for the avx512 set (and amx, which inherits them): 16 rows per zmm, in dot-v1's order
 // (kernels/dot.h), as reduce8_scalar adds lanes (l, l + 4), then (l, l + 2), then (0, 1):
-// - Q4_K: per super-block b and row, the exact int32 A = sum_j sc_j * S_j (S_j: sub-block j's sum
+// - Q4_K and Q5_K: per super-block b and row, the exact int32 A = sum_j sc_j * S_j (S_j: sub-block
+// j's sum
 //   of q * x_q) and B = sum_j m_j * (bsums[2j] + bsums[2j + 1]); acc[b % 8] = fma(d_w * d_x,
 //   float(A), acc[b % 8]) and accm likewise; the result tree8(acc) - tree8(accm).
 // - Q6_K: A = sum_i scales_i * (S_i - 32 * bsums_i) over the 16 sub-blocks (q unsigned 0..63);
@@ -16,7 +17,9 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/quant_k.h"
@@ -26,7 +29,7 @@
 namespace tzero::x86 {
 namespace {
 
-constexpr size_t kQ4KPanelBlock = 16 * sizeof(BlockQ4_K), kQ6KPanelBlock = 16 * sizeof(BlockQ6_K);
+constexpr size_t kQ6KPanelBlock = 16 * sizeof(BlockQ6_K);
 
 // One token's terms per block, laid out once per call: d_x, and the four int32 words whose
 // int16 halves are the pair sums (bsums[4i] + bsums[4i + 1], bsums[4i + 2] + bsums[4i + 3]).
@@ -73,27 +76,50 @@ inline __m512 rows16_tree8(const __m512* a) {
   return _mm512_add_ps(_mm512_add_ps(b0, b2), _mm512_add_ps(b1, b3));
 }
 
-// One Q4_K panel (16 rows) against NT tokens (acts[t]: nb ActQ8K blocks, terms[t]: nb Rows16Act).
-template <int NT>
-void q4k_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts,
-                      const Rows16Act* const* terms, float* y, size_t ldy) {
+// Shifts every byte's bit `from` to bit 4 and clears the others (16-bit shifts: a neighbour's
+// bits never land on bit 4 of this byte).
+template <int From>
+inline __m512i bit_to_4(__m512i v) {
+  const __m512i b4 = _mm512_set1_epi8(0x10);
+  if constexpr (From <= 4)
+    return _mm512_and_si512(_mm512_slli_epi16(v, 4 - From), b4);
+  else
+    return _mm512_and_si512(_mm512_srli_epi16(v, From - 4), b4);
+}
+
+// One Q4_K or Q5_K panel (16 rows) against NT tokens (acts[t]: nb ActQ8K blocks, terms[t]: nb
+// Rows16Act). Q5_K's fifth bits (qh, bits 2c and 2c + 1 of byte l for elements 64c + l and
+// 64c + 32 + l) join the nibbles before the products.
+template <typename Block, int NT>
+void k4_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts,
+                     const Rows16Act* const* terms, float* y, size_t ldy) {
+  constexpr bool kQ5 = std::is_same_v<Block, BlockQ5_K>;
+  constexpr size_t kPanelBlock = 16 * sizeof(Block), kQs = 16 * offsetof(Block, qs);
   __m512 acc[NT][8], accm[NT][8];
   for (int t = 0; t < NT; ++t)
     for (int l = 0; l < 8; ++l) acc[t][l] = accm[t][l] = _mm512_setzero_ps();
   const __m512i lo_mask = _mm512_set1_epi8(0x0f), hi_mask = _mm512_set1_epi8(int8_t(0xf0));
   Rows16Scales u;
   for (size_t b = 0; b < nb; ++b) {
-    const uint8_t* pb = panel + b * kQ4KPanelBlock;
-    prefetch_ahead<kQ4KPanelBlock>(pb);
+    const uint8_t* pb = panel + b * kPanelBlock;
+    prefetch_ahead<kPanelBlock>(pb);
     rows16_scales(pb, &u);
     __m512i A[NT], B[NT];
     for (int t = 0; t < NT; ++t) A[t] = B[t] = _mm512_setzero_si512();
-    for (int c = 0; c < 4; ++c) {
+    auto chunk = [&](auto cc) {
+      constexpr int c = decltype(cc)::value;
       __m512i lo[8], hi[8];
       for (int g = 0; g < 8; ++g) {
-        const __m512i w = _mm512_loadu_si512(pb + 256 + 64 * (8 * c + g));
-        lo[g] = _mm512_and_si512(w, lo_mask);
-        hi[g] = _mm512_and_si512(w, hi_mask);
+        const __m512i w = _mm512_loadu_si512(pb + kQs + 64 * (8 * c + g));
+        if constexpr (kQ5) {
+          const __m512i h = _mm512_loadu_si512(pb + 16 * offsetof(BlockQ5_K, qh) + 64 * g);
+          lo[g] = _mm512_or_si512(_mm512_and_si512(w, lo_mask), bit_to_4<2 * c>(h));
+          hi[g] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(w, 4), lo_mask),
+                                  bit_to_4<2 * c + 1>(h));
+        } else {
+          lo[g] = _mm512_and_si512(w, lo_mask);
+          hi[g] = _mm512_and_si512(w, hi_mask);
+        }
       }
       for (int t = 0; t < NT; ++t) {
         const int8_t* xq = acts[t][b].qs + 64 * c;
@@ -105,12 +131,16 @@ void q4k_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts
           s_lo = _mm512_dpbusd_epi32(s_lo, lo[g], _mm512_set1_epi32(x_lo));
           s_hi = _mm512_dpbusd_epi32(s_hi, hi[g], _mm512_set1_epi32(x_hi));
         }
-        // |S| <= 32 * 15 * 128 fits int32 with room; the high nibbles' sum is 16 S exactly.
+        // |S| <= 32 * 31 * 128 fits int32 with room; Q4_K's high nibbles' sum is 16 S exactly.
+        if constexpr (!kQ5) s_hi = _mm512_srai_epi32(s_hi, 4);
         A[t] = _mm512_add_epi32(A[t], _mm512_mullo_epi32(s_lo, u.sc[2 * c]));
-        A[t] =
-            _mm512_add_epi32(A[t], _mm512_mullo_epi32(_mm512_srai_epi32(s_hi, 4), u.sc[2 * c + 1]));
+        A[t] = _mm512_add_epi32(A[t], _mm512_mullo_epi32(s_hi, u.sc[2 * c + 1]));
       }
-    }
+    };
+    chunk(std::integral_constant<int, 0>{});
+    chunk(std::integral_constant<int, 1>{});
+    chunk(std::integral_constant<int, 2>{});
+    chunk(std::integral_constant<int, 3>{});
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb)));
     const __m512 dmw =
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 32)));
@@ -213,9 +243,11 @@ inline void for_rows16_panels(const uint8_t* w, size_t w_row_bytes, size_t n_row
         n_tok, [&](auto nt, size_t t) { panel(nt, w + p * w_row_bytes, t, y + t * ldy + p); });
 }
 
-// y[t * ldy + r] for r < n_rows (a multiple of 16, w at a panel's first row), t < n_tok.
-inline void gemm_q4_k_rows16(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+// y[t * ldy + r] for r < n_rows (a multiple of 16, w at a panel's first row), t < n_tok; Block:
+// BlockQ4_K or BlockQ5_K.
+template <typename Block>
+void gemm_k4_rows16(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                    size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kSuperBlock;
   const ActQ8K* xq = static_cast<const ActQ8K*>(x);
   thread_local std::vector<Rows16Act> terms;
@@ -238,7 +270,7 @@ inline void gemm_q4_k_rows16(const uint8_t* w, size_t w_row_bytes, const void* x
                         a[k] = xq + (t + size_t(k)) * nb;
                         tm[k] = terms.data() + (t + size_t(k)) * nb;
                       }
-                      q4k_rows16_panel<NT>(panel, nb, a, tm, yp, ldy);
+                      k4_rows16_panel<Block, NT>(panel, nb, a, tm, yp, ldy);
                     });
 }
 
