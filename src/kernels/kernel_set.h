@@ -58,7 +58,7 @@ struct KernelSet {
   // interleaved), for every token count, called on whole panels only (MatrixGemm hands a matrix's
   // last n_rows % 16 rows, in the file's layout, to gemm_for's kernel); null where the set has none
   // (the rows are then unpacked, as above). The loader lays a type out as Rows16 only for a set
-  // that has it.
+  // that has its kernel (no set has Q6_K's yet: avx512.cpp says why).
   GemmFn rows16_q4_k = nullptr, rows16_q5_k = nullptr, rows16_q6_k = nullptr;
 
   GemmFn gemm_for(TensorType t) const;          // nullptr for types without a matmul

@@ -101,7 +101,7 @@ TEST(Rows16, Avx512KernelsEqualScalarBits) {
       const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
       std::vector<uint8_t> packed = file;
       tzero::to_rows16(t, packed.data(), n_rows, rb);
-      for (size_t n_tok : {1, 2, 3, 4, 5, 9}) {
+      for (size_t n_tok : {1, 2, 3, 4, 5, 8, 9, 19}) {
         const std::vector<tzero::ActQ8K> x = random_acts(n_tok * nb, rng);
         std::vector<float> want(n_tok * n_rows), got(n_tok * n_rows, -1.0f);
         want_fn(file.data(), rb, x.data(), K, n_rows, n_tok, want.data(), n_rows);
@@ -114,4 +114,31 @@ TEST(Rows16, Avx512KernelsEqualScalarBits) {
 #else
   GTEST_SKIP() << "x86-64 only";
 #endif
+}
+
+// Every set's Rows16 kernels (KernelSet::gemm_rows16_for) against the scalar reference at token
+// counts that take chunks of 8, of 4 and the rest.
+TEST(Rows16, EverySetsKernelsEqualScalarBitsAtEveryTokenCount) {
+  std::mt19937 rng(13);
+  const tzero::KernelSet& ref = tzero::scalar_kernels();
+  size_t ran = 0;
+  for (const tzero::KernelSet* k : tzero::available_kernels())
+    for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+      const tzero::GemmFn fn = k->gemm_rows16_for(t);
+      if (!fn) continue;
+      ++ran;
+      const size_t nb = 9, rb = nb * tzero::traits(t).type_size, n_rows = 32, K = nb * 256;
+      const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
+      std::vector<uint8_t> packed = file;
+      tzero::to_rows16(t, packed.data(), n_rows, rb);
+      for (size_t n_tok : {1, 4, 8, 13, 31, 40}) {
+        const std::vector<tzero::ActQ8K> x = random_acts(n_tok * nb, rng);
+        std::vector<float> want(n_tok * n_rows), got(n_tok * n_rows, -1.0f);
+        ref.gemm_for(t)(file.data(), rb, x.data(), K, n_rows, n_tok, want.data(), n_rows);
+        fn(packed.data(), rb, x.data(), K, n_rows, n_tok, got.data(), n_rows);
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+            << k->name << " " << tzero::traits(t).name << " tokens " << n_tok;
+      }
+    }
+  if (ran == 0) GTEST_SKIP() << "no kernel set of this CPU reads Rows16";
 }

@@ -9,11 +9,11 @@
 #include "kernels/x86/gemm_legacy_vnni.h"
 #include "kernels/x86/gemm_q32_decode.h"
 #include "kernels/x86/gemm_q4k_decode.h"
-#include "kernels/x86/gemm_rows16.h"
-#include "kernels/x86/rows16_kernels.h"
 #include "kernels/x86/gemm_q6k_decode.h"
+#include "kernels/x86/gemm_rows16.h"
 #include "kernels/x86/gemm_vnni.h"
 #include "kernels/x86/kernels_impl.h"
+#include "kernels/x86/rows16_kernels.h"
 
 namespace tzero {
 
@@ -206,7 +206,11 @@ KernelSet make_avx512() {
   // Rows repacked at load (kernels/weight_layout.h): the same kernels, reading them as they lie.
   set.rows16_q4_k = x86::gemm_k4_rows16<BlockQ4_K>;
   set.rows16_q5_k = x86::gemm_k4_rows16<BlockQ5_K>;
-  set.rows16_q6_k = x86::gemm_q6_k_rows16;
+  // Not Q6_K yet: its Rows16 kernel reads from memory at 0.79-0.90 of the bus at one thread and
+  // 0.85-0.88 at two where the file's layout reads 0.58-0.79 and 0.62-0.69, but prefill of 256
+  // tokens lost 5-9% (220-256 against 268-279 tokens/s), on the kernel or on the VNNI tiles over
+  // the panels unpacked (docs/BENCHMARKS.md, "Rows16"): the tiles must read the panels first.
+  set.rows16_q6_k = nullptr;
   set.blocks8_q8_0 = gemm_q_avx512<BlockQ8_0, x86::DecQ8_0, true>;
   set.blocks8_q4_0 = gemm_q_avx512<BlockQ4_0, x86::DecQ4_0, true>;
   set.blocks8_q4_1 = gemm_q32_avx512<x86::Q4_1Unpack, x86::DecQ4_1, true>;
