@@ -1,11 +1,11 @@
 // The Rows16 layout: 16 rows of a Q4_K, Q5_K or Q6_K matrix interleaved block by block, so that one
 // zmm of weights holds the same 4 bytes of 16 rows and VPDPBUSD computes 16 rows' partial sums at
 // once against a broadcast 4 bytes of activations. No horizontal folds: a row's sums stay in its
-// lane. The loader lays these types out this way for a kernel set that has their kernels (the
-// avx512 and amx sets: kernels/x86/gemm_rows16.h); they give the bits of the scalar reference
-// (dot-v1), as does any kernel on the file's layout, and a set without them gets the rows unpacked
-// (MatrixGemm, kernels/matmul.h). Issue #33: Q4_K decode from 0.55-0.64 of the bus to 0.81-0.90
-// (docs/BENCHMARKS.md, "Rows16").
+// lane. The loader lays a type out this way for a kernel set that has its kernel (the avx512 and
+// amx sets, for Q4_K and Q5_K: kernels/x86/gemm_rows16.h); the kernels give the bits of the
+// scalar reference (dot-v1), as does any kernel on the file's layout, and a set without them gets
+// the rows unpacked (MatrixGemm, kernels/matmul.h). Issue #33: Q4_K decode from 0.55-0.64 of the
+// bus to 0.81-0.90 (docs/BENCHMARKS.md, "Rows16").
 //
 // A panel is rows 16p .. 16p + 15, each of nb blocks; block b of the panel is 16 blocks' bytes.
 // A block's bytes are segments, in the file's order, each cut into units of 1, 2 or 4 bytes:
