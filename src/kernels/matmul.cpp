@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/error.h"
 #include "kernels/dot.h"
@@ -109,12 +110,26 @@ void matmul(ThreadPool& pool, const Matrix& w, const float* x, size_t n_tokens, 
   matmul(pool, scalar_kernels(), w, x, n_tokens, y, scratch);
 }
 
+void matrix_row_bytes(const Matrix& w, size_t r, uint8_t* dst) {
+  if (w.layout == WeightLayout::Rows16 && r < size_t(w.n_rows) / kRows16 * kRows16) {
+    const uint8_t* panel = w.row(int64_t(r / kRows16 * kRows16));
+    for (size_t o = 0; o < w.row_bytes; ++o) dst[o] = panel[rows16_offset(w.type, r % kRows16, o)];
+  } else if (w.layout == WeightLayout::Blocks8) {
+    from_blocks8(w.type, w.row(int64_t(r)), dst, 1, w.row_bytes);
+  } else {  // the file's layout, and a Rows16 matrix's tail
+    std::memcpy(dst, w.row(int64_t(r)), w.row_bytes);
+  }
+}
+
 float matmul_row_ref(const Matrix& w, size_t r, const float* x) {
   ThreadPool one(1);
   MatmulScratch scratch;
+  std::vector<uint8_t> bytes(w.row_bytes);
+  matrix_row_bytes(w, r, bytes.data());
   Matrix row = w;
-  row.data = w.row(int64_t(r));
+  row.data = bytes.data();
   row.n_rows = 1;
+  row.layout = WeightLayout::File;
   float y;
   matmul(one, row, x, 1, &y, scratch);
   return y;
@@ -127,16 +142,7 @@ void matrix_row_to_float(const Matrix& w, size_t r, float* dst) {
   }
   thread_local std::vector<uint8_t> row;
   row.resize(w.row_bytes);
-  if (w.layout == WeightLayout::Rows16) {
-    if (r >= size_t(w.n_rows) / kRows16 * kRows16) {  // the tail: in the file's layout
-      dequantize_row(w.type, w.row(int64_t(r)), dst, size_t(w.n_cols));
-      return;
-    }
-    const uint8_t* panel = w.row(int64_t(r / kRows16 * kRows16));
-    for (size_t o = 0; o < w.row_bytes; ++o) row[o] = panel[rows16_offset(w.type, r % kRows16, o)];
-  } else {
-    from_blocks8(w.type, w.row(int64_t(r)), row.data(), 1, w.row_bytes);
-  }
+  matrix_row_bytes(w, r, row.data());
   dequantize_row(w.type, row.data(), dst, size_t(w.n_cols));
 }
 

@@ -80,5 +80,7 @@ float matmul_row_ref(const Matrix& w, size_t r, const float* x);
 
 // Copies row `r` of w into dst as float (embedding lookup).
 void matrix_row_to_float(const Matrix& w, size_t r, float* dst);
+// Copies row `r` of w into dst (w.row_bytes) in the file's layout, whatever w's.
+void matrix_row_bytes(const Matrix& w, size_t r, uint8_t* dst);
 
 }  // namespace tzero

@@ -16,15 +16,24 @@ struct Matrix {
   int64_t n_rows = 0;
   int64_t n_cols = 0;
   size_t row_bytes = 0;
-  WeightLayout layout = WeightLayout::File;  // Blocks8 where the loader repacked the rows
+  WeightLayout layout = WeightLayout::File;  // Blocks8 or Rows16 where the loader repacked them
+  // Row r's bytes in the file's layout; in Rows16 (kernels/rows16.h) the address of row r only
+  // where r is a multiple of 16 (a panel's first row) or past the last whole panel.
   const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
   // Rows [r0, r0 + n) as a matrix of their own (a fused tensor's part: phi3's attn_qkv, ffn_up).
+  // Rows16: r0 a multiple of 16, and n too unless the part ends the matrix (the loader lays a
+  // fused tensor out as Rows16 only when its parts allow it).
   Matrix rows(int64_t r0, int64_t n) const {
+    if (layout == WeightLayout::Rows16 && (r0 % 16 != 0 || (n % 16 != 0 && r0 + n != n_rows)))
+      throw_rows16_split();
     Matrix m = *this;
     m.data = row(r0);
     m.n_rows = n;
     return m;
   }
+
+ private:
+  [[noreturn]] static void throw_rows16_split();
 };
 
 // The experts of a mixture-of-experts layer: n_expert matrices of the same shape and type, one

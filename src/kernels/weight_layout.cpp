@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "base/error.h"
+#include "kernels/matrix.h"
 #include "kernels/quant.h"
 #include "kernels/quant_legacy.h"
 #include "kernels/rows16.h"
@@ -123,6 +124,10 @@ void unpack_rows(WeightLayout l, TensorType t, const uint8_t* src, uint8_t* dst,
       from_rows16(t, src, dst, n_rows, row_bytes);
       return;
   }
+}
+
+void Matrix::throw_rows16_split() {
+  throw Error("internal: a part of a Rows16 matrix that does not start and end on its panels");
 }
 
 }  // namespace tzero

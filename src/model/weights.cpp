@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 
 #include "base/error.h"
 #include "base/excerpt.h"
@@ -51,8 +52,8 @@ WeightLayout Model::matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t
   if (const auto it = repacked_.find(t.name); it != repacked_.end()) return it->second;
   if (!layout_for_ || float_reads_.count(t.name) || overlapping_.count(t.name))
     return WeightLayout::File;
-  // Rows16 where the set has its kernel (Q4_K) and no panel would span two experts; else Blocks8
-  // where the set has that kernel.
+  // Rows16 where the set has its kernel and no panel would span two experts or two parts of a
+  // fused tensor (rows_per_matrix: their row count); else Blocks8 where the set has that kernel.
   WeightLayout l = WeightLayout::File;
   if (layout_for_->gemm_rows16_for(t.type) &&
       (rows_per_matrix == n_rows || rows_per_matrix % kRows16 == 0))
@@ -118,7 +119,8 @@ const char* kSupportedTypes =
     "q5_k, q6_k, iq4_xs";
 }
 
-Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required) {
+Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required,
+                     int64_t parts) {
   const GgufTensorInfo* t = use(name);
   if (!t) {
     if (required) file_->fail("missing tensor '" + name + "'");
@@ -132,8 +134,8 @@ Matrix Model::matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bo
     file_->fail("tensor '" + name + "' has type " + tr.name + ", which tzero cannot compute yet (" +
                 kSupportedTypes + ")");
   const size_t rb = row_bytes(t->type, size_t(n_cols));
-  return Matrix{t->type, t->data, n_rows,
-                n_cols,  rb,      matrix_layout(*t, size_t(n_rows), size_t(n_rows), rb)};
+  const size_t part = size_t(parts ? parts : n_rows);
+  return Matrix{t->type, t->data, n_rows, n_cols, rb, matrix_layout(*t, size_t(n_rows), part, rb)};
 }
 
 ExpertMatrix Model::experts(const std::string& name, int64_t n_expert, int64_t n_rows,
@@ -386,7 +388,7 @@ Model::Model(std::unique_ptr<GgufFile> file, const KernelSet* layout_for)
     } else if (phi3 && file_->find_tensor(p + "attn_qkv.weight")) {
       // One fused tensor, q then k then v rows: each part's rows are its own matrix's (a row's
       // dot product does not depend on the rows around it), so no split op is needed.
-      const Matrix qkv = matrix(p + "attn_qkv.weight", Q + 2 * KV, E);
+      const Matrix qkv = matrix(p + "attn_qkv.weight", Q + 2 * KV, E, true, std::gcd(Q, KV));
       l.wq = qkv.rows(0, Q);
       l.wk = qkv.rows(Q, KV);
       l.wv = qkv.rows(Q + KV, KV);
@@ -422,7 +424,7 @@ Model::Model(std::unique_ptr<GgufFile> file, const KernelSet* layout_for)
       load_experts(p, l);
     } else if (phi3 && !file_->find_tensor(p + "ffn_gate.weight")) {
       // phi3's fused gate and up: ffn_up holds the gate rows, then the up rows.
-      const Matrix gate_up = matrix(p + "ffn_up.weight", 2 * F, E);
+      const Matrix gate_up = matrix(p + "ffn_up.weight", 2 * F, E, true, F);
       l.w_gate = gate_up.rows(0, F);
       l.w_up = gate_up.rows(F, F);
       l.w_down = matrix(p + "ffn_down.weight", E, F);

@@ -114,7 +114,10 @@ class Model {
   bool longrope() const { return rope_long_ != nullptr; }
 
  private:
-  Matrix matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required = true);
+  // parts: the row count of every part of a fused tensor that will be split by Matrix::rows (their
+  // greatest common divisor), or 0 for a matrix used whole.
+  Matrix matrix(const std::string& name, int64_t n_rows, int64_t n_cols, bool required = true,
+                int64_t parts = 0);
   // optional: null when absent even where `required` (glm4moe's optional biases and norms).
   const float* vector(const std::string& name, int64_t n, bool required = true,
                       bool optional = false);

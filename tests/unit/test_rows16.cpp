@@ -9,7 +9,10 @@
 #include <random>
 #include <vector>
 
+#include "base/error.h"
+#include "base/thread_pool.h"
 #include "kernels/kernel_set.h"
+#include "kernels/matmul.h"
 #include "kernels/quant_k.h"
 #include "kernels/rows16.h"
 #if defined(__x86_64__)
@@ -141,4 +144,47 @@ TEST(Rows16, EverySetsKernelsEqualScalarBitsAtEveryTokenCount) {
       }
     }
   if (ran == 0) GTEST_SKIP() << "no kernel set of this CPU reads Rows16";
+}
+
+// A Rows16 matrix whose row count is not a multiple of 16 (its tail in the file's layout) through
+// tzero::matmul (MatrixGemm: whole panels to the set's Rows16 kernel, or unpacked for a set
+// without one, the tail to the file kernel; 2 threads splitting on panels), every set, 1 to 9
+// tokens; and its rows one at a time (matrix_row_to_float, matmul_row_ref), panel and tail rows.
+TEST(Rows16, MatricesWithATailEqualTheFileLayoutsBitsInEverySet) {
+  std::mt19937 rng(17);
+  tzero::ThreadPool pool(2);
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+    const size_t nb = 3, K = nb * 256, n_rows = 37, rb = nb * tzero::traits(t).type_size;
+    const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
+    std::vector<uint8_t> packed = file;
+    tzero::to_rows16(t, packed.data(), n_rows, rb);
+    const tzero::Matrix wf{t,          file.data(), int64_t(n_rows),
+                           int64_t(K), rb,          tzero::WeightLayout::File};
+    tzero::Matrix wp = wf;
+    wp.data = packed.data();
+    wp.layout = tzero::WeightLayout::Rows16;
+    std::vector<float> x(9 * K);
+    for (float& v : x) v = float(int(rng() % 2001) - 1000) / 500.0f;
+    tzero::MatmulScratch scratch;
+    for (const tzero::KernelSet* k : tzero::available_kernels())
+      for (size_t n_tok : {1, 5, 9}) {
+        std::vector<float> want(n_tok * n_rows), got(n_tok * n_rows, -1.0f);
+        tzero::matmul(pool, *k, wf, x.data(), n_tok, want.data(), scratch);
+        tzero::matmul(pool, *k, wp, x.data(), n_tok, got.data(), scratch);
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+            << k->name << " " << tzero::traits(t).name << " tokens " << n_tok;
+      }
+    std::vector<float> a(K), b(K);
+    for (size_t r : {0, 15, 16, 31, 32, 36}) {
+      tzero::matrix_row_to_float(wf, r, a.data());
+      tzero::matrix_row_to_float(wp, r, b.data());
+      ASSERT_EQ(0, std::memcmp(a.data(), b.data(), K * sizeof(float))) << "row " << r;
+      const float ya = tzero::matmul_row_ref(wf, r, x.data());
+      const float yb = tzero::matmul_row_ref(wp, r, x.data());
+      ASSERT_EQ(0, std::memcmp(&ya, &yb, sizeof(float))) << "row " << r;
+    }
+    // A part of the matrix that would cut a panel is refused, not read wrong.
+    EXPECT_THROW(wp.rows(8, 16), tzero::Error);
+    EXPECT_NO_THROW(wp.rows(16, 21));
+  }
 }
