@@ -121,9 +121,10 @@ void rows16_matmul(tzero::ThreadPool& pool, const tzero::KernelSet& k, const tze
   const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
   const void* xk = tzero::quantize_activations(k, w.type, x, n_tok, K, scratch);
   pool.run(N / tzero::kRows16, [&](size_t p0, size_t p1) {
-    const auto gemm = w.type == TensorType::Q6_K   ? tzero::x86::gemm_q6_k_rows16_avx512
-                      : w.type == TensorType::Q5_K ? tzero::x86::gemm_q5_k_rows16_avx512
-                                                   : tzero::x86::gemm_q4_k_rows16_avx512;
+    const auto gemm = w.type == TensorType::Q6_K     ? tzero::x86::gemm_q6_k_rows16_avx512
+                      : w.type == TensorType::Q5_K   ? tzero::x86::gemm_q5_k_rows16_avx512
+                      : w.type == TensorType::IQ4_XS ? tzero::x86::gemm_iq4_xs_rows16_avx512
+                                                     : tzero::x86::gemm_q4_k_rows16_avx512;
     gemm(w.data + p0 * tzero::kRows16 * w.row_bytes, w.row_bytes, xk, K, (p1 - p0) * tzero::kRows16,
          n_tok, y + p0 * tzero::kRows16, N);
   });
@@ -201,7 +202,8 @@ int main(int argc, char** argv) {
     const TensorType t = *parsed;
     const bool rows16 = layout == "rows16";
     if (rows16 && (!tzero::rows16_applies(t) || std::strcmp(k.name, "avx512") != 0)) {
-      std::fprintf(stderr, "--layout rows16 takes q4_k, q5_k and q6_k on the avx512 set only\n");
+      std::fprintf(stderr,
+                   "--layout rows16 takes q4_k, q5_k, q6_k and iq4_xs on the avx512 set only\n");
       return 2;
     }
     const Layers L = make_layers(t, kib << 10, layout == "auto" && k.gemm_blocks8_for(t), rows16);

@@ -132,6 +132,8 @@ GemmFn KernelSet::gemm_rows16_for(TensorType t) const {
       return rows16_q5_k;
     case TensorType::Q6_K:
       return rows16_q6_k;
+    case TensorType::IQ4_XS:
+      return rows16_iq4_xs;
     default:
       return nullptr;
   }
@@ -141,6 +143,7 @@ void KernelSet::drop_blocks8(TensorType t) {
   if (t == TensorType::Q4_K) rows16_q4_k = nullptr;
   if (t == TensorType::Q5_K) rows16_q5_k = nullptr;
   if (t == TensorType::Q6_K) rows16_q6_k = nullptr;
+  if (t == TensorType::IQ4_XS) rows16_iq4_xs = nullptr;
   if (GemmFn* slot = blocks8_slot(*this, t)) *slot = nullptr;
 }
 

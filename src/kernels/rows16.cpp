@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "kernels/quant_k.h"
+#include "kernels/quant_k2.h"
 
 namespace tzero {
 
@@ -61,10 +62,12 @@ struct Layout {
 using Q4KLayout = Layout<144, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 12, 1>, Seg<16, 128, 4>>;
 using Q5KLayout =
     Layout<176, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 12, 1>, Seg<16, 32, 4>, Seg<48, 128, 4>>;
+using IQ4XSLayout = Layout<136, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 4, 1>, Seg<8, 128, 4>>;
 using Q6KLayout = Layout<210, Seg<0, 128, 4>, Seg<128, 64, 4>, Seg<192, 16, 1>, Seg<208, 2, 2>>;
 static_assert(Q4KLayout::kBlock == sizeof(BlockQ4_K) && Q5KLayout::kBlock == sizeof(BlockQ5_K) &&
-              Q6KLayout::kBlock == sizeof(BlockQ6_K));
-static_assert(offsetof(BlockQ4_K, qs) == 16 && offsetof(BlockQ5_K, qh) == 16 &&
+              Q6KLayout::kBlock == sizeof(BlockQ6_K) && IQ4XSLayout::kBlock == sizeof(BlockIQ4_XS));
+static_assert(offsetof(BlockIQ4_XS, scales_l) == 4 && offsetof(BlockIQ4_XS, qs) == 8 &&
+                  offsetof(BlockQ4_K, qs) == 16 && offsetof(BlockQ5_K, qh) == 16 &&
                   offsetof(BlockQ5_K, qs) == 48 && offsetof(BlockQ6_K, qh) == 128 &&
                   offsetof(BlockQ6_K, scales) == 192 && offsetof(BlockQ6_K, d) == 208,
               "the segments above are the blocks of kernels/quant_k.h");
@@ -78,6 +81,8 @@ void with_layout(TensorType t, F&& f) {
       return f(Q5KLayout{});
     case TensorType::Q6_K:
       return f(Q6KLayout{});
+    case TensorType::IQ4_XS:
+      return f(IQ4XSLayout{});
     default:
       throw Error(std::string("Rows16: not a layout of ") + traits(t).name);
   }
@@ -86,7 +91,8 @@ void with_layout(TensorType t, F&& f) {
 }  // namespace
 
 bool rows16_applies(TensorType t) {
-  return t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;
+  return t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K ||
+         t == TensorType::IQ4_XS;
 }
 
 size_t rows16_offset(TensorType t, size_t r, size_t o) {

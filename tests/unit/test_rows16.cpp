@@ -28,7 +28,7 @@ using tzero::TensorType;
 std::vector<uint8_t> random_rows(TensorType t, size_t n_rows, size_t nb, std::mt19937& rng) {
   const size_t bs = tzero::traits(t).type_size;
   const size_t d_at = t == TensorType::Q6_K ? offsetof(tzero::BlockQ6_K, d) : 0;
-  const size_t n_d = t == TensorType::Q6_K ? 1 : 2;
+  const size_t n_d = t == TensorType::Q4_K || t == TensorType::Q5_K ? 2 : 1;
   std::vector<uint8_t> w(n_rows * nb * bs);
   for (auto& b : w) b = uint8_t(rng());
   for (size_t b = 0; b < n_rows * nb; ++b) {
@@ -61,7 +61,7 @@ std::vector<tzero::ActQ8K> random_acts(size_t n, std::mt19937& rng) {
 
 TEST(Rows16, PanelsArePermutedAndUndoneExactly) {
   std::mt19937 rng(5);
-  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
     ASSERT_TRUE(tzero::rows16_applies(t));
     for (size_t nb : {1, 3, 8, 11}) {
       const size_t rb = nb * tzero::traits(t).type_size, n_rows = 37;
@@ -94,11 +94,12 @@ TEST(Rows16, Avx512KernelsEqualScalarBits) {
   if (!avx512) GTEST_SKIP() << "the avx512 set does not run on this CPU";
   std::mt19937 rng(9);
   const tzero::KernelSet& ref = tzero::scalar_kernels();
-  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
     const tzero::GemmFn want_fn = ref.gemm_for(t);
     const tzero::GemmFn got_fn = t == TensorType::Q4_K   ? tzero::x86::gemm_q4_k_rows16_avx512
                                  : t == TensorType::Q5_K ? tzero::x86::gemm_q5_k_rows16_avx512
-                                                         : tzero::x86::gemm_q6_k_rows16_avx512;
+                                 : t == TensorType::Q6_K ? tzero::x86::gemm_q6_k_rows16_avx512
+                                                         : tzero::x86::gemm_iq4_xs_rows16_avx512;
     for (size_t nb : {1, 2, 7, 8, 9, 22}) {
       const size_t rb = nb * tzero::traits(t).type_size, n_rows = 48, K = nb * 256;
       const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
@@ -126,7 +127,8 @@ TEST(Rows16, EverySetsKernelsEqualScalarBitsAtEveryTokenCount) {
   const tzero::KernelSet& ref = tzero::scalar_kernels();
   size_t ran = 0;
   for (const tzero::KernelSet* k : tzero::available_kernels())
-    for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+    for (TensorType t :
+         {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
       const tzero::GemmFn fn = k->gemm_rows16_for(t);
       if (!fn) continue;
       ++ran;
@@ -153,7 +155,7 @@ TEST(Rows16, EverySetsKernelsEqualScalarBitsAtEveryTokenCount) {
 TEST(Rows16, MatricesWithATailEqualTheFileLayoutsBitsInEverySet) {
   std::mt19937 rng(17);
   tzero::ThreadPool pool(2);
-  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
     const size_t nb = 3, K = nb * 256, n_rows = 37, rb = nb * tzero::traits(t).type_size;
     const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
     std::vector<uint8_t> packed = file;

@@ -17,5 +17,7 @@ void gemm_q5_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x
                              size_t n_rows, size_t n_tok, float* y, size_t ldy);
 void gemm_q6_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                              size_t n_rows, size_t n_tok, float* y, size_t ldy);
+void gemm_iq4_xs_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                               size_t n_rows, size_t n_tok, float* y, size_t ldy);
 
 }  // namespace tzero::x86
