@@ -1,7 +1,7 @@
-// The avx512 set's kernels over Q4_K, Q5_K and Q6_K rows in the Rows16 layout (kernels/rows16.h),
-// by name, for its test and tz_bench_decode --layout rows16 (sessions reach them as
-// KernelSet::rows16_q4_k, rows16_q5_k, rows16_q6_k); only where the CPU runs the avx512 set
-// (AVX-512 F/BW/VL/DQ and VNNI).
+// The avx512 set's kernels over Q4_K, Q5_K, Q6_K and IQ4_XS rows in the Rows16 layout
+// (kernels/rows16.h), by name, for its test and tz_bench_decode --layout rows16 (sessions reach
+// them as KernelSet::rows16_q4_k, rows16_q5_k, rows16_q6_k, rows16_iq4_xs); only where the CPU runs
+// the avx512 set (AVX-512 F/BW/VL/DQ and VNNI).
 #pragma once
 
 #include <cstddef>
