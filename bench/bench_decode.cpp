@@ -141,8 +141,7 @@ constexpr const char* kUsage =
     "Decode's single-token matmuls per weight type against the streaming-read rate measured on\n"
     "the same threads; --kib below a core's L2 gives the kernel's compute ceiling.\n"
     "TZ_DECODE_ROWS=side|one overrides how the x86 decode kernels walk their rows.\n"
-    "--layout rows16: Q4_K, Q5_K and Q6_K, through the avx512 set's Rows16 kernels "
-    "(kernels/rows16.h).\n";
+    "--layout rows16: Q4_K, Q5_K, Q6_K and IQ4_XS, through the avx512 set's Rows16 kernels.\n";
 
 }  // namespace
 
