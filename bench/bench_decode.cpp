@@ -4,9 +4,10 @@
 // the machine's streaming-read rate measured on the same threads just before and after
 // (kernels/stream_read.h). Prints weight GB/s and its fraction of the streaming read.
 //   tz_bench_decode [--threads 1,2] [--types q4_0,q4_k,...] [--kernels NAME] [--mib 512]
-//                   [--kib N] [--seconds 1.5] [--tokens 1] [--layout auto|file]
-// --layout: auto lays the matrices out as a session's load does for the set (Blocks8 for the
-// types it reads that way: kernels/weight_layout.h), file keeps the file's layout.
+//                   [--kib N] [--seconds 1.5] [--tokens 1] [--layout auto|file|rows16]
+// --layout: auto lays the matrices out as a session's load does for the set (Blocks8 or Rows16
+// for the types it reads that way: kernels/weight_layout.h, kernels/rows16.h), file keeps the
+// file's layout, rows16 puts the K-quants that have an avx512 Rows16 kernel in Rows16.
 // --tokens N: N activation rows per matmul (the batched engine's decode of N sequences); the
 // rate is still weight bytes over time, so N tokens at the bus read at the same GB/s as one.
 // A total below one layer (--kib 512, say) shrinks the matrices to fit a core's L2: the rate
@@ -75,8 +76,8 @@ size_t rows_of(size_t i, double scale) {
 }
 
 // One layer quantized from random values, copied until the weights reach `bytes`; Blocks8 when
-// `blocks8`, Rows16 (Q4_K, Q5_K, Q6_K: kernels/rows16.h) when `rows16` (the matrices' row counts
-// are multiples of 16).
+// `blocks8`, Rows16 (kernels/rows16.h) when `rows16` (the matrices' row counts are multiples of
+// 16).
 Layers make_layers(TensorType t, size_t bytes, bool blocks8, bool rows16) {
   double layer = 0;
   for (const auto& s : kShapes) layer += double(tzero::row_bytes(t, s[1]) * s[0]);
@@ -106,32 +107,13 @@ Layers make_layers(TensorType t, size_t bytes, bool blocks8, bool rows16) {
     }
   for (size_t i = 0; i < L.bytes.size(); ++i) {
     const size_t cols = kShapes[i % 7][1], rb = tzero::row_bytes(t, cols);
-    L.mats.push_back(
-        tzero::Matrix{t, L.bytes[i].data(), int64_t(L.bytes[i].size() / rb), int64_t(cols), rb,
-                      blocks8 ? tzero::WeightLayout::Blocks8 : tzero::WeightLayout::File});
+    L.mats.push_back(tzero::Matrix{t, L.bytes[i].data(), int64_t(L.bytes[i].size() / rb),
+                                   int64_t(cols), rb,
+                                   rows16    ? tzero::WeightLayout::Rows16
+                                   : blocks8 ? tzero::WeightLayout::Blocks8
+                                             : tzero::WeightLayout::File});
   }
   return L;
-}
-
-// w's product through the Rows16 kernel by name (kernels/x86/rows16_kernels.h): the activations
-// quantized as for any Q4_K matmul, the panels split over the pool.
-void rows16_matmul(tzero::ThreadPool& pool, const tzero::KernelSet& k, const tzero::Matrix& w,
-                   const float* x, size_t n_tok, float* y, tzero::MatmulScratch& scratch) {
-#if defined(__x86_64__)
-  const size_t K = size_t(w.n_cols), N = size_t(w.n_rows);
-  const void* xk = tzero::quantize_activations(k, w.type, x, n_tok, K, scratch);
-  pool.run(N / tzero::kRows16, [&](size_t p0, size_t p1) {
-    const auto gemm = w.type == TensorType::Q6_K     ? tzero::x86::gemm_q6_k_rows16_avx512
-                      : w.type == TensorType::Q5_K   ? tzero::x86::gemm_q5_k_rows16_avx512
-                      : w.type == TensorType::IQ4_XS ? tzero::x86::gemm_iq4_xs_rows16_avx512
-                                                     : tzero::x86::gemm_q4_k_rows16_avx512;
-    gemm(w.data + p0 * tzero::kRows16 * w.row_bytes, w.row_bytes, xk, K, (p1 - p0) * tzero::kRows16,
-         n_tok, y + p0 * tzero::kRows16, N);
-  });
-#else
-  (void)pool, (void)k, (void)w, (void)x, (void)n_tok, (void)y, (void)scratch;
-  throw std::runtime_error("--layout rows16 is x86-64 only");
-#endif
 }
 
 constexpr const char* kUsage =
@@ -141,7 +123,8 @@ constexpr const char* kUsage =
     "Decode's single-token matmuls per weight type against the streaming-read rate measured on\n"
     "the same threads; --kib below a core's L2 gives the kernel's compute ceiling.\n"
     "TZ_DECODE_ROWS=side|one overrides how the x86 decode kernels walk their rows.\n"
-    "--layout rows16: Q4_K, Q5_K, Q6_K and IQ4_XS, through the avx512 set's Rows16 kernels.\n";
+    "--layout auto lays the weights out as a session's load does for the kernel set; rows16\n"
+    "puts Q4_K, Q5_K, Q6_K and IQ4_XS in Rows16 for the avx512 set (Q6_K's kernel included).\n";
 
 }  // namespace
 
@@ -199,13 +182,23 @@ int main(int argc, char** argv) {
       return 2;
     }
     const TensorType t = *parsed;
-    const bool rows16 = layout == "rows16";
-    if (rows16 && (!tzero::rows16_applies(t) || std::strcmp(k.name, "avx512") != 0)) {
-      std::fprintf(stderr,
-                   "--layout rows16 takes q4_k, q5_k, q6_k and iq4_xs on the avx512 set only\n");
-      return 2;
+    // auto: as a session's load lays the matrices out for k; rows16: Rows16 with the avx512
+    // set's kernel even where the set does not choose it (Q6_K).
+    tzero::KernelSet kr = k;
+    if (layout == "rows16") {
+      tzero::GemmFn* slot = kr.layout_slot(tzero::WeightLayout::Rows16, t);
+#if defined(__x86_64__)
+      if (slot && std::strcmp(k.name, "avx512") == 0) *slot = tzero::x86::avx512_rows16_kernel(t);
+#endif
+      if (!kr.gemm_rows16_for(t)) {
+        std::fprintf(stderr,
+                     "--layout rows16 takes q4_k, q5_k, q6_k and iq4_xs on the avx512 set only\n");
+        return 2;
+      }
     }
-    const Layers L = make_layers(t, kib << 10, layout == "auto" && k.gemm_blocks8_for(t), rows16);
+    const bool rows16 = layout != "file" && kr.gemm_rows16_for(t);
+    const bool blocks8 = layout == "auto" && !rows16 && k.gemm_blocks8_for(t);
+    const Layers L = make_layers(t, kib << 10, blocks8, rows16);
     std::vector<float> x(5632 * n_tok), y(5632 * n_tok);
     tzero::SplitMix64 rng(9);
     for (float& v : x) v = float(rng.uniform()) * 2.0f - 1.0f;
@@ -224,12 +217,8 @@ int main(int argc, char** argv) {
         double rate = 0;
         do {
           const double p0 = now();
-          for (const tzero::Matrix& m : L.mats) {
-            if (rows16)
-              rows16_matmul(pool, k, m, x.data(), n_tok, y.data(), scratch);
-            else
-              tzero::matmul(pool, k, m, x.data(), n_tok, y.data(), scratch);
-          }
+          for (const tzero::Matrix& m : L.mats)
+            tzero::matmul(pool, kr, m, x.data(), n_tok, y.data(), scratch);
           rate = std::max(rate, L.total_bytes / (now() - p0) / 1e9);
         } while (now() - t0 < seconds / 3);
         stream = std::max(stream, tzero::measure_stream_read(pool, kib << 10, 3).gb_per_s);

@@ -98,7 +98,23 @@ GemmFn KernelSet::gemm_for(TensorType t) const {
 }
 
 template <typename S>
-auto KernelSet::blocks8_slot(S& set, TensorType t) -> decltype(&set.blocks8_q8_0) {
+auto KernelSet::layout_slot_of(S& set, WeightLayout l, TensorType t)
+    -> decltype(&set.blocks8_q8_0) {
+  if (l == WeightLayout::Rows16) {
+    switch (t) {
+      case TensorType::Q4_K:
+        return &set.rows16_q4_k;
+      case TensorType::Q5_K:
+        return &set.rows16_q5_k;
+      case TensorType::Q6_K:
+        return &set.rows16_q6_k;
+      case TensorType::IQ4_XS:
+        return &set.rows16_iq4_xs;
+      default:
+        return nullptr;
+    }
+  }
+  if (l != WeightLayout::Blocks8) return nullptr;
   switch (t) {
     case TensorType::Q8_0:
       return &set.blocks8_q8_0;
@@ -120,31 +136,22 @@ auto KernelSet::blocks8_slot(S& set, TensorType t) -> decltype(&set.blocks8_q8_0
 }
 
 GemmFn KernelSet::gemm_blocks8_for(TensorType t) const {
-  const GemmFn* slot = blocks8_slot(*this, t);
+  const GemmFn* slot = layout_slot_of(*this, WeightLayout::Blocks8, t);
   return slot ? *slot : nullptr;
 }
 
 GemmFn KernelSet::gemm_rows16_for(TensorType t) const {
-  switch (t) {
-    case TensorType::Q4_K:
-      return rows16_q4_k;
-    case TensorType::Q5_K:
-      return rows16_q5_k;
-    case TensorType::Q6_K:
-      return rows16_q6_k;
-    case TensorType::IQ4_XS:
-      return rows16_iq4_xs;
-    default:
-      return nullptr;
-  }
+  const GemmFn* slot = layout_slot_of(*this, WeightLayout::Rows16, t);
+  return slot ? *slot : nullptr;
+}
+
+GemmFn* KernelSet::layout_slot(WeightLayout l, TensorType t) {
+  return layout_slot_of(*this, l, t);
 }
 
 void KernelSet::drop_blocks8(TensorType t) {
-  if (t == TensorType::Q4_K) rows16_q4_k = nullptr;
-  if (t == TensorType::Q5_K) rows16_q5_k = nullptr;
-  if (t == TensorType::Q6_K) rows16_q6_k = nullptr;
-  if (t == TensorType::IQ4_XS) rows16_iq4_xs = nullptr;
-  if (GemmFn* slot = blocks8_slot(*this, t)) *slot = nullptr;
+  for (WeightLayout l : {WeightLayout::Blocks8, WeightLayout::Rows16})
+    if (GemmFn* slot = layout_slot(l, t)) *slot = nullptr;
 }
 
 const KernelSet& scalar_kernels() {

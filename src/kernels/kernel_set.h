@@ -13,6 +13,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_k.h"
 #include "kernels/quant_k2.h"
+#include "kernels/weight_layout.h"
 
 namespace tzero {
 
@@ -65,11 +66,14 @@ struct KernelSet {
   GemmFn gemm_for(TensorType t) const;          // nullptr for types without a matmul
   GemmFn gemm_blocks8_for(TensorType t) const;  // nullptr where the set has none
   GemmFn gemm_rows16_for(TensorType t) const;   // nullptr where the set has none
+  // The field of the kernel for rows of type t in layout l (Blocks8 or Rows16), or nullptr where
+  // the layout has no kernel slot for t.
+  GemmFn* layout_slot(WeightLayout l, TensorType t);
   void drop_blocks8(TensorType t);  // its Blocks8 and Rows16 kernels null (--op overrides)
 
  private:
   template <typename S>
-  static auto blocks8_slot(S& set, TensorType t) -> decltype(&set.blocks8_q8_0);
+  static auto layout_slot_of(S& set, WeightLayout l, TensorType t) -> decltype(&set.blocks8_q8_0);
 };
 
 const KernelSet& scalar_kernels();

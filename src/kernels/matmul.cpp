@@ -1,7 +1,6 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/error.h"
 #include "kernels/dot.h"
@@ -111,14 +110,10 @@ void matmul(ThreadPool& pool, const Matrix& w, const float* x, size_t n_tokens, 
 }
 
 void matrix_row_bytes(const Matrix& w, size_t r, uint8_t* dst) {
-  if (w.layout == WeightLayout::Rows16 && r < size_t(w.n_rows) / kRows16 * kRows16) {
-    const uint8_t* panel = w.row(int64_t(r / kRows16 * kRows16));
-    for (size_t o = 0; o < w.row_bytes; ++o) dst[o] = panel[rows16_offset(w.type, r % kRows16, o)];
-  } else if (w.layout == WeightLayout::Blocks8) {
-    from_blocks8(w.type, w.row(int64_t(r)), dst, 1, w.row_bytes);
-  } else {  // the file's layout, and a Rows16 matrix's tail
-    std::memcpy(dst, w.row(int64_t(r)), w.row_bytes);
-  }
+  if (w.layout == WeightLayout::Rows16 && r < size_t(w.n_rows) / kRows16 * kRows16)
+    from_rows16_row(w.type, w.row(int64_t(r / kRows16 * kRows16)), r % kRows16, dst, w.row_bytes);
+  else  // a row of its own (a Rows16 matrix's tail: a run of one row past its panels)
+    unpack_rows(w.layout, w.type, w.row(int64_t(r)), dst, 1, w.row_bytes);
 }
 
 float matmul_row_ref(const Matrix& w, size_t r, const float* x) {

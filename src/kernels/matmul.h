@@ -51,12 +51,6 @@ class MatrixGemm {
 // thread-local copy.
 void gemm_unpacked(GemmFn gemm, WeightLayout l, TensorType t, const uint8_t* w, size_t row_bytes,
                    const void* x, size_t n_cols, size_t n_rows, size_t n_tok, float* y, size_t ldy);
-// The same for Blocks8 rows (the avx2 set's fallback above 4 tokens).
-inline void gemm_blocks8_unpacked(GemmFn gemm, TensorType t, const uint8_t* w, size_t row_bytes,
-                                  const void* x, size_t n_cols, size_t n_rows, size_t n_tok,
-                                  float* y, size_t ldy) {
-  gemm_unpacked(gemm, WeightLayout::Blocks8, t, w, row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
-}
 
 // y (n_tokens, w.n_rows) = x (n_tokens, w.n_cols) times w transposed, with kernel set k.
 void matmul(ThreadPool& pool, const KernelSet& k, const Matrix& w, const float* x, size_t n_tokens,

@@ -21,11 +21,11 @@ struct Matrix {
   // where r is a multiple of 16 (a panel's first row) or past the last whole panel.
   const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
   // Rows [r0, r0 + n) as a matrix of their own (a fused tensor's part: phi3's attn_qkv, ffn_up).
-  // Rows16: r0 a multiple of 16, and n too unless the part ends the matrix (the loader lays a
-  // fused tensor out as Rows16 only when its parts allow it).
+  // r0 a multiple of layout_row_quantum (16 for Rows16), and n too unless the part ends the
+  // matrix (the loader lays a fused tensor out as Rows16 only when its parts allow it).
   Matrix rows(int64_t r0, int64_t n) const {
-    if (layout == WeightLayout::Rows16 && (r0 % 16 != 0 || (n % 16 != 0 && r0 + n != n_rows)))
-      throw_rows16_split();
+    const int64_t q = int64_t(layout_row_quantum(layout));
+    if (r0 % q != 0 || (n % q != 0 && r0 + n != n_rows)) throw_split_panel();
     Matrix m = *this;
     m.data = row(r0);
     m.n_rows = n;
@@ -33,7 +33,7 @@ struct Matrix {
   }
 
  private:
-  [[noreturn]] static void throw_rows16_split();
+  [[noreturn]] static void throw_split_panel();
 };
 
 // The experts of a mixture-of-experts layer: n_expert matrices of the same shape and type, one

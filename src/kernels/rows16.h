@@ -39,5 +39,7 @@ void to_rows16(TensorType t, uint8_t* rows, size_t n_rows, size_t row_bytes);
 // From Rows16 (src, at a panel's first row) back to the file's layout (dst, no overlap): the
 // whole panels, then the n_rows % 16 rows after them copied as they are.
 void from_rows16(TensorType t, const uint8_t* src, uint8_t* dst, size_t n_rows, size_t row_bytes);
+// Row r (< 16) of the panel at `panel` in the file's layout (dst, row_bytes).
+void from_rows16_row(TensorType t, const uint8_t* panel, size_t r, uint8_t* dst, size_t row_bytes);
 
 }  // namespace tzero

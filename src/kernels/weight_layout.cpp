@@ -126,7 +126,7 @@ void unpack_rows(WeightLayout l, TensorType t, const uint8_t* src, uint8_t* dst,
   }
 }
 
-void Matrix::throw_rows16_split() {
+void Matrix::throw_split_panel() {
   throw Error("internal: a part of a Rows16 matrix that does not start and end on its panels");
 }
 

@@ -96,10 +96,7 @@ TEST(Rows16, Avx512KernelsEqualScalarBits) {
   const tzero::KernelSet& ref = tzero::scalar_kernels();
   for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
     const tzero::GemmFn want_fn = ref.gemm_for(t);
-    const tzero::GemmFn got_fn = t == TensorType::Q4_K   ? tzero::x86::gemm_q4_k_rows16_avx512
-                                 : t == TensorType::Q5_K ? tzero::x86::gemm_q5_k_rows16_avx512
-                                 : t == TensorType::Q6_K ? tzero::x86::gemm_q6_k_rows16_avx512
-                                                         : tzero::x86::gemm_iq4_xs_rows16_avx512;
+    const tzero::GemmFn got_fn = tzero::x86::avx512_rows16_kernel(t);
     for (size_t nb : {1, 2, 7, 8, 9, 22}) {
       const size_t rb = nb * tzero::traits(t).type_size, n_rows = 48, K = nb * 256;
       const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);

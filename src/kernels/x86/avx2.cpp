@@ -48,7 +48,8 @@ void gemm_b8_avx2(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_
   if (n_tok <= kB8DecodeMaxTok)
     x86::gemm_b8_decode_avx2<U>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else
-    gemm_blocks8_unpacked(File, U::kType, w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+    gemm_unpacked(File, WeightLayout::Blocks8, U::kType, w, w_row_bytes, x, n_cols, n_rows, n_tok,
+                  y, ldy);
 }
 
 KernelSet make_avx2() {

@@ -204,15 +204,15 @@ KernelSet make_avx512() {
   set.gemm_iq4_nl = gemm_q32_avx512<x86::IQ4_NLUnpack, x86::DecIQ4_NL>;
   set.gemm_mxfp4 = gemm_q32_avx512<x86::MXFP4Unpack, x86::DecMXFP4>;
   // Rows repacked at load (kernels/weight_layout.h): the same kernels, reading them as they lie.
-  set.rows16_q4_k = x86::gemm_k4_rows16<BlockQ4_K>;
-  set.rows16_q5_k = x86::gemm_k4_rows16<BlockQ5_K>;
+  set.rows16_q4_k = x86::avx512_rows16_kernel(TensorType::Q4_K);
+  set.rows16_q5_k = x86::avx512_rows16_kernel(TensorType::Q5_K);
   // Not Q6_K yet: its Rows16 kernel reads from memory at 0.79-0.90 of the bus at one thread and
   // 0.85-0.88 at two where the file's layout reads 0.58-0.79 and 0.62-0.69, but prefill of 256
   // tokens lost 5-9% (220-256 against 268-279 tokens/s; 206-228 against 227-233 in chunks of 16
   // tokens), on the kernel or on the VNNI tiles over the panels unpacked (docs/BENCHMARKS.md,
   // "Rows16"): the tiles must read the panels first.
   set.rows16_q6_k = nullptr;
-  set.rows16_iq4_xs = x86::gemm_iq4_xs_rows16;
+  set.rows16_iq4_xs = x86::avx512_rows16_kernel(TensorType::IQ4_XS);
   set.blocks8_q8_0 = gemm_q_avx512<BlockQ8_0, x86::DecQ8_0, true>;
   set.blocks8_q4_0 = gemm_q_avx512<BlockQ4_0, x86::DecQ4_0, true>;
   set.blocks8_q4_1 = gemm_q32_avx512<x86::Q4_1Unpack, x86::DecQ4_1, true>;
@@ -242,20 +242,18 @@ const KernelSet& avx512_kernels() {
 }  // namespace tzero
 
 namespace tzero::x86 {
-void gemm_q4_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  gemm_k4_rows16<BlockQ4_K>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
-}
-void gemm_q5_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  gemm_k4_rows16<BlockQ5_K>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
-}
-void gemm_q6_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  gemm_q6_k_rows16(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
-}
-void gemm_iq4_xs_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                               size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  gemm_iq4_xs_rows16(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+GemmFn avx512_rows16_kernel(TensorType t) {
+  switch (t) {
+    case TensorType::Q4_K:
+      return gemm_k4_rows16<BlockQ4_K>;
+    case TensorType::Q5_K:
+      return gemm_k4_rows16<BlockQ5_K>;
+    case TensorType::Q6_K:
+      return gemm_q6_k_rows16;
+    case TensorType::IQ4_XS:
+      return gemm_iq4_xs_rows16;
+    default:
+      return nullptr;
+  }
 }
 }  // namespace tzero::x86
