@@ -117,9 +117,17 @@ void to_rows16(TensorType t, uint8_t* rows, size_t n_rows, size_t row_bytes) {
 
 void from_rows16(TensorType t, const uint8_t* src, uint8_t* dst, size_t n_rows, size_t row_bytes) {
   const size_t whole = n_rows / kRows16 * kRows16;
-  for (size_t p = 0; p < whole; p += kRows16)
-    for (size_t r = 0; r < kRows16; ++r)
-      from_rows16_row(t, src + p * row_bytes, r, dst + (p + r) * row_bytes, row_bytes);
+  with_layout(t, [&](auto l) {
+    using L = decltype(l);
+    const size_t nb = row_bytes / L::kBlock;
+    // Block by block, its 16 rows together: a panel block (16 blocks' bytes) stays in L1 while
+    // it is taken apart.
+    for (size_t p = 0; p < whole; p += kRows16)
+      for (size_t b = 0; b < nb; ++b)
+        for (size_t r = 0; r < kRows16; ++r)
+          L::template move_row<false>(dst + (p + r) * row_bytes + L::kBlock * b,
+                                      src + p * row_bytes + b * 16 * L::kBlock, r);
+  });
   std::memcpy(dst + whole * row_bytes, src + whole * row_bytes, (n_rows - whole) * row_bytes);
 }
 

@@ -157,6 +157,19 @@ void gemm_q6_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_
     x86::gemm_k<BlockQ6_K, x86::dot_q6_k_x86>(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
+// Q6_K rows in Rows16: the Rows16 kernel below kQ6KRows16TilesMinTok tokens, then the VNNI tiles
+// over the panels unpacked by transposes. Weight GB/s at 2 threads, Zen 5 (tz_bench_decode --mib
+// 64 --tokens N --layout rows16, kernel / tiles): 16 tokens 13.8-14.3 / 8.8-9.3, 32 tokens 5.2-7.0
+// / 4.9-5.1, 64 tokens 2.6-2.8 / 2.8-3.1, 128 tokens 1.3 / 1.6.
+constexpr size_t kQ6KRows16TilesMinTok = 32;
+void gemm_q6_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                             size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  if (n_tok >= kQ6KRows16TilesMinTok)
+    x86::gemm_q6_k_rows16_tiles(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+  else
+    x86::gemm_q6_k_rows16(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
+}
+
 // delta_rule_rows (kernels/delta_net.h, delta-v1) with each row's two passes fused: the decay
 // and the dot with k in one sweep (dot-v1's 16 lanes in one register, as dot16), the update and
 // the dot with q in the next; the update is a product then a sum (two roundings, no FMA), as
@@ -206,12 +219,8 @@ KernelSet make_avx512() {
   // Rows repacked at load (kernels/weight_layout.h): the same kernels, reading them as they lie.
   set.rows16_q4_k = x86::avx512_rows16_kernel(TensorType::Q4_K);
   set.rows16_q5_k = x86::avx512_rows16_kernel(TensorType::Q5_K);
-  // Not Q6_K yet: its Rows16 kernel reads from memory at 0.79-0.90 of the bus at one thread and
-  // 0.85-0.88 at two where the file's layout reads 0.58-0.79 and 0.62-0.69, but prefill of 256
-  // tokens lost 5-9% (220-256 against 268-279 tokens/s; 206-228 against 227-233 in chunks of 16
-  // tokens), on the kernel or on the VNNI tiles over the panels unpacked (docs/BENCHMARKS.md,
-  // "Rows16"): the tiles must read the panels first.
-  set.rows16_q6_k = nullptr;
+  // Q6_K: prefill (from 32 tokens) on the VNNI tiles over the panels unpacked by transposes.
+  set.rows16_q6_k = gemm_q6_k_rows16_avx512;
   set.rows16_iq4_xs = x86::avx512_rows16_kernel(TensorType::IQ4_XS);
   set.blocks8_q8_0 = gemm_q_avx512<BlockQ8_0, x86::DecQ8_0, true>;
   set.blocks8_q4_0 = gemm_q_avx512<BlockQ4_0, x86::DecQ4_0, true>;
@@ -249,7 +258,7 @@ GemmFn avx512_rows16_kernel(TensorType t) {
     case TensorType::Q5_K:
       return gemm_k4_rows16<BlockQ5_K>;
     case TensorType::Q6_K:
-      return gemm_q6_k_rows16;
+      return gemm_q6_k_rows16_avx512;
     case TensorType::IQ4_XS:
       return gemm_iq4_xs_rows16;
     default:

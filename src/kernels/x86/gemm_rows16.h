@@ -26,6 +26,7 @@
 #include "kernels/quant_k2.h"
 #include "kernels/rows16.h"
 #include "kernels/x86/avx2_common.h"
+#include "kernels/x86/gemm_vnni.h"
 
 namespace tzero::x86 {
 namespace {
@@ -304,6 +305,96 @@ void iq4xs_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* ac
     }
   }
   for (int t = 0; t < NT; ++t) _mm512_storeu_ps(y + size_t(t) * ldy, rows16_tree8(acc[t]));
+}
+
+// v[j] lane r (dword) -> v[r] lane j: a 16 x 16 transpose of dwords (64 shuffles).
+inline void transpose16x16_epi32(__m512i* v) {
+  __m512i a[16], b[16];
+  // a[2p] / a[2p + 1], 128-bit lane L: rows 4L, 4L + 1 / 4L + 2, 4L + 3 of units 2p, 2p + 1.
+  for (int p = 0; p < 8; ++p) {
+    a[2 * p] = _mm512_unpacklo_epi32(v[2 * p], v[2 * p + 1]);
+    a[2 * p + 1] = _mm512_unpackhi_epi32(v[2 * p], v[2 * p + 1]);
+  }
+  // b[4m + n], lane L: row 4L + n, units 4m .. 4m + 3.
+  for (int m = 0; m < 4; ++m) {
+    b[4 * m] = _mm512_unpacklo_epi64(a[4 * m], a[4 * m + 2]);
+    b[4 * m + 1] = _mm512_unpackhi_epi64(a[4 * m], a[4 * m + 2]);
+    b[4 * m + 2] = _mm512_unpacklo_epi64(a[4 * m + 1], a[4 * m + 3]);
+    b[4 * m + 3] = _mm512_unpackhi_epi64(a[4 * m + 1], a[4 * m + 3]);
+  }
+  // Row 4L + n is lane L of b[n], b[4 + n], b[8 + n], b[12 + n]: a 4 x 4 transpose of lanes.
+  for (int n = 0; n < 4; ++n) {
+    const __m512i t0 = _mm512_shuffle_i32x4(b[n], b[4 + n], 0x44);
+    const __m512i t1 = _mm512_shuffle_i32x4(b[n], b[4 + n], 0xee);
+    const __m512i t2 = _mm512_shuffle_i32x4(b[8 + n], b[12 + n], 0x44);
+    const __m512i t3 = _mm512_shuffle_i32x4(b[8 + n], b[12 + n], 0xee);
+    v[n] = _mm512_shuffle_i32x4(t0, t2, 0x88);
+    v[4 + n] = _mm512_shuffle_i32x4(t0, t2, 0xdd);
+    v[8 + n] = _mm512_shuffle_i32x4(t1, t3, 0x88);
+    v[12 + n] = _mm512_shuffle_i32x4(t1, t3, 0xdd);
+  }
+}
+
+// v[j] byte r -> v[r] byte j: a 16 x 16 transpose of bytes. Each round interleaves v[p] and
+// v[p + 8] byte by byte, which rotates the 8 bits (register, byte) of an element's place by one;
+// four rounds swap register and byte.
+inline void transpose16x16_epi8(__m128i* v) {
+  for (int round = 0; round < 4; ++round) {
+    __m128i a[16];
+    for (int p = 0; p < 8; ++p) {
+      a[2 * p] = _mm_unpacklo_epi8(v[p], v[p + 8]);
+      a[2 * p + 1] = _mm_unpackhi_epi8(v[p], v[p + 8]);
+    }
+    for (int i = 0; i < 16; ++i) v[i] = a[i];
+  }
+}
+
+// The Q6_K panel at `panel` (nb blocks of 16 rows in Rows16) to its 16 rows in the file's layout
+// (dst, row_bytes apart): from_rows16's bytes, by transposes (ql, qh: dwords; scales: bytes).
+inline void unpack_q6k_panel(const uint8_t* panel, size_t nb, uint8_t* dst, size_t row_bytes) {
+  for (size_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = panel + b * kQ6KPanelBlock;
+    prefetch_ahead<kQ6KPanelBlock>(pb);
+    uint8_t* db = dst + b * sizeof(BlockQ6_K);
+    // ql: units 0..31 (2 transposes), qh: units 32..47, as the file's bytes 0..191 of each row.
+    for (int part = 0; part < 3; ++part) {
+      __m512i v[16];
+      for (int j = 0; j < 16; ++j) v[j] = _mm512_loadu_si512(pb + 1024 * part + 64 * j);
+      transpose16x16_epi32(v);
+      for (int r = 0; r < 16; ++r)
+        _mm512_storeu_si512(db + size_t(r) * row_bytes + 64 * part, v[r]);
+    }
+    __m128i sc[16];
+    for (int j = 0; j < 16; ++j)
+      sc[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * 192 + 16 * j));
+    transpose16x16_epi8(sc);
+    for (int r = 0; r < 16; ++r) {
+      uint8_t* row = db + size_t(r) * row_bytes;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(row + 192), sc[r]);
+      std::memcpy(row + 208, pb + 16 * 208 + 2 * r, 2);
+    }
+  }
+}
+
+// Q6_K rows in Rows16 (whole panels) on the VNNI tiles of gemm_vnni.h: each panel unpacked by
+// transposes when the tiles first repack one of its rows (once per chunk of tokens).
+inline void gemm_q6_k_rows16_tiles(const uint8_t* w, size_t w_row_bytes, const void* x,
+                                   size_t n_cols, size_t n_rows, size_t n_tok, float* y,
+                                   size_t ldy) {
+  thread_local std::vector<uint8_t> rows;  // [16][w_row_bytes]: one panel, unpacked
+  const uint8_t* unpacked = nullptr;       // that panel's place in w
+  rows.resize(kRows16 * w_row_bytes);
+  const size_t nb = n_cols / kSuperBlock;
+  gemm_q6_k_vnni_rows(
+      [&](size_t r) {
+        const uint8_t* at = w + r / kRows16 * kRows16 * w_row_bytes;
+        if (at != unpacked) {
+          unpack_q6k_panel(at, nb, rows.data(), w_row_bytes);
+          unpacked = at;
+        }
+        return reinterpret_cast<const BlockQ6_K*>(rows.data() + r % kRows16 * w_row_bytes);
+      },
+      w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
 // Each whole panel of n_rows (a multiple of 16, w at a panel's first row) against n_tok tokens, 8

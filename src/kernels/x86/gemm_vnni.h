@@ -640,18 +640,24 @@ void gemm_q4_k_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t 
 }
 
 // 4 x 3 tiles: measured faster than 3 x 3 (5-10% on the TinyLlama shapes at 128 tokens), 3 x 4,
-// 4 x 2, 2 x 4 and 2 x 2.
-template <int R = 4, int T = 3>
-void gemm_q6_k_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
-                    size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+// 4 x 2, 2 x 4 and 2 x 2. row(r): row r's blocks in the file's layout (Rows16 rows:
+// gemm_rows16.h unpacks their panels).
+template <int R = 4, int T = 3, typename RowFn>
+void gemm_q6_k_vnni_rows(RowFn&& row, const uint8_t* w, size_t w_row_bytes, const void* x,
+                         size_t n_cols, size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kSuperBlock, ng = (nb + 7) / 8;
   const ActQ8K* xq = static_cast<const ActQ8K*>(x);
   gemm_tiled<R, T, Q6KTile, K6GroupW, K6GroupX>(
       w, w_row_bytes, ng, n_rows, n_tok, y, ldy,
-      [&](size_t r, K6GroupW* out) {
-        repack_w_q6_k(reinterpret_cast<const BlockQ6_K*>(w + r * w_row_bytes), nb, out);
-      },
+      [&](size_t r, K6GroupW* out) { repack_w_q6_k(row(r), nb, out); },
       [&](size_t t, K6GroupX* out) { repack_act_q8k6(xq + t * nb, nb, out); });
+}
+
+inline void gemm_q6_k_vnni(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                           size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  gemm_q6_k_vnni_rows(
+      [&](size_t r) { return reinterpret_cast<const BlockQ6_K*>(w + r * w_row_bytes); }, w,
+      w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
 }
 
 }  // namespace
