@@ -110,6 +110,10 @@ auto KernelSet::layout_slot_of(S& set, WeightLayout l, TensorType t)
         return &set.rows16_q6_k;
       case TensorType::IQ4_XS:
         return &set.rows16_iq4_xs;
+      case TensorType::Q2_K:
+        return &set.rows16_q2_k;
+      case TensorType::Q3_K:
+        return &set.rows16_q3_k;
       default:
         return nullptr;
     }

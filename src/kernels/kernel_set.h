@@ -55,13 +55,13 @@ struct KernelSet {
   GemmFn blocks8_q8_0 = nullptr, blocks8_q4_0 = nullptr, blocks8_q4_1 = nullptr,
          blocks8_q5_0 = nullptr, blocks8_q5_1 = nullptr, blocks8_iq4_nl = nullptr,
          blocks8_mxfp4 = nullptr;
-  // The gemms over Q4_K, Q5_K, Q6_K and IQ4_XS rows in WeightLayout::Rows16 (kernels/rows16.h: 16
-  // rows interleaved), for every token count, called on whole panels only (MatrixGemm hands a
-  // matrix's last n_rows % 16 rows, in the file's layout, to gemm_for's kernel); null where the set
-  // has none (the rows are then unpacked, as above). The loader lays a type out as Rows16 only for
-  // a set that has its kernel (no set has Q6_K's yet: avx512.cpp says why).
+  // The gemms over Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K rows in WeightLayout::Rows16
+  // (kernels/rows16.h: 16 rows interleaved), for every token count, called on whole panels only
+  // (MatrixGemm hands a matrix's last n_rows % 16 rows, in the file's layout, to gemm_for's
+  // kernel); null where the set has none (the rows are then unpacked, as above). The loader lays a
+  // type out as Rows16 only for a set that has its kernel.
   GemmFn rows16_q4_k = nullptr, rows16_q5_k = nullptr, rows16_q6_k = nullptr,
-         rows16_iq4_xs = nullptr;
+         rows16_iq4_xs = nullptr, rows16_q2_k = nullptr, rows16_q3_k = nullptr;
 
   GemmFn gemm_for(TensorType t) const;          // nullptr for types without a matmul
   GemmFn gemm_blocks8_for(TensorType t) const;  // nullptr where the set has none

@@ -62,6 +62,13 @@ using Q5KLayout =
     Layout<176, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 12, 1>, Seg<16, 32, 4>, Seg<48, 128, 4>>;
 using IQ4XSLayout = Layout<136, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 4, 1>, Seg<8, 128, 4>>;
 using Q6KLayout = Layout<210, Seg<0, 128, 4>, Seg<128, 64, 4>, Seg<192, 16, 1>, Seg<208, 2, 2>>;
+using Q2KLayout = Layout<84, Seg<0, 16, 1>, Seg<16, 64, 4>, Seg<80, 2, 2>, Seg<82, 2, 2>>;
+using Q3KLayout = Layout<110, Seg<0, 32, 4>, Seg<32, 64, 4>, Seg<96, 12, 1>, Seg<108, 2, 2>>;
+static_assert(Q2KLayout::kBlock == sizeof(BlockQ2_K) && Q3KLayout::kBlock == sizeof(BlockQ3_K));
+static_assert(offsetof(BlockQ2_K, qs) == 16 && offsetof(BlockQ2_K, d) == 80 &&
+                  offsetof(BlockQ2_K, dmin) == 82 && offsetof(BlockQ3_K, qs) == 32 &&
+                  offsetof(BlockQ3_K, scales) == 96 && offsetof(BlockQ3_K, d) == 108,
+              "the Q2_K and Q3_K segments are the blocks of kernels/quant_k2.h");
 static_assert(Q4KLayout::kBlock == sizeof(BlockQ4_K) && Q5KLayout::kBlock == sizeof(BlockQ5_K) &&
               Q6KLayout::kBlock == sizeof(BlockQ6_K) && IQ4XSLayout::kBlock == sizeof(BlockIQ4_XS));
 static_assert(offsetof(BlockIQ4_XS, scales_l) == 4 && offsetof(BlockIQ4_XS, qs) == 8 &&
@@ -81,6 +88,10 @@ void with_layout(TensorType t, F&& f) {
       return f(Q6KLayout{});
     case TensorType::IQ4_XS:
       return f(IQ4XSLayout{});
+    case TensorType::Q2_K:
+      return f(Q2KLayout{});
+    case TensorType::Q3_K:
+      return f(Q3KLayout{});
     default:
       throw Error(std::string("Rows16: not a layout of ") + traits(t).name);
   }
@@ -90,7 +101,7 @@ void with_layout(TensorType t, F&& f) {
 
 bool rows16_applies(TensorType t) {
   return t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K ||
-         t == TensorType::IQ4_XS;
+         t == TensorType::IQ4_XS || t == TensorType::Q2_K || t == TensorType::Q3_K;
 }
 
 size_t rows16_offset(TensorType t, size_t r, size_t o) {

@@ -1,7 +1,7 @@
 // The Rows16 layout (kernels/rows16.h): a permutation of each 16-row panel's bytes, undone
 // exactly; and its avx512 kernels (kernels/x86/gemm_rows16.h) return the scalar reference's bits
-// on the file's layout, for 1 to 9 tokens, block counts that are and are not multiples of 8, raw
-// random blocks with edge scales, Q4_K, Q5_K and Q6_K. memcmp.
+// on the file's layout, for 1 to 40 tokens, block counts that are and are not multiples of 8, raw
+// random blocks with edge scales, every type with the layout. memcmp.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -14,6 +14,7 @@
 #include "kernels/kernel_set.h"
 #include "kernels/matmul.h"
 #include "kernels/quant_k.h"
+#include "kernels/quant_k2.h"
 #include "kernels/rows16.h"
 #if defined(__x86_64__)
 #include "kernels/x86/rows16_kernels.h"
@@ -23,12 +24,19 @@ namespace {
 
 using tzero::TensorType;
 
-// n_rows rows of nb random blocks of t (Q4_K, Q5_K or Q6_K), with finite scales (edge values among
-// them).
+constexpr TensorType kRows16Types[] = {TensorType::Q4_K,   TensorType::Q5_K, TensorType::Q6_K,
+                                       TensorType::IQ4_XS, TensorType::Q2_K, TensorType::Q3_K};
+
+// n_rows rows of nb random blocks of t (one of kRows16Types), with finite scales (edge values
+// among them).
 std::vector<uint8_t> random_rows(TensorType t, size_t n_rows, size_t nb, std::mt19937& rng) {
   const size_t bs = tzero::traits(t).type_size;
-  const size_t d_at = t == TensorType::Q6_K ? offsetof(tzero::BlockQ6_K, d) : 0;
-  const size_t n_d = t == TensorType::Q4_K || t == TensorType::Q5_K ? 2 : 1;
+  const size_t d_at = t == TensorType::Q6_K   ? offsetof(tzero::BlockQ6_K, d)
+                      : t == TensorType::Q2_K ? offsetof(tzero::BlockQ2_K, d)
+                      : t == TensorType::Q3_K ? offsetof(tzero::BlockQ3_K, d)
+                                              : 0;
+  const size_t n_d =
+      t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q2_K ? 2 : 1;
   std::vector<uint8_t> w(n_rows * nb * bs);
   for (auto& b : w) b = uint8_t(rng());
   for (size_t b = 0; b < n_rows * nb; ++b) {
@@ -61,7 +69,7 @@ std::vector<tzero::ActQ8K> random_acts(size_t n, std::mt19937& rng) {
 
 TEST(Rows16, PanelsArePermutedAndUndoneExactly) {
   std::mt19937 rng(5);
-  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
+  for (TensorType t : kRows16Types) {
     ASSERT_TRUE(tzero::rows16_applies(t));
     for (size_t nb : {1, 3, 8, 11}) {
       const size_t rb = nb * tzero::traits(t).type_size, n_rows = 37;
@@ -84,6 +92,9 @@ TEST(Rows16, PanelsArePermutedAndUndoneExactly) {
   EXPECT_EQ(tzero::rows16_offset(TensorType::Q4_K, 3, 16 + 37), 256u + 64 * 9 + 4 * 3 + 1);
   EXPECT_EQ(tzero::rows16_offset(TensorType::Q6_K, 5, 209), 16u * 208 + 2 * 5 + 1);
   EXPECT_EQ(tzero::rows16_offset(TensorType::Q6_K, 0, 210), 16u * 210);  // block 1
+  // Q3_K row 2's scales[5] (unit 1 byte) and Q2_K row 7's qs[9] (unit 2, byte 1).
+  EXPECT_EQ(tzero::rows16_offset(TensorType::Q3_K, 2, 96 + 5), 16u * 96 + 16 * 5 + 2);
+  EXPECT_EQ(tzero::rows16_offset(TensorType::Q2_K, 7, 16 + 9), 16u * 16 + 64 * 2 + 4 * 7 + 1);
 }
 
 TEST(Rows16, Avx512KernelsEqualScalarBits) {
@@ -94,7 +105,7 @@ TEST(Rows16, Avx512KernelsEqualScalarBits) {
   if (!avx512) GTEST_SKIP() << "the avx512 set does not run on this CPU";
   std::mt19937 rng(9);
   const tzero::KernelSet& ref = tzero::scalar_kernels();
-  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
+  for (TensorType t : kRows16Types) {
     const tzero::GemmFn want_fn = ref.gemm_for(t);
     const tzero::GemmFn got_fn = tzero::x86::avx512_rows16_kernel(t);
     for (size_t nb : {1, 2, 7, 8, 9, 22}) {
@@ -102,7 +113,7 @@ TEST(Rows16, Avx512KernelsEqualScalarBits) {
       const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
       std::vector<uint8_t> packed = file;
       tzero::to_rows16(t, packed.data(), n_rows, rb);
-      for (size_t n_tok : {1, 2, 3, 4, 5, 8, 9, 19}) {
+      for (size_t n_tok : {1, 2, 3, 4, 5, 8, 9, 19, 32, 37}) {
         const std::vector<tzero::ActQ8K> x = random_acts(n_tok * nb, rng);
         std::vector<float> want(n_tok * n_rows), got(n_tok * n_rows, -1.0f);
         want_fn(file.data(), rb, x.data(), K, n_rows, n_tok, want.data(), n_rows);
@@ -124,8 +135,7 @@ TEST(Rows16, EverySetsKernelsEqualScalarBitsAtEveryTokenCount) {
   const tzero::KernelSet& ref = tzero::scalar_kernels();
   size_t ran = 0;
   for (const tzero::KernelSet* k : tzero::available_kernels())
-    for (TensorType t :
-         {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
+    for (TensorType t : kRows16Types) {
       const tzero::GemmFn fn = k->gemm_rows16_for(t);
       if (!fn) continue;
       ++ran;
@@ -152,7 +162,7 @@ TEST(Rows16, EverySetsKernelsEqualScalarBitsAtEveryTokenCount) {
 TEST(Rows16, MatricesWithATailEqualTheFileLayoutsBitsInEverySet) {
   std::mt19937 rng(17);
   tzero::ThreadPool pool(2);
-  for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS}) {
+  for (TensorType t : kRows16Types) {
     const size_t nb = 3, K = nb * 256, n_rows = 37, rb = nb * tzero::traits(t).type_size;
     const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
     std::vector<uint8_t> packed = file;

@@ -222,6 +222,8 @@ KernelSet make_avx512() {
   // Q6_K: prefill (from 32 tokens) on the VNNI tiles over the panels unpacked by transposes.
   set.rows16_q6_k = gemm_q6_k_rows16_avx512;
   set.rows16_iq4_xs = x86::avx512_rows16_kernel(TensorType::IQ4_XS);
+  set.rows16_q2_k = x86::avx512_rows16_kernel(TensorType::Q2_K);
+  set.rows16_q3_k = x86::avx512_rows16_kernel(TensorType::Q3_K);
   set.blocks8_q8_0 = gemm_q_avx512<BlockQ8_0, x86::DecQ8_0, true>;
   set.blocks8_q4_0 = gemm_q_avx512<BlockQ4_0, x86::DecQ4_0, true>;
   set.blocks8_q4_1 = gemm_q32_avx512<x86::Q4_1Unpack, x86::DecQ4_1, true>;
@@ -261,6 +263,10 @@ GemmFn avx512_rows16_kernel(TensorType t) {
       return gemm_q6_k_rows16_avx512;
     case TensorType::IQ4_XS:
       return gemm_iq4_xs_rows16;
+    case TensorType::Q2_K:
+      return gemm_k2_rows16<BlockQ2_K>;
+    case TensorType::Q3_K:
+      return gemm_k2_rows16<BlockQ3_K>;
     default:
       return nullptr;
   }

@@ -307,6 +307,120 @@ void iq4xs_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* ac
   for (int t = 0; t < NT; ++t) _mm512_storeu_ps(y + size_t(t) * ldy, rows16_tree8(acc[t]));
 }
 
+// One Q2_K or Q3_K panel (16 rows) against NT tokens (acts[t]: nb ActQ8K blocks). Each 16-element
+// sub-block i's exact sum S_i of u * x (u: Q2_K's q, 0..3; Q3_K's q + 4 = q2 | hbit << 2, 0..7)
+// takes 4 VPDPBUSD; |S_i| <= 16 * 7 * 128 < 2^15, so one VPDPWSSD against (scale, 0) int16 pairs
+// adds scale_i * S_i to A exactly. Q2_K: B = sum m_i * bsums_i (VPMADDWD of min pairs and bsum
+// pairs), acc and accm as Q4_K's. Q3_K: A - 4 * sum sc_i * bsums_i (the same VPMADDWD of scale
+// pairs) is dot-v1's A, acc only.
+template <typename Block, int NT>
+void k2_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts, float* y,
+                     size_t ldy) {
+  constexpr bool kQ3 = std::is_same_v<Block, BlockQ3_K>;
+  constexpr size_t kPanelBlock = 16 * sizeof(Block), kQs = 16 * offsetof(Block, qs);
+  __m512 acc[NT][8], accm[NT][8];
+  for (int t = 0; t < NT; ++t)
+    for (int l = 0; l < 8; ++l) acc[t][l] = accm[t][l] = _mm512_setzero_ps();
+  const __m512i m3 = _mm512_set1_epi8(3), b2 = _mm512_set1_epi8(4);
+  const __m128i m0f = _mm_set1_epi8(15), m30 = _mm_set1_epi8(0x30);
+  __m512i sc[16], pairs[8];  // sc[i]: (scale_i, 0) per row; pairs[p]: (v_2p, v_2p+1) per row
+  for (size_t b = 0; b < nb; ++b) {
+    const uint8_t* pb = panel + b * kPanelBlock;
+    prefetch_ahead<kPanelBlock>(pb);
+    __m128i v[16];  // Q2_K: the mins; Q3_K: the scales, as bytes of 16 rows
+    if constexpr (kQ3) {
+      __m128i s[12];
+      for (int k = 0; k < 12; ++k)
+        s[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * 96 + 16 * k));
+      for (int i = 0; i < 16; ++i) {
+        const __m128i lo = _mm_and_si128(i < 8 ? s[i] : _mm_srli_epi16(s[i - 8], 4), m0f);
+        // Bits 2 (i / 4), 2 (i / 4) + 1 of scales[8 + i % 4] to bits 4-5 (16-bit shifts bring a
+        // neighbour's bits only outside 0x30).
+        const __m128i h = s[8 + i % 4];
+        const __m128i hi = _mm_and_si128(i < 4    ? _mm_slli_epi16(h, 4)
+                                         : i < 8  ? _mm_slli_epi16(h, 2)
+                                         : i < 12 ? h
+                                                  : _mm_srli_epi16(h, 2),
+                                         m30);
+        v[i] = _mm_sub_epi8(_mm_or_si128(lo, hi), _mm_set1_epi8(32));
+        sc[i] = _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(v[i]));
+      }
+    } else {
+      for (int i = 0; i < 16; ++i) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * i));
+        sc[i] = _mm512_cvtepu8_epi32(_mm_and_si128(x, m0f));
+        v[i] = _mm_and_si128(_mm_srli_epi16(x, 4), m0f);
+      }
+    }
+    for (int p = 0; p < 8; ++p) {
+      const __m256i two = _mm256_set_m128i(_mm_unpackhi_epi8(v[2 * p], v[2 * p + 1]),
+                                           _mm_unpacklo_epi8(v[2 * p], v[2 * p + 1]));
+      pairs[p] = kQ3 ? _mm512_cvtepi8_epi16(two) : _mm512_cvtepu8_epi16(two);
+    }
+    __m512i A[NT];
+    for (int t = 0; t < NT; ++t) A[t] = _mm512_setzero_si512();
+    // Elements 128h + 32g + 16 half + 4k .. + 3: qs unit 8h + 4 half + k shifted by 2g; Q3_K's
+    // high bit: bit 4h + g of hmask unit 4 half + k. Sub-block 8h + 2g + half.
+    for (int h = 0; h < 2; ++h)
+      for (int half = 0; half < 2; ++half) {
+        __m512i qs[4], hm[4];
+        for (int k = 0; k < 4; ++k) {
+          qs[k] = _mm512_loadu_si512(pb + kQs + 64 * (8 * h + 4 * half + k));
+          if constexpr (kQ3) hm[k] = _mm512_loadu_si512(pb + 64 * (4 * half + k));
+        }
+        for (int g = 0; g < 4; ++g) {
+          __m512i u[4];
+          for (int k = 0; k < 4; ++k) {
+            u[k] = _mm512_and_si512(_mm512_srli_epi16(qs[k], 2 * g), m3);
+            if constexpr (kQ3) {
+              const int bit = 4 * h + g;  // to bit 2 (16-bit shifts: a neighbour's bits miss it)
+              const __m512i hb =
+                  bit <= 2 ? _mm512_slli_epi16(hm[k], 2 - bit) : _mm512_srli_epi16(hm[k], bit - 2);
+              u[k] = _mm512_or_si512(u[k], _mm512_and_si512(hb, b2));
+            }
+          }
+          const int i = 8 * h + 2 * g + half;
+          for (int t = 0; t < NT; ++t) {
+            const int8_t* xq = acts[t][b].qs + 128 * h + 32 * g + 16 * half;
+            __m512i s = _mm512_setzero_si512();
+            for (int k = 0; k < 4; ++k) {
+              int32_t x4;
+              std::memcpy(&x4, xq + 4 * k, 4);
+              s = _mm512_dpbusd_epi32(s, u[k], _mm512_set1_epi32(x4));
+            }
+            A[t] = _mm512_dpwssd_epi32(A[t], s, sc[i]);
+          }
+        }
+      }
+    const __m512 dw = _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 16 * offsetof(Block, d))));
+    for (int t = 0; t < NT; ++t) {
+      __m512i B = _mm512_setzero_si512();
+      for (int p = 0; p < 8; ++p) {
+        int32_t bs;
+        std::memcpy(&bs, acts[t][b].bsums + 2 * p, 4);
+        B = _mm512_add_epi32(B, _mm512_madd_epi16(pairs[p], _mm512_set1_epi32(bs)));
+      }
+      const __m512 dx = _mm512_set1_ps(acts[t][b].d);
+      if constexpr (kQ3) {
+        A[t] = _mm512_sub_epi32(A[t], _mm512_slli_epi32(B, 2));
+      } else {
+        const __m512 dmw = _mm512_cvtph_ps(_mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(pb + 16 * offsetof(BlockQ2_K, dmin))));
+        accm[t][b % 8] =
+            _mm512_fmadd_ps(_mm512_mul_ps(dmw, dx), _mm512_cvtepi32_ps(B), accm[t][b % 8]);
+      }
+      acc[t][b % 8] =
+          _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(A[t]), acc[t][b % 8]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    const __m512 r =
+        kQ3 ? rows16_tree8(acc[t]) : _mm512_sub_ps(rows16_tree8(acc[t]), rows16_tree8(accm[t]));
+    _mm512_storeu_ps(y + size_t(t) * ldy, r);
+  }
+}
+
 // v[j] lane r (dword) -> v[r] lane j: a 16 x 16 transpose of dwords (64 shuffles).
 inline void transpose16x16_epi32(__m512i* v) {
   __m512i a[16], b[16];
@@ -460,6 +574,21 @@ inline void gemm_q6_k_rows16(const uint8_t* w, size_t w_row_bytes, const void* x
                       const ActQ8K* a[NT];
                       for (int k = 0; k < NT; ++k) a[k] = xq + (t + size_t(k)) * nb;
                       q6k_rows16_panel<NT>(panel, nb, a, yp, ldy);
+                    });
+}
+
+// The same for Q2_K or Q3_K rows.
+template <typename Block>
+void gemm_k2_rows16(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
+                    size_t n_rows, size_t n_tok, float* y, size_t ldy) {
+  const size_t nb = n_cols / kSuperBlock;
+  const ActQ8K* xq = static_cast<const ActQ8K*>(x);
+  for_rows16_panels(w, w_row_bytes, n_rows, n_tok, y, ldy,
+                    [&](auto nt, const uint8_t* panel, size_t t, float* yp) {
+                      constexpr int NT = decltype(nt)::value;
+                      const ActQ8K* a[NT];
+                      for (int k = 0; k < NT; ++k) a[k] = xq + (t + size_t(k)) * nb;
+                      k2_rows16_panel<Block, NT>(panel, nb, a, yp, ldy);
                     });
 }
 
