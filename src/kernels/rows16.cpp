@@ -62,8 +62,8 @@ using Q5KLayout =
     Layout<176, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 12, 1>, Seg<16, 32, 4>, Seg<48, 128, 4>>;
 using IQ4XSLayout = Layout<136, Seg<0, 2, 2>, Seg<2, 2, 2>, Seg<4, 4, 1>, Seg<8, 128, 4>>;
 using Q6KLayout = Layout<210, Seg<0, 128, 4>, Seg<128, 64, 4>, Seg<192, 16, 1>, Seg<208, 2, 2>>;
-using Q2KLayout = Layout<84, Seg<0, 16, 1>, Seg<16, 64, 4>, Seg<80, 2, 2>, Seg<82, 2, 2>>;
-using Q3KLayout = Layout<110, Seg<0, 32, 4>, Seg<32, 64, 4>, Seg<96, 12, 1>, Seg<108, 2, 2>>;
+using Q2KLayout = Layout<84, Seg<0, 16, 4>, Seg<16, 64, 4>, Seg<80, 2, 2>, Seg<82, 2, 2>>;
+using Q3KLayout = Layout<110, Seg<0, 32, 4>, Seg<32, 64, 4>, Seg<96, 12, 4>, Seg<108, 2, 2>>;
 static_assert(Q2KLayout::kBlock == sizeof(BlockQ2_K) && Q3KLayout::kBlock == sizeof(BlockQ3_K));
 static_assert(offsetof(BlockQ2_K, qs) == 16 && offsetof(BlockQ2_K, d) == 80 &&
                   offsetof(BlockQ2_K, dmin) == 82 && offsetof(BlockQ3_K, qs) == 32 &&

@@ -92,8 +92,8 @@ TEST(Rows16, PanelsArePermutedAndUndoneExactly) {
   EXPECT_EQ(tzero::rows16_offset(TensorType::Q4_K, 3, 16 + 37), 256u + 64 * 9 + 4 * 3 + 1);
   EXPECT_EQ(tzero::rows16_offset(TensorType::Q6_K, 5, 209), 16u * 208 + 2 * 5 + 1);
   EXPECT_EQ(tzero::rows16_offset(TensorType::Q6_K, 0, 210), 16u * 210);  // block 1
-  // Q3_K row 2's scales[5] (unit 1 byte) and Q2_K row 7's qs[9] (unit 2, byte 1).
-  EXPECT_EQ(tzero::rows16_offset(TensorType::Q3_K, 2, 96 + 5), 16u * 96 + 16 * 5 + 2);
+  // Q3_K row 2's scales[5] (unit 1, byte 1) and Q2_K row 7's qs[9] (unit 2, byte 1).
+  EXPECT_EQ(tzero::rows16_offset(TensorType::Q3_K, 2, 96 + 5), 16u * 96 + 64 * 1 + 4 * 2 + 1);
   EXPECT_EQ(tzero::rows16_offset(TensorType::Q2_K, 7, 16 + 9), 16u * 16 + 64 * 2 + 4 * 7 + 1);
 }
 

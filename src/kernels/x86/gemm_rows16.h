@@ -307,55 +307,69 @@ void iq4xs_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* ac
   for (int t = 0; t < NT; ++t) _mm512_storeu_ps(y + size_t(t) * ldy, rows16_tree8(acc[t]));
 }
 
-// One Q2_K or Q3_K panel (16 rows) against NT tokens (acts[t]: nb ActQ8K blocks). Each 16-element
-// sub-block i's exact sum S_i of u * x (u: Q2_K's q, 0..3; Q3_K's q + 4 = q2 | hbit << 2, 0..7)
-// takes 4 VPDPBUSD; |S_i| <= 16 * 7 * 128 < 2^15, so one VPDPWSSD against (scale, 0) int16 pairs
-// adds scale_i * S_i to A exactly. Q2_K: B = sum m_i * bsums_i (VPMADDWD of min pairs and bsum
-// pairs), acc and accm as Q4_K's. Q3_K: A - 4 * sum sc_i * bsums_i (the same VPMADDWD of scale
-// pairs) is dot-v1's A, acc only.
+// A token's bsums of a block as int16 pairs, the order of k2_rows16_panel's scale and min pairs:
+// bs[2m] = (bsums[4m], bsums[4m + 2]), bs[2m + 1] = (bsums[4m + 1], bsums[4m + 3]).
+struct Rows16BsumPairs {
+  int32_t bs[8];
+};
+
+// One Q2_K or Q3_K panel (16 rows) against NT tokens (acts[t]: nb ActQ8K blocks, pairs[t]: their
+// Rows16BsumPairs). Each 16-element sub-block i's exact sum S_i of u * x (u: Q2_K's q, 0..3; Q3_K's
+// q + 4 = q2 | hbit << 2, 0..7) takes 4 VPDPBUSD; |S_i| <= 16 * 7 * 128 < 2^15, so one VPDPWSSD
+// against (scale_i, 0) int16 pairs adds scale_i * S_i to A exactly. Q2_K: B = sum m_i * bsums_i
+// (VPMADDWD of min pairs and bsum pairs), acc and accm as Q4_K's. Q3_K: A - 4 * sum sc_i * bsums_i
+// (the same VPMADDWD of scale pairs) is dot-v1's A, acc only. The scales lie in units of 4 bytes
+// (rows16.h), so the 16 rows' scales 4m .. 4m + 3 are the bytes of one zmm's dwords.
 template <typename Block, int NT>
-void k2_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts, float* y,
-                     size_t ldy) {
+void k2_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts,
+                     const Rows16BsumPairs* const* pairs_x, float* y, size_t ldy) {
   constexpr bool kQ3 = std::is_same_v<Block, BlockQ3_K>;
   constexpr size_t kPanelBlock = 16 * sizeof(Block), kQs = 16 * offsetof(Block, qs);
   __m512 acc[NT][8], accm[NT][8];
   for (int t = 0; t < NT; ++t)
     for (int l = 0; l < 8; ++l) acc[t][l] = accm[t][l] = _mm512_setzero_ps();
   const __m512i m3 = _mm512_set1_epi8(3), b2 = _mm512_set1_epi8(4);
-  const __m128i m0f = _mm_set1_epi8(15), m30 = _mm_set1_epi8(0x30);
-  __m512i sc[16], pairs[8];  // sc[i]: (scale_i, 0) per row; pairs[p]: (v_2p, v_2p+1) per row
+  const __m512i m0f = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+  constexpr __mmask32 kLow16 = 0x55555555;  // the low int16 of each dword
+  // sc[i]: (scale_i, 0) int16 pairs per row; pairs[2m], pairs[2m + 1]: Q2_K's (m_4m, m_4m+2),
+  // (m_4m+1, m_4m+3), Q3_K's scales likewise, as int16 pairs per row.
+  __m512i sc[16], pairs[8];
   for (size_t b = 0; b < nb; ++b) {
     const uint8_t* pb = panel + b * kPanelBlock;
     prefetch_ahead<kPanelBlock>(pb);
-    __m128i v[16];  // Q2_K: the mins; Q3_K: the scales, as bytes of 16 rows
+
     if constexpr (kQ3) {
-      __m128i s[12];
-      for (int k = 0; k < 12; ++k)
-        s[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * 96 + 16 * k));
-      for (int i = 0; i < 16; ++i) {
-        const __m128i lo = _mm_and_si128(i < 8 ? s[i] : _mm_srli_epi16(s[i - 8], 4), m0f);
-        // Bits 2 (i / 4), 2 (i / 4) + 1 of scales[8 + i % 4] to bits 4-5 (16-bit shifts bring a
-        // neighbour's bits only outside 0x30).
-        const __m128i h = s[8 + i % 4];
-        const __m128i hi = _mm_and_si128(i < 4    ? _mm_slli_epi16(h, 4)
-                                         : i < 8  ? _mm_slli_epi16(h, 2)
-                                         : i < 12 ? h
-                                                  : _mm_srli_epi16(h, 2),
-                                         m30);
-        v[i] = _mm_sub_epi8(_mm_or_si128(lo, hi), _mm_set1_epi8(32));
-        sc[i] = _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(v[i]));
+      // Scales 4m .. 4m + 3 as bytes (6 bits less 32) of each row's dword: low 4 bits from units
+      // 0 and 1 (bytes 0..7: scales 0..7 low nibbles, 8..15 high), the top 2 from unit 2's
+      // bits 2m, 2m + 1 (16-bit shifts bring a neighbour's bits only outside the masks).
+      const uint8_t* ps = pb + 16 * offsetof(BlockQ3_K, scales);
+      const __m512i u0 = _mm512_loadu_si512(ps), u1 = _mm512_loadu_si512(ps + 64);
+      const __m512i u2 = _mm512_loadu_si512(ps + 128);
+      const __m512i lo[4] = {u0, u1, _mm512_srli_epi16(u0, 4), _mm512_srli_epi16(u1, 4)};
+      const __m512i hi[4] = {_mm512_slli_epi16(u2, 4), _mm512_slli_epi16(u2, 2), u2,
+                             _mm512_srli_epi16(u2, 2)};
+      for (int m = 0; m < 4; ++m) {
+        const __m512i v = _mm512_sub_epi8(
+            _mm512_or_si512(_mm512_and_si512(lo[m], m0f), _mm512_and_si512(hi[m], m30)),
+            _mm512_set1_epi8(32));
+        // Byte k to bits 8..15, then an arithmetic shift of the low int16 alone.
+        sc[4 * m] = _mm512_maskz_srai_epi16(kLow16, _mm512_slli_epi32(v, 8), 8);
+        sc[4 * m + 1] = _mm512_maskz_srai_epi16(kLow16, v, 8);
+        sc[4 * m + 2] = _mm512_maskz_srai_epi16(kLow16, _mm512_srli_epi32(v, 8), 8);
+        sc[4 * m + 3] = _mm512_maskz_srai_epi16(kLow16, _mm512_srli_epi32(v, 16), 8);
+        pairs[2 * m] = _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8);
+        pairs[2 * m + 1] = _mm512_srai_epi16(v, 8);
       }
     } else {
-      for (int i = 0; i < 16; ++i) {
-        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + 16 * i));
-        sc[i] = _mm512_cvtepu8_epi32(_mm_and_si128(x, m0f));
-        v[i] = _mm_and_si128(_mm_srli_epi16(x, 4), m0f);
+      // Byte j of each row's dword m: scales[4m + j] (low nibble the scale, high the min).
+      const __m512i lo4 = _mm512_set1_epi32(15), mins = _mm512_set1_epi32(0x000f000f);
+      for (int m = 0; m < 4; ++m) {
+        const __m512i v = _mm512_loadu_si512(pb + 64 * m);
+        for (int k = 0; k < 4; ++k)
+          sc[4 * m + k] = _mm512_and_si512(k ? _mm512_srli_epi32(v, 8 * k) : v, lo4);
+        pairs[2 * m] = _mm512_and_si512(_mm512_srli_epi32(v, 4), mins);
+        pairs[2 * m + 1] = _mm512_and_si512(_mm512_srli_epi32(v, 12), mins);
       }
-    }
-    for (int p = 0; p < 8; ++p) {
-      const __m256i two = _mm256_set_m128i(_mm_unpackhi_epi8(v[2 * p], v[2 * p + 1]),
-                                           _mm_unpacklo_epi8(v[2 * p], v[2 * p + 1]));
-      pairs[p] = kQ3 ? _mm512_cvtepi8_epi16(two) : _mm512_cvtepu8_epi16(two);
     }
     __m512i A[NT];
     for (int t = 0; t < NT; ++t) A[t] = _mm512_setzero_si512();
@@ -396,11 +410,9 @@ void k2_rows16_panel(const uint8_t* panel, size_t nb, const ActQ8K* const* acts,
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + 16 * offsetof(Block, d))));
     for (int t = 0; t < NT; ++t) {
       __m512i B = _mm512_setzero_si512();
-      for (int p = 0; p < 8; ++p) {
-        int32_t bs;
-        std::memcpy(&bs, acts[t][b].bsums + 2 * p, 4);
-        B = _mm512_add_epi32(B, _mm512_madd_epi16(pairs[p], _mm512_set1_epi32(bs)));
-      }
+      const Rows16BsumPairs& bp = pairs_x[t][b];
+      for (int p = 0; p < 8; ++p)
+        B = _mm512_add_epi32(B, _mm512_madd_epi16(pairs[p], _mm512_set1_epi32(bp.bs[p])));
       const __m512 dx = _mm512_set1_ps(acts[t][b].d);
       if constexpr (kQ3) {
         A[t] = _mm512_sub_epi32(A[t], _mm512_slli_epi32(B, 2));
@@ -583,12 +595,23 @@ void gemm_k2_rows16(const uint8_t* w, size_t w_row_bytes, const void* x, size_t 
                     size_t n_rows, size_t n_tok, float* y, size_t ldy) {
   const size_t nb = n_cols / kSuperBlock;
   const ActQ8K* xq = static_cast<const ActQ8K*>(x);
+  thread_local std::vector<Rows16BsumPairs> bsp;
+  bsp.resize(n_tok * nb);
+  for (size_t i = 0; i < n_tok * nb; ++i)
+    for (int m = 0; m < 4; ++m)
+      for (int k = 0; k < 2; ++k)
+        bsp[i].bs[2 * m + k] = int32_t(uint32_t(uint16_t(xq[i].bsums[4 * m + k])) |
+                                       uint32_t(uint16_t(xq[i].bsums[4 * m + k + 2])) << 16);
   for_rows16_panels(w, w_row_bytes, n_rows, n_tok, y, ldy,
                     [&](auto nt, const uint8_t* panel, size_t t, float* yp) {
                       constexpr int NT = decltype(nt)::value;
                       const ActQ8K* a[NT];
-                      for (int k = 0; k < NT; ++k) a[k] = xq + (t + size_t(k)) * nb;
-                      k2_rows16_panel<Block, NT>(panel, nb, a, yp, ldy);
+                      const Rows16BsumPairs* p[NT];
+                      for (int k = 0; k < NT; ++k) {
+                        a[k] = xq + (t + size_t(k)) * nb;
+                        p[k] = bsp.data() + (t + size_t(k)) * nb;
+                      }
+                      k2_rows16_panel<Block, NT>(panel, nb, a, p, yp, ldy);
                     });
 }
 
