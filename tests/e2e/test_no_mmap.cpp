@@ -57,19 +57,20 @@ TEST(NoMmap, RunGivesTheMappedBits) {
 
 // Proves: the matrices repacked at load for the kernels (kernels/weight_layout.h: the default
 // load reads the file into memory, and the avx512 and amx sets read the 32-element types in the
-// Blocks8 layout and Q4_K, Q5_K and IQ4_XS in Rows16) give the mapped file's bits (never repacked)
-// and its fingerprint, whose model_xxh128 is the file's as read: tied output (tiny-qwen2, its
-// embedding rows too), fused rows (tiny-phi3), experts (tiny-qwen3moe, tiny-gpt-oss with MXFP4 and
-// its biases, MLA's per-head matrices in tiny-deepseek2), a prompt long enough for the batched
+// Blocks8 layout and the K-quants and IQ4_XS in Rows16) give the mapped file's bits (never
+// repacked) and its fingerprint, whose model_xxh128 is the file's as read: tied output (tiny-qwen2,
+// its embedding rows too), fused rows (tiny-phi3), experts (tiny-qwen3moe, tiny-gpt-oss with MXFP4
+// and its biases, MLA's per-head matrices in tiny-deepseek2), a prompt long enough for the batched
 // kernels.
 TEST(NoMmap, RepackedMatricesGiveTheMappedBits) {
   const RestoreEnv restore("TZ_MMAP"), restore_layout("TZ_WEIGHT_LAYOUT");
   const std::pair<const char*, const char*> models[] = {
-      {"tiny-qwen2", "q4_0"},     {"tiny-qwen2", "q8_0"},      {"tiny", "q5_1"},
-      {"tiny-phi3", "q5_0"},      {"tiny-qwen3moe", "iq4_nl"}, {"tiny-gpt-oss", "mxfp4"},
-      {"tiny-deepseek2", "q4_1"}, {"tiny-qwen35", "q4_0"},     {"tiny-qwen2", "q4_k"},
-      {"tiny-qwen3moe", "q4_k"},  {"tiny-deepseek2", "q4_k"},  {"tiny-phi3", "q5_k"},
-      {"tiny-qwen3moe", "iq4_xs"}};
+      {"tiny-qwen2", "q4_0"},      {"tiny-qwen2", "q8_0"},      {"tiny", "q5_1"},
+      {"tiny-phi3", "q5_0"},       {"tiny-qwen3moe", "iq4_nl"}, {"tiny-gpt-oss", "mxfp4"},
+      {"tiny-deepseek2", "q4_1"},  {"tiny-qwen35", "q4_0"},     {"tiny-qwen2", "q4_k"},
+      {"tiny-qwen3moe", "q4_k"},   {"tiny-deepseek2", "q4_k"},  {"tiny-phi3", "q5_k"},
+      {"tiny-qwen3moe", "iq4_xs"}, {"tiny-qwen2", "q6_k"},      {"tiny-qwen2", "q2_k"},
+      {"tiny-qwen3moe", "q3_k"}};
   // How many tensors a default load repacks (tzero bench --json), and its kernel set.
   auto repacked = [](const std::string& model) {
     const auto b = test::run_tzero(
@@ -82,11 +83,12 @@ TEST(NoMmap, RepackedMatricesGiveTheMappedBits) {
   for (const auto& [preset, dtype] : models) {
     const std::string model = test::generated_model(preset, dtype);
     ::unsetenv("TZ_MMAP");
-    // The x86 sets from avx2 up read every 32-element type in Blocks8, avx512 and amx Q4_K, Q5_K
-    // and IQ4_XS in Rows16: the load did repack.
+    // The x86 sets from avx2 up read every 32-element type in Blocks8, avx512 and amx the
+    // K-quants and IQ4_XS in Rows16: the load did repack.
     const auto [n8, n16, kernels] = repacked(model);
     const std::string d = dtype;
-    const bool rows16 = d == "q4_k" || d == "q5_k" || d == "iq4_xs";
+    const bool rows16 =
+        d == "q4_k" || d == "q5_k" || d == "q6_k" || d == "iq4_xs" || d == "q2_k" || d == "q3_k";
     if (rows16 && (kernels == "avx512" || kernels == "amx"))
       EXPECT_GT(n16, 0) << preset << " " << dtype;
     else if (!rows16 && (kernels == "avx2" || kernels == "avx512" || kernels == "amx"))
