@@ -124,7 +124,7 @@ constexpr const char* kUsage =
     "the same threads; --kib below a core's L2 gives the kernel's compute ceiling.\n"
     "TZ_DECODE_ROWS=side|one overrides how the x86 decode kernels walk their rows.\n"
     "--layout auto lays the weights out as a session's load does for the kernel set; rows16\n"
-    "puts Q4_K, Q5_K, Q6_K and IQ4_XS in Rows16 for the avx512 set (Q6_K's kernel included).\n";
+    "puts the K-quants and IQ4_XS in Rows16 for the avx512 set.\n";
 
 }  // namespace
 

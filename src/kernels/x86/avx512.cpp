@@ -219,8 +219,7 @@ KernelSet make_avx512() {
   // Rows repacked at load (kernels/weight_layout.h): the same kernels, reading them as they lie.
   set.rows16_q4_k = x86::avx512_rows16_kernel(TensorType::Q4_K);
   set.rows16_q5_k = x86::avx512_rows16_kernel(TensorType::Q5_K);
-  // Q6_K: prefill (from 32 tokens) on the VNNI tiles over the panels unpacked by transposes.
-  set.rows16_q6_k = gemm_q6_k_rows16_avx512;
+  set.rows16_q6_k = x86::avx512_rows16_kernel(TensorType::Q6_K);  // prefill on the VNNI tiles
   set.rows16_iq4_xs = x86::avx512_rows16_kernel(TensorType::IQ4_XS);
   set.rows16_q2_k = x86::avx512_rows16_kernel(TensorType::Q2_K);
   set.rows16_q3_k = x86::avx512_rows16_kernel(TensorType::Q3_K);

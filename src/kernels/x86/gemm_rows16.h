@@ -1,5 +1,5 @@
-// The Q4_K, Q5_K, Q6_K and IQ4_XS gemms over rows in the Rows16 layout (kernels/rows16.h), any
-// token count, for the avx512 set (and amx, which inherits them): 16 rows per zmm, in dot-v1's
+// The K-quant (Q2_K .. Q6_K) and IQ4_XS gemms over rows in the Rows16 layout (kernels/rows16.h),
+// any token count, for the avx512 set (and amx, which inherits them): 16 rows per zmm, in dot-v1's
 // order (kernels/dot.h), as reduce8_scalar adds lanes (l, l + 4), then (l, l + 2), then (0, 1):
 // - Q4_K and Q5_K: per super-block b and row, the exact int32 A = sum_j sc_j * S_j (S_j:
 //   sub-block j's sum of q * x_q) and B = sum_j m_j * (bsums[2j] + bsums[2j + 1]); acc[b % 8] =
@@ -7,6 +7,8 @@
 // - Q6_K: A = sum_i scales_i * (S_i - 32 * bsums_i) over the 16 sub-blocks (q unsigned 0..63);
 //   acc[b % 8] = fma(d_w * d_x, float(A), acc[b % 8]); the result tree8(acc).
 // - IQ4_XS: Q6_K's order, A = sum_j (ls_j - 32) * S_j over its 8 sub-blocks of table values.
+// - Q2_K: Q4_K's order with 16 sub-blocks of 16; Q3_K: Q6_K's order, q = u - 4 (k2_rows16_panel).
+// - Q6_K from 32 tokens: the VNNI tiles (gemm_vnni.h) over each panel unpacked by transposes.
 //
 // How: one zmm of weights is the same 4 quant bytes of 16 rows; each 4 quants of 16 rows take one
 // VPDPBUSD against a broadcast 4 bytes of activations (Q4_K's high nibbles kept in place: 16 x the
