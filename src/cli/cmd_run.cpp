@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/compute_flags.h"
 #include "cli/generation_flags.h"
+#include "cli/speculative_flags.h"
 #include "grammar/json_schema.h"
 #include "runtime/fingerprint.h"
 #include "runtime/generate.h"
@@ -44,6 +45,7 @@ Command add_run(CLI::App& app) {
     std::string grammar_file, schema_file;
     bool json = false, no_bos = false, gaps = false;
     ComputeFlags compute;
+    SpeculativeFlags speculative;
     GenerateOptions gen;
   };
   auto o = std::make_shared<Opts>();
@@ -94,6 +96,7 @@ Command add_run(CLI::App& app) {
                 "to changing): top2_gaps with --json, else two lines on stderr");
   sub->add_option("--logits-out", o->gen.logits_out,
                   "Write every evaluated logits row (float32, little-endian) to this file");
+  add_speculative_flags(sub, o->speculative);
   return {sub, [o] {
             if (!o->prompt_file.empty())
               o->gen.prompt = read_text_file(o->prompt_file);
@@ -113,6 +116,7 @@ Command add_run(CLI::App& app) {
             check(o->chat_template.empty() || !o->messages_file.empty(),
                   "--chat-template is used with --messages");
             const std::shared_ptr<Session> session = Session::open(o->model, o->compute.options());
+            o->gen.speculative = speculative_options(o->speculative, session->options());
             const Mode mode = session->options().mode;
             if (!o->messages_file.empty()) {
               o->gen.prompt = render_chat_file(session->model().gguf(), session->vocab(),
@@ -170,6 +174,10 @@ Command add_run(CLI::App& app) {
               j["fingerprint"] = fingerprint().hash;
               j["fingerprint_manifest"] = fingerprint().manifest;
               if (!r.device.empty()) j["device"] = r.device;
+              if (o->gen.speculative.source != DraftSource::none)
+                j["speculative"] = {{"drafted", r.speculative.drafted},
+                                    {"accepted", r.speculative.accepted},
+                                    {"passes", r.speculative.passes}};
               std::printf("%s\n",
                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
             } else {
@@ -182,6 +190,9 @@ Command add_run(CLI::App& app) {
                   rate_text(tg_tps).c_str(), o->compute.n_threads, r.kernels.c_str(),
                   to_string(mode), to_string(r.stop_reason), r.logits_digest.c_str());
               if (!r.device.empty()) std::fprintf(stderr, "device: %s\n", r.device.c_str());
+              if (o->gen.speculative.source != DraftSource::none)
+                std::fprintf(stderr, "speculative: %d drafted, %d accepted, %d passes\n",
+                             r.speculative.drafted, r.speculative.accepted, r.speculative.passes);
               if (o->gaps) print_gaps(r.top2_gaps);
             }
             return 0;

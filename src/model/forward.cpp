@@ -56,6 +56,18 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
   eval_batch(single_, kv.store(), logits);
 }
 
+void Forward::eval_rows(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits) {
+  check(n >= 1 && n <= n_batch_, "internal: eval batch size out of range");
+  check(pos >= 0 && pos + n <= kv.n_ctx(), "context full: position " + std::to_string(pos + n) +
+                                               " exceeds the context of " +
+                                               std::to_string(kv.n_ctx()) + " tokens");
+  single_.clear();
+  single_.tables.push_back(kv.table());
+  single_.state_slots.push_back(*kv.state_slot());
+  for (int t = 0; t < n; ++t) single_.add(tokens[t], pos + t, 0, true);
+  eval_batch(single_, kv.store(), logits);
+}
+
 void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, float* hidden) {
   const size_t N = in.size();
   check(N >= 1 && N <= size_t(n_batch_), "internal: eval batch size out of range");

@@ -46,6 +46,9 @@ class Forward {
   // pos + n <= kv.n_ctx()), stores their keys and values in kv, and writes the logits of the
   // last one to logits (n_vocab floats) when logits is not null.
   void eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits);
+  // The same, with the logits of every one of the n tokens: logits (n, n_vocab), row t the
+  // logits after tokens[0..t] (speculative decoding's verification, runtime/speculative.h).
+  void eval_rows(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits);
 
   // Evaluates a batch of up to n_batch tokens of any sequences, stores their keys and values
   // in kv, and writes the logits rows the batch asks for to logits ((logits_rows, n_vocab))

@@ -13,6 +13,7 @@
 #include "model/forward.h"
 #include "model/weights.h"
 #include "runtime/session.h"
+#include "runtime/speculative.h"
 #include "tokenizer/vocab.h"
 #include "tzero/sampling.h"
 #include "tzero/types.h"
@@ -53,6 +54,9 @@ struct GenerateOptions {
   // Checked between tokens: true stops the generation there (StopReason::cancelled), the
   // Python package's Ctrl+C.
   std::function<bool()> interrupted;
+  // Drafted tokens verified several per forward pass (runtime/speculative.h): the same tokens,
+  // text and logits digest as without, only faster. Not with a trace or a perturbation.
+  SpeculativeOptions speculative;
 };
 
 struct GenerateResult {
@@ -70,6 +74,7 @@ struct GenerateResult {
   // A small gap is where a rounding difference could have changed the token.
   std::vector<float> top2_gaps;
   std::vector<std::vector<float>> logits;  // every row, when GenerateOptions::keep_logits
+  SpeculativeCounts speculative;           // with GenerateOptions::speculative
 };
 
 // logit(top 1) - logit(top 2) of a row (0 on a tie, +inf with one entry).
