@@ -42,10 +42,12 @@
 #include "cli/generation_flags.h"
 #include "cli/interrupt.h"
 #include "cli/line_reader.h"
+#include "cli/speculative_flags.h"
 #include "format/gguf.h"
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
+#include "runtime/decode_loop.h"
 #include "runtime/decode_step.h"
 #include "runtime/prompt.h"
 #include "runtime/request.h"
@@ -63,6 +65,7 @@ struct ChatOpts {
   int n_predict = 256;
   ComputeFlags compute;
   SamplingParams sampling;
+  SpeculativeFlags speculative;
   bool render = false, verbose = false, ignore_eos = false;
 };
 
@@ -118,6 +121,8 @@ class ChatSession {
         logits_(size_t(hp_.n_vocab)) {
     fwd_ = session_->make_forward();
     if (fwd_->device()) device_ = fwd_->device()->describe();
+    speculative_ = speculative_options(o.speculative, session_->options());
+    drafter_ = make_drafter(*session_, speculative_);
     reset();
   }
 
@@ -178,19 +183,16 @@ class ChatSession {
       std::fwrite(s.data(), 1, s.size(), stdout);
       std::fflush(stdout);
     };
-    bool interrupted = false;
-    while (true) {
-      const StepResult r = decode.step(logits_.data(), hp_.n_vocab);
+    // Between two passes a Ctrl+C stops the reply: the last token is in it, not fed.
+    DecodeLoop loop{*fwd_, kv_, decode, drafter_.get(), speculative_};
+    loop.on_step = [&](const StepResult& r) {
       put(r.text);
       put(r.tail);
-      if (r.stop != StopReason::none) break;
-      if (interrupt::requested()) {  // between two tokens: r.token is in the reply, not fed
-        interrupted = true;
-        break;
-      }
-      fwd_->eval(&r.token, 1, int(cached_.size()), kv_, logits_.data());
-      cached_.push_back(r.token);
-    }
+    };
+    loop.interrupted = [] { return interrupt::requested(); };
+    const DecodeLoopEnd end = run_decode_loop(loop, logits_, int(cached_.size()));
+    const bool interrupted = end.cancelled;
+    cached_.assign(decode.tokens().begin(), decode.tokens().begin() + end.pos);
     step_ += decode.n_generated();
     std::printf("\n");
     std::fflush(stdout);
@@ -198,11 +200,15 @@ class ChatSession {
     if (o_.verbose) {
       const std::vector<int32_t> generated(decode.tokens().begin() + decode.n_prompt(),
                                            decode.tokens().end());
-      const nlohmann::json j = {
+      nlohmann::json j = {
           {"prompt_tokens", tokens},
           {"tokens", generated},
           {"stop_reason", interrupted ? "cancelled" : to_string(decode.stop_reason())},
           {"logits_digest", decode.digest()}};
+      if (drafter_)
+        j["speculative"] = {{"drafted", end.counts.drafted},
+                            {"accepted", end.counts.accepted},
+                            {"passes", end.counts.passes}};
       std::fprintf(stderr, "%s\n", j.dump().c_str());
     }
     messages_.push_back({"assistant", reply});
@@ -238,9 +244,11 @@ class ChatSession {
   std::string device_;
   KvCache kv_;
   std::unique_ptr<Forward> fwd_;
-  std::vector<float> logits_;    // (n_vocab): the row the next token comes from
-  std::vector<int32_t> cached_;  // the tokens whose keys and values are in kv_, in order
-  int step_ = 0;                 // sampler steps over the whole chat (the next turn's first)
+  SpeculativeOptions speculative_;
+  std::unique_ptr<Drafter> drafter_;  // null: plain decoding
+  std::vector<float> logits_;         // (n_vocab): the row the next token comes from
+  std::vector<int32_t> cached_;       // the tokens whose keys and values are in kv_, in order
+  int step_ = 0;                      // sampler steps over the whole chat (the next turn's first)
   std::vector<ChatMessage> messages_;
 };
 
@@ -306,6 +314,7 @@ Command add_chat(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 24));
   add_compute_flags(sub, o->compute);
   add_generation_flags(sub, o->sampling);
+  add_speculative_flags(sub, o->speculative);
   sub->add_flag("--ignore-eos", o->ignore_eos,
                 "Do not stop a reply at EOS or end of turn (-n, the context and Ctrl+C still "
                 "do)");

@@ -97,6 +97,7 @@ class DecodeStep {
   const std::vector<int32_t>& tokens() const { return tokens_; }  // prompt, then generated
   int n_prompt() const { return n_prompt_; }
   int n_generated() const { return int(tokens_.size()) - n_prompt_; }
+  int tokens_left() const { return rules_.max_tokens - n_generated(); }  // before max_tokens
   StopReason stop_reason() const { return stop_; }
   bool done() const { return stop_ != StopReason::none; }
   std::string digest() const { return digest_.hex(); }  // over every row given to step()

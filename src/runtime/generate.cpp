@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "base/error.h"
 #include "model/forward.h"
+#include "runtime/decode_loop.h"
 #include "runtime/decode_step.h"
 #include "runtime/prompt.h"
 #include "runtime/request.h"
@@ -147,58 +148,17 @@ GenerateResult generate(Session& session, const GenerateOptions& opt,
   t0 = std::chrono::steady_clock::now();
   res.stop_reason = StopReason::max_tokens;  // also when nothing is generated (-n 0)
   bool cancelled = false;
-  // One row: recorded, then sampled from (DecodeStep: digest, sampling, stop rules).
-  auto step_row = [&](const float* row) {
-    if (row != logits.data()) std::copy(row, row + hp.n_vocab, logits.begin());
-    record();
-    const StepResult step = decode.step(logits.data(), hp.n_vocab);
-    emit(step.text);
-    emit(step.tail);
-    return step;
-  };
-  if (!drafter) {
-    for (int pos = n_prompt; opt.n_predict > 0; ++pos) {
-      const StepResult step = step_row(logits.data());
-      if (step.stop != StopReason::none) break;
-      if (interrupted()) {
-        cancelled = true;
-        break;
-      }
-      fwd.eval(&step.token, 1, pos, kv, logits.data());
-    }
-  } else if (opt.n_predict > 0) {
-    // u: the last sampled token, to be fed at pos; a pass feeds it and its drafts d_1..d_k and
-    // gives rows 0..k; row i is sampled from while the token sampled at row i - 1 was d_i.
-    const SpeculativeOptions& so = opt.speculative;
-    std::vector<float> rows(size_t(so.draft_max + 1) * size_t(hp.n_vocab));  // (k + 1, n_vocab)
-    std::vector<int32_t> fed;                                                // u, d_1..d_k
-    StepResult step = step_row(logits.data());
-    for (int pos = n_prompt; step.stop == StopReason::none;) {
-      if (interrupted()) {
-        cancelled = true;
-        break;
-      }
-      // Drafts only where positions, the pass and the tokens still to generate leave room.
-      const int room = std::min({so.draft_max, res.n_ctx - pos - 1, fwd.n_batch() - 1,
-                                 started.rules.max_tokens - decode.n_generated() - 1});
-      std::vector<int32_t> drafts;
-      if (room > 0) drafts = drafter->propose(decode.tokens(), room);
-      if (int(drafts.size()) > room || int(drafts.size()) < std::max(so.draft_min, 1))
-        drafts.clear();
-      fed.assign(1, step.token);
-      fed.insert(fed.end(), drafts.begin(), drafts.end());
-      fwd.eval_rows(fed.data(), int(fed.size()), pos, kv, rows.data());
-      ++res.speculative.passes;
-      res.speculative.drafted += int(drafts.size());
-      for (size_t i = 0; i < fed.size(); ++i) {
-        step = step_row(&rows[i * size_t(hp.n_vocab)]);
-        if (step.stop != StopReason::none || i == drafts.size() || step.token != drafts[i]) {
-          pos += int(i) + 1;
-          break;
-        }
-        ++res.speculative.accepted;
-      }
-    }
+  if (opt.n_predict > 0) {
+    DecodeLoop loop{fwd, kv, decode, drafter.get(), opt.speculative};
+    loop.on_row = [&](const std::vector<float>&) { record(); };
+    loop.on_step = [&](const StepResult& step) {
+      emit(step.text);
+      emit(step.tail);
+    };
+    loop.interrupted = interrupted;
+    const DecodeLoopEnd end = run_decode_loop(loop, logits, n_prompt);
+    cancelled = end.cancelled;
+    res.speculative = end.counts;
   }
   if (decode.done()) res.stop_reason = decode.stop_reason();
   if (cancelled) res.stop_reason = StopReason::cancelled;

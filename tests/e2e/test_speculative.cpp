@@ -178,3 +178,36 @@ TEST(Speculative, RefusesWhatItCannotDraftAndSaysWhy) {
   refused({"-m", model, "-p", "a", "--draft-model", "/nonexistent.gguf"}, "--draft-model");
   refused({"-m", model, "-p", "a", "--spec-type", "draft"}, "needs --draft-model");
 }
+
+// tzero chat: a conversation of three turns (the cache keeps each turn's prefix, and the drafts
+// rejected in one turn lie where the next turn's prompt is written) gives the same replies and
+// the same digests with drafts.
+TEST(Speculative, ChatRepliesAreTheSame) {
+  const std::string model = tzero::test::generated_model("tiny", "q4_k");
+  const std::string draft = tzero::test::generated_model("tiny", "q8_0");
+  const std::string input = "hello there\nwhat next?\none two one two one\n";
+  auto digests = [](const std::string& err) {
+    std::vector<std::string> d;
+    for (size_t p = err.find("\"logits_digest\":\""); p != std::string::npos;
+         p = err.find("\"logits_digest\":\"", p + 1))
+      d.push_back(err.substr(p + 17, 32));
+    return d;
+  };
+  const std::vector<std::string> base = {"chat", "-m",           model,      "-n",
+                                         "20",   "--ignore-eos", "--verbose"};
+  const CliResult plain = run_tzero(base, input);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(digests(plain.err).size(), 3u) << plain.err;
+  for (const std::vector<std::string>& spec :
+       {std::vector<std::string>{"--draft-model", draft, "--draft-max", "3"},
+        std::vector<std::string>{"--draft-model", model},
+        std::vector<std::string>{"--spec-type", "ngram-simple", "--draft-max", "5"}}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), spec.begin(), spec.end());
+    const CliResult r = run_tzero(args, input);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, plain.out) << spec[1];
+    EXPECT_EQ(digests(r.err), digests(plain.err)) << spec[1];
+    EXPECT_NE(r.err.find("\"speculative\":{\"accepted\":"), std::string::npos) << r.err;
+  }
+}
