@@ -113,7 +113,7 @@ TEST(Rows16, Avx512KernelsEqualScalarBits) {
       const std::vector<uint8_t> file = random_rows(t, n_rows, nb, rng);
       std::vector<uint8_t> packed = file;
       tzero::to_rows16(t, packed.data(), n_rows, rb);
-      for (size_t n_tok : {1, 2, 3, 4, 5, 8, 9, 19, 32, 37}) {
+      for (size_t n_tok : {1, 2, 3, 4, 5, 6, 7, 8, 9, 14, 19, 32, 37}) {
         const std::vector<tzero::ActQ8K> x = random_acts(n_tok * nb, rng);
         std::vector<float> want(n_tok * n_rows), got(n_tok * n_rows, -1.0f);
         want_fn(file.data(), rb, x.data(), K, n_rows, n_tok, want.data(), n_rows);

@@ -540,9 +540,19 @@ inline void for_rows16_panels(const uint8_t* w, size_t w_row_bytes, size_t n_row
     if constexpr (Big > 8)
       for (; t + 8 <= n_tok; t += 8)
         panel(std::integral_constant<int, 8>{}, w + p * w_row_bytes, t, y + t * ldy + p);
-    for_token_chunks(n_tok - t, [&](auto nt, size_t t1) {
-      panel(nt, w + p * w_row_bytes, t + t1, y + (t + t1) * ldy + p);
-    });
+    // 5 to 7 tokens left (a verification pass of speculative decoding): one chunk, so the
+    // weights are read once.
+    const size_t left = n_tok - t;
+    if (left == 5)
+      panel(std::integral_constant<int, 5>{}, w + p * w_row_bytes, t, y + t * ldy + p);
+    else if (left == 6)
+      panel(std::integral_constant<int, 6>{}, w + p * w_row_bytes, t, y + t * ldy + p);
+    else if (left == 7)
+      panel(std::integral_constant<int, 7>{}, w + p * w_row_bytes, t, y + t * ldy + p);
+    else
+      for_token_chunks(left, [&](auto nt, size_t t1) {
+        panel(nt, w + p * w_row_bytes, t + t1, y + (t + t1) * ldy + p);
+      });
   }
 }
 
