@@ -84,6 +84,11 @@ struct EngineOptions {
   int prefill_chunk = 0;        // most prompt tokens of one sequence per step; 0: the budget
   int max_queue = 256;          // waiting requests beyond this are refused (QueueFull)
   bool prefix_cache = true;
+  // Speculative decoding (docs/DETERMINISM.md, "L3 speculation": the same bits): "none", or
+  // "ngram-simple" (prompt lookup: the tokens that followed the last earlier occurrence of a
+  // request's last 4..1 tokens), up to draft_max drafts per step, none under draft_min.
+  std::string spec_type = "none";
+  int draft_max = 16, draft_min = 0;
   // What Pooling::model means for embedding requests: model (the file's {arch}.pooling_type
   // if it says mean, cls or last; none or absent: mean; rank: refused) or one of those.
   Pooling pooling = Pooling::model;
@@ -99,6 +104,9 @@ struct EngineStats {
   bool prefix_cache = true;  // ModelInfo::prefix_cache
   size_t state_bytes = 0;    // recurrent state of every slot (0 without recurrent layers)
   int state_snapshots = 0;   // snapshots of recurrent states held for the prefix cache
+  // Speculative decoding: draft tokens fed for verification, and those equal to the token
+  // sampled at their place.
+  uint64_t drafted_tokens = 0, accepted_tokens = 0;
 };
 
 struct ModelInfo {

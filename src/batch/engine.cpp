@@ -33,6 +33,7 @@
 #include "runtime/prompt_score.h"
 #include "runtime/request.h"
 #include "runtime/session.h"
+#include "runtime/speculative.h"
 #include "tokenizer/vocab.h"
 
 namespace tzero {
@@ -144,6 +145,15 @@ struct Engine::Impl {
                                                opt.prefill_chunk, snapshots.get());
     fwd = session->make_forward(opt.max_batch_tokens);
     logits.resize(size_t(opt.max_seqs) * size_t(hp.n_vocab));
+    tzero::check(opt.spec_type == "none" || opt.spec_type == "ngram-simple",
+                 "--spec-type: none or ngram-simple in the engine, not '" + opt.spec_type + "'");
+    if (opt.spec_type == "ngram-simple") {
+      tzero::SpeculativeOptions so;
+      so.source = tzero::DraftSource::ngram;
+      so.draft_max = opt.draft_max;
+      so.draft_min = opt.draft_min;
+      drafter = tzero::make_drafter(*session, so);  // checks the model and the bounds
+    }
 
     info.path = session->path();
     info.name = session->model().gguf().get_string("general.name");
@@ -234,7 +244,26 @@ struct Engine::Impl {
   }
 
   // What a batch token's output row is for.
-  enum class Out : uint8_t { none, score, sample, pool, replay };
+  // verify: a draft's row (Sequence::drafts), sampled from while the drafts before it hold.
+  enum class Out : uint8_t { none, score, sample, pool, replay, verify };
+
+  // Drafts for each sequence that waits to feed its last sampled token (and nothing else): as
+  // many as its context, max_tokens and the batch leave room for.
+  void propose_drafts() {
+    for (auto& [id, sp] : live) {
+      Sequence& s = *sp;
+      s.drafts.clear();
+      if (!drafter || s.n_computed == 0 || s.n_pending() != 1 || s.prefill_only() ||
+          s.decode.done() || s.decode.replaying())
+        continue;
+      const int room = std::min({opt.draft_max, n_ctx - int(s.tokens.size()),
+                                 s.decode.tokens_left() - 1, opt.max_batch_tokens - 1});
+      if (room <= 0) continue;
+      s.drafts = drafter->propose(s.tokens, room);
+      if (int(s.drafts.size()) > room || int(s.drafts.size()) < std::max(opt.draft_min, 1))
+        s.drafts.clear();
+    }
+  }
 
   bool step() {
     std::vector<std::unique_ptr<Sequence>> arrived;
@@ -254,6 +283,7 @@ struct Engine::Impl {
       if (it != live.end()) finish(*it->second, StopReason::cancelled, "");
     }
 
+    propose_drafts();
     const std::vector<tzero::ScheduledSlice> plan = sched->schedule();
     if (plan.empty()) {
       publish_stats();
@@ -287,13 +317,15 @@ struct Engine::Impl {
       Sequence& s = *plan[i].seq;
       for (int j = 0; j < plan[i].n_tokens; ++j) {
         const int p = s.n_computed + j;
-        const Out o = s.scores(p)    ? Out::score
-                      : s.samples(p) ? Out::sample
-                      : s.pools(p)   ? Out::pool
-                      : s.replays(p) ? Out::replay
-                                     : Out::none;
-        batch.add(s.tokens[size_t(p)], p, int32_t(i),
-                  o == Out::score || o == Out::sample || o == Out::replay, o == Out::pool);
+        const Out o = p >= int(s.tokens.size()) ? Out::verify
+                      : s.scores(p)             ? Out::score
+                      : s.samples(p)            ? Out::sample
+                      : s.pools(p)              ? Out::pool
+                      : s.replays(p)            ? Out::replay
+                                                : Out::none;
+        batch.add(s.token_at(p), p, int32_t(i),
+                  o == Out::score || o == Out::sample || o == Out::replay || o == Out::verify,
+                  o == Out::pool);
         outs.push_back(o);
       }
       if (s.n_generated() == 0) counters.prompt_tokens += uint64_t(plan[i].n_tokens);
@@ -318,6 +350,7 @@ struct Engine::Impl {
     for (const tzero::ScheduledSlice& sl : plan) {
       Sequence& s = *sl.seq;
       const float* sample_row = nullptr;
+      std::vector<const float*> verify_rows;  // a row per draft fed, in order
       std::string replay_tail;  // a resumed request ending at its last resumed token
       for (int j = 0; j < sl.n_tokens; ++j, ++t) {
         const int p = s.n_computed + j;
@@ -334,11 +367,15 @@ struct Engine::Impl {
           case Out::replay:  // a resumed token, in order: digested, its text streamed
             replay_tail += s.decode.replay(&logits[lrow++ * V], hp.n_vocab).tail;
             break;
+          case Out::verify:
+            verify_rows.push_back(&logits[lrow++ * V]);
+            break;
           case Out::none:
             break;
         }
       }
-      s.n_computed += sl.n_tokens;
+      // The drafts' positions count as computed only once the token sampled before each is it.
+      s.n_computed += sl.n_tokens - int(verify_rows.size());
       blocks->seal(s.table, s.tokens, s.n_computed);
       if (s.decode.done()) {  // resumed after its last token already ended it: no sampling
         done.emplace_back(&s, s.decode.stop_reason()), tails.push_back(replay_tail);
@@ -352,7 +389,18 @@ struct Engine::Impl {
       }
       tzero::check(sample_row != nullptr, "internal: no logits row to sample from");
       std::string tail;
-      const StopReason reason = on_logits(s, sample_row, tail);
+      StopReason reason = on_logits(s, sample_row, tail);
+      // Each draft equal to the token just sampled was fed at its position: its row is the one
+      // plain decoding samples from next (the same bits whatever shares the pass).
+      counters.drafted_tokens += verify_rows.size();
+      for (size_t i = 0; i < verify_rows.size() && reason == StopReason::none; ++i) {
+        if (s.tokens.back() != s.drafts[i]) break;
+        ++s.n_computed;
+        ++counters.accepted_tokens;
+        reason = on_logits(s, verify_rows[i], tail);
+      }
+      s.drafts.clear();
+      blocks->seal(s.table, s.tokens, s.n_computed);
       if (reason != StopReason::none) done.emplace_back(&s, reason), tails.push_back(tail);
     }
     for (size_t i = 0; i < done.size(); ++i) finish(*done[i].first, done[i].second, tails[i]);
@@ -433,6 +481,7 @@ struct Engine::Impl {
   std::vector<Out> outs;      // (batch tokens) what each token's output row is for
   ModelInfo info;
   EngineStats counters;                                          // stepping thread's own counts
+  std::unique_ptr<tzero::Drafter> drafter;  // null: no speculative decoding
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> live;  // stepping thread only
 
   std::mutex trie_mu;

@@ -24,6 +24,7 @@ void Scheduler::preempt(Sequence* s) {
   release_slot(s);
   s->restore_from = -1;
   s->n_computed = 0;
+  s->drafts.clear();
   ++s->n_preempted;
   ++preemptions_;
   running_.erase(std::find(running_.begin(), running_.end(), s));
@@ -58,7 +59,10 @@ std::vector<ScheduledSlice> Scheduler::schedule() {
       if (budget == 0) break;
       if (s->scheduled || (s->n_pending() == 1) != decode) continue;
       if (std::find(running_.begin(), running_.end(), s) == running_.end()) continue;
-      const int n = std::min({s->n_pending(), budget, prefill_chunk_});
+      // A decode token with its drafts, as many as the budget leaves.
+      const int n =
+          std::min({s->n_pending() + int(s->drafts.size()), budget, prefill_chunk_});
+      if (decode) s->drafts.resize(size_t(std::max(n - 1, 0)));
       if (!make_room(s, n)) continue;
       s->scheduled = true;
       plan.push_back({s, n});

@@ -1,7 +1,8 @@
 // Continuous batching: which tokens of which sequences the next forward pass computes.
 //
 // Each step fills a token budget, first come first served:
-//   1. one decode token for every running sequence that has sampled and waits to be fed;
+//   1. one decode token for every running sequence that has sampled and waits to be fed, with
+//      its drafts (Sequence::drafts) as far as the budget goes;
 //   2. the next prefill chunk (at most prefill_chunk tokens) of running sequences, oldest
 //      first;
 //   3. new sequences from the waiting queue, oldest first, while a slot, budget and KV blocks

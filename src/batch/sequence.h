@@ -33,6 +33,10 @@ struct Sequence {
 
   int n_generated() const { return decode.n_generated(); }
   int n_pending() const { return int(tokens.size()) - n_computed; }  // to feed before sampling
+  // The token at position p: tokens[p], or past them a draft (speculative decoding).
+  int32_t token_at(int p) const {
+    return p < int(tokens.size()) ? tokens[size_t(p)] : drafts[size_t(p) - tokens.size()];
+  }
 
   // What the forward pass must output for position p: logits to score prompt token p + 1
   // (prompt_logprobs, once per position), logits to sample from (the last position, unless
@@ -71,6 +75,10 @@ struct Sequence {
   int n_cached = -1;           // prompt positions reused from the prefix cache (first time)
   int n_preempted = 0;
   bool scheduled = false;  // in the step being planned
+  // Speculative decoding (runtime/speculative.h): tokens proposed to follow tokens.back(), fed
+  // with it in the next step (the scheduler may cut them to its budget); each is verified by
+  // the token sampled before it, and they are dropped after the step.
+  std::vector<int32_t> drafts;
   // Kept across preemption, so a recomputed position is not delivered twice:
   int n_scored = 0;              // prompt positions whose next token's logprob was delivered
   std::optional<Pooler> pooler;  // an embedding request's pooled states so far

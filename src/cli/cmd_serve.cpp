@@ -61,6 +61,17 @@ Command add_serve(CLI::App& app) {
   sub->add_option("--batch-tokens", o->engine.max_batch_tokens, "Token budget of one forward pass")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--spec-type", o->engine.spec_type,
+                  "Speculative decoding for every request, the same bits as without: "
+                  "ngram-simple (prompt lookup: no draft model)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "ngram-simple"}));
+  sub->add_option("--draft-max", o->engine.draft_max, "Most tokens drafted per request and step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--draft-min", o->engine.draft_min, "Fewer drafted tokens are not verified")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 256));
   sub->add_option("--max-queue", o->engine.max_queue,
                   "Waiting requests beyond the running ones; more get 429")
       ->capture_default_str()

@@ -125,6 +125,12 @@ std::string Metrics::render(const tzero::EngineStats& e, int in_flight) const {
   line(out, "tzero_engine_steps_total", double(e.steps));
   header(out, "tzero_engine_preemptions_total", "counter", "Sequences preempted and recomputed.");
   line(out, "tzero_engine_preemptions_total", double(e.preemptions));
+  header(out, "tzero_engine_drafted_tokens_total", "counter",
+         "Speculative decoding: draft tokens fed for verification (--spec-type).");
+  line(out, "tzero_engine_drafted_tokens_total", double(e.drafted_tokens));
+  header(out, "tzero_engine_accepted_tokens_total", "counter",
+         "Speculative decoding: drafts equal to the token sampled at their place.");
+  line(out, "tzero_engine_accepted_tokens_total", double(e.accepted_tokens));
   header(out, "tzero_engine_cached_tokens_total", "counter",
          "Prompt tokens found in the prefix cache.");
   line(out, "tzero_engine_cached_tokens_total", double(e.cached_tokens));

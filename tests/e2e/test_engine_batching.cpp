@@ -189,9 +189,12 @@ TEST(EngineBatching, SoloEqualsGenerate) {
 // is left held at the end.
 // Every request of a random load, over several schedules (token budgets, prefill chunks, block
 // sizes, pool sizes, prefix cache), equals its solo run bit for bit. Returns the preemptions.
+// With drafts (speculative decoding by prompt lookup, draft lengths 1 to 6 by schedule), the
+// solo runs stay plain: drafts must not change a bit. stats_out: the schedules' summed counts.
 uint64_t check_random_schedules(const std::string& model, size_t n_configs,
                                 const std::vector<RequestParams>& reqs = random_requests(12, 512,
-                                                                                         7)) {
+                                                                                         7),
+                                bool drafts = false, tzero::EngineStats* stats_out = nullptr) {
   const std::vector<Output> solo = run_solo(model, reqs);
   struct Config {
     int budget, chunk, block, kv_tokens, max_seqs;
@@ -213,9 +216,18 @@ uint64_t check_random_schedules(const std::string& model, size_t n_configs,
     o.kv_tokens = c.kv_tokens;
     o.max_seqs = c.max_seqs;
     o.prefix_cache = c.prefix;
+    if (drafts) {
+      o.spec_type = "ngram-simple";
+      o.draft_max = 1 + int(ci % 6);
+    }
     tzero::EngineStats st;
     const std::vector<Output> got = run_batched(o, reqs, seed++, &st);
     preemptions += st.preemptions;
+    if (stats_out) {
+      stats_out->drafted_tokens += st.drafted_tokens;
+      stats_out->accepted_tokens += st.accepted_tokens;
+      stats_out->preemptions += st.preemptions;
+    }
     for (size_t i = 0; i < reqs.size(); ++i)
       expect_same(solo[i], got[i],
                   model + ": request " + std::to_string(i) + " budget " + std::to_string(c.budget) +
@@ -228,6 +240,26 @@ uint64_t check_random_schedules(const std::string& model, size_t n_configs,
 TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
   // The schedules really exercise preemption (small pools) too.
   EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny", "q8_0"), 8), 0u);
+}
+
+// Speculative decoding in the engine (--spec-type ngram-simple): every request of the random
+// load, drafted for in every schedule (budgets that cut drafts, preemption, the prefix cache),
+// equals its plain solo run bit for bit, logprobs included; greedy and seeded, with grammars.
+TEST(EngineBatching, RandomSchedulesWithDraftsEqualPlainSoloRuns) {
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  std::vector<RequestParams> reqs = random_requests(12, 512, 7);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    reqs[i].max_tokens = 8 + int(i * 5 % 30);
+    if (i % 5 == 2) reqs[i].grammar = "root ::= ( \"ab\" | \"cd\" )+";
+  }
+  tzero::EngineStats st;
+  EXPECT_GT(check_random_schedules(model, 8, reqs, true, &st), 0u);
+  std::printf("[ note ] drafted %llu, accepted %llu over 8 schedules\n",
+              static_cast<unsigned long long>(st.drafted_tokens),
+              static_cast<unsigned long long>(st.accepted_tokens));
+  EXPECT_GT(st.drafted_tokens, 0u);
+  EXPECT_GT(st.accepted_tokens, 0u);
+  EXPECT_LT(st.accepted_tokens, st.drafted_tokens);
 }
 
 // Grammars (RequestParams::grammar): the mask is a function of the grammar state and the
