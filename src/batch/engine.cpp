@@ -258,7 +258,7 @@ struct Engine::Impl {
         continue;
       const int room = std::min({opt.draft_max, n_ctx - int(s.tokens.size()),
                                  s.decode.tokens_left() - 1, opt.max_batch_tokens - 1});
-      if (room <= 0) continue;
+      if (room < std::max(opt.draft_min, 1)) continue;
       s.drafts = drafter->propose(s.tokens, room);
       if (int(s.drafts.size()) > room || int(s.drafts.size()) < std::max(opt.draft_min, 1))
         s.drafts.clear();
@@ -351,7 +351,7 @@ struct Engine::Impl {
       Sequence& s = *sl.seq;
       const float* sample_row = nullptr;
       std::vector<const float*> verify_rows;  // a row per draft fed, in order
-      std::string replay_tail;  // a resumed request ending at its last resumed token
+      std::string replay_tail;                // a resumed request ending at its last resumed token
       for (int j = 0; j < sl.n_tokens; ++j, ++t) {
         const int p = s.n_computed + j;
         switch (outs[t]) {
@@ -481,7 +481,7 @@ struct Engine::Impl {
   std::vector<Out> outs;      // (batch tokens) what each token's output row is for
   ModelInfo info;
   EngineStats counters;                                          // stepping thread's own counts
-  std::unique_ptr<tzero::Drafter> drafter;  // null: no speculative decoding
+  std::unique_ptr<tzero::Drafter> drafter;                       // null: no speculative decoding
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> live;  // stepping thread only
 
   std::mutex trie_mu;

@@ -60,8 +60,7 @@ std::vector<ScheduledSlice> Scheduler::schedule() {
       if (s->scheduled || (s->n_pending() == 1) != decode) continue;
       if (std::find(running_.begin(), running_.end(), s) == running_.end()) continue;
       // A decode token with its drafts, as many as the budget leaves.
-      const int n =
-          std::min({s->n_pending() + int(s->drafts.size()), budget, prefill_chunk_});
+      const int n = std::min({s->n_pending() + int(s->drafts.size()), budget, prefill_chunk_});
       if (decode) s->drafts.resize(size_t(std::max(n - 1, 0)));
       if (!make_room(s, n)) continue;
       s->scheduled = true;

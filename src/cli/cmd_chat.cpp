@@ -121,7 +121,7 @@ class ChatSession {
         logits_(size_t(hp_.n_vocab)) {
     fwd_ = session_->make_forward();
     if (fwd_->device()) device_ = fwd_->device()->describe();
-    speculative_ = speculative_options(o.speculative, session_->options());
+    speculative_ = speculative_options(o.speculative, *session_);
     drafter_ = make_drafter(*session_, speculative_);
     reset();
   }

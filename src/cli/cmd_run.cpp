@@ -116,7 +116,7 @@ Command add_run(CLI::App& app) {
             check(o->chat_template.empty() || !o->messages_file.empty(),
                   "--chat-template is used with --messages");
             const std::shared_ptr<Session> session = Session::open(o->model, o->compute.options());
-            o->gen.speculative = speculative_options(o->speculative, session->options());
+            o->gen.speculative = speculative_options(o->speculative, *session);
             const Mode mode = session->options().mode;
             if (!o->messages_file.empty()) {
               o->gen.prompt = render_chat_file(session->model().gguf(), session->vocab(),

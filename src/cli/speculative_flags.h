@@ -13,15 +13,15 @@ namespace tzero::cli {
 
 struct SpeculativeFlags {
   std::string draft_model;
-  std::string spec_type;  // "" (none, or draft with a draft model), "ngram-simple"
-  int draft_max = 16, draft_min = 0;
+  std::string spec_type;               // "" (none, or draft with a draft model), "ngram-simple"
+  int draft_max = -1, draft_min = -1;  // -1: not given (SpeculativeOptions' defaults)
 };
 
 // Registers the flags on `sub` (`flags` must outlive the parse).
 void add_speculative_flags(CLI::App* sub, SpeculativeFlags& flags);
 
-// The options the flags ask for; a draft model is opened with the target's compute options (on
-// the CPU). tzero::Error for a bad combination or file.
-SpeculativeOptions speculative_options(const SpeculativeFlags& flags, const ComputeOptions& target);
+// The options the flags ask for; a draft model is opened with the target's compute options and
+// context (on the CPU). tzero::Error for a bad combination, count or file (counts checked first).
+SpeculativeOptions speculative_options(const SpeculativeFlags& flags, const Session& target);
 
 }  // namespace tzero::cli

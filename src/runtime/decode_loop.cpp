@@ -32,18 +32,23 @@ DecodeLoopEnd run_decode_loop(DecodeLoop& loop, std::vector<float>& row, int pos
   // d_1..d_k and gives rows 0..k; row i is sampled from while the token sampled at row i - 1
   // was d_i.
   const SpeculativeOptions& so = loop.speculative;
-  std::vector<float> rows(size_t(so.draft_max + 1) * size_t(n_vocab));  // (k + 1, n_vocab)
-  std::vector<int32_t> fed;                                             // u, d_1..d_k
+  const int k_max = std::min(so.draft_max, loop.fwd.n_batch() - 1);
+  std::vector<float> rows(size_t(k_max + 1) * size_t(n_vocab));  // (k + 1, n_vocab)
+  std::vector<int32_t> fed;                                      // u, d_1..d_k
   while (step.stop == StopReason::none) {
     if (interrupted()) {
       end.cancelled = true;
       break;
     }
     // Drafts only where positions, the pass and the tokens still to generate leave room.
-    const int room = std::min({so.draft_max, loop.kv.n_ctx() - pos - 1, loop.fwd.n_batch() - 1,
-                               loop.decode.tokens_left() - 1});
+    const int room = std::min({k_max, loop.kv.n_ctx() - pos - 1, loop.decode.tokens_left() - 1});
     std::vector<int32_t> drafts;
-    if (room > 0) drafts = loop.drafter->propose(loop.decode.tokens(), room);
+    if (room >= std::max(so.draft_min, 1))
+      drafts = loop.drafter->propose(loop.decode.tokens(), room);
+    // A drafter's ids are the vocabulary's; anything else ends the drafts there.
+    drafts.erase(std::find_if(drafts.begin(), drafts.end(),
+                              [&](int32_t t) { return t < 0 || t >= n_vocab; }),
+                 drafts.end());
     if (int(drafts.size()) > room || int(drafts.size()) < std::max(so.draft_min, 1)) drafts.clear();
     fed.assign(1, step.token);
     fed.insert(fed.end(), drafts.begin(), drafts.end());

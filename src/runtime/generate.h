@@ -51,7 +51,7 @@ struct GenerateOptions {
   std::vector<int32_t> stop_tokens;  // stop token ids besides EOS and EOT (--stop-token)
   bool ignore_eos = false;           // EOS and EOT do not stop (--ignore-eos)
   std::string grammar;               // GBNF the output must match ("" = none; --grammar)
-  // Checked between tokens: true stops the generation there (StopReason::cancelled), the
+  // Checked between forward passes: true stops the generation there (StopReason::cancelled), the
   // Python package's Ctrl+C.
   std::function<bool()> interrupted;
   // Drafted tokens verified several per forward pass (runtime/speculative.h): the same tokens,

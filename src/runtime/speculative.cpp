@@ -40,14 +40,14 @@ std::vector<int32_t> NgramDrafter::propose(const std::vector<int32_t>& context, 
   return {};
 }
 
-ModelDrafter::ModelDrafter(Session& draft)
+ModelDrafter::ModelDrafter(Session& draft, int target_n_vocab)
     : session_(draft),
+      n_vocab_(std::min(target_n_vocab, draft.hparams().n_vocab)),
       fwd_(draft.make_forward()),
       kv_(draft.hparams(), draft.n_ctx(), draft.options().kv_type),
       logits_(size_t(draft.hparams().n_vocab)) {}
 
 std::vector<int32_t> ModelDrafter::propose(const std::vector<int32_t>& context, int max) {
-  const int n_vocab = session_.hparams().n_vocab;
   // Positions the draft's context allows: it drafts nothing rather than fail.
   max = std::min(max, session_.n_ctx() - int(context.size()));
   if (max <= 0 || context.empty()) return {};
@@ -66,7 +66,7 @@ std::vector<int32_t> ModelDrafter::propose(const std::vector<int32_t>& context, 
   }
   std::vector<int32_t> drafts;
   for (;;) {
-    const int32_t t = argmax_lowest(logits_.data(), n_vocab);
+    const int32_t t = argmax_lowest(logits_.data(), n_vocab_);
     drafts.push_back(t);
     if (int(drafts.size()) == max) break;
     fwd_->eval(&t, 1, int(fed_.size()), kv_, logits_.data());
@@ -89,7 +89,7 @@ std::unique_ptr<Drafter> make_drafter(const Session& target, const SpeculativeOp
   check(!o.draft->hparams().recurrent(),
         "--draft-model: " + o.draft->hparams().arch_name +
             " has recurrent layers, whose state a rejected draft would advance; not supported");
-  return std::make_unique<ModelDrafter>(*o.draft);
+  return std::make_unique<ModelDrafter>(*o.draft, target.hparams().n_vocab);
 }
 
 }  // namespace tzero

@@ -2,15 +2,17 @@
 // DETERMINISM.md). A drafter proposes the next few tokens; one forward pass of the target feeds
 // the last sampled token and the drafts, and returns a logits row after each. DecodeStep then
 // samples from those rows in order, exactly as plain decoding would from the rows of its
-// one-token passes, and stops at the first sampled token that differs from its draft:
+// one-token passes, and the loop (runtime/decode_loop.h, the engine) stops the pass at the first
+// sampled token that differs from its draft:
 //   - a row's bits do not depend on how many tokens share its pass (the forward pass's contract,
 //     model/forward.h), so every row sampled from is the row plain decoding samples from;
 //   - sampling, the digest, logprobs, grammars and stop rules see the same rows in the same
 //     order, with the same step indices (seeded draws included);
 //   - a rejected draft's keys and values lie past the last accepted position: no later row reads
 //     them before the token sampled there overwrites them (attention reads positions 0..pos).
-// So drafts change the speed only. Models with recurrent layers (whose state a rejected draft
-// would advance) are refused.
+// So drafts change the speed only (in the deterministic and portable modes: --mode fast has no
+// contract to keep). Models with recurrent layers (whose state a rejected draft would advance)
+// are refused.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +44,7 @@ struct SpeculativeOptions {
 
 // What speculation did for one request.
 struct SpeculativeCounts {
-  int drafted = 0;   // draft tokens verified
+  int drafted = 0;   // draft tokens fed for verification
   int accepted = 0;  // of them, equal to the token sampled at their place
   int passes = 0;    // target forward passes after the prompt
 };
@@ -74,11 +76,14 @@ class NgramDrafter : public Drafter {
 // drafts one token at a time.
 class ModelDrafter : public Drafter {
  public:
-  explicit ModelDrafter(Session& draft);
+  // target_n_vocab: the target's logits rows; drafts are the best among ids below it and the
+  // draft's own (a padded embedding may have more rows than the other model's).
+  ModelDrafter(Session& draft, int target_n_vocab);
   std::vector<int32_t> propose(const std::vector<int32_t>& context, int max) override;
 
  private:
   Session& session_;
+  int n_vocab_;  // ids a draft may be: below both models' n_vocab
   std::unique_ptr<Forward> fwd_;
   KvCache kv_;
   std::vector<int32_t> fed_;   // the tokens at positions 0.. of kv_

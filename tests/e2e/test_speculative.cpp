@@ -90,9 +90,11 @@ TEST(Speculative, DraftsThatDisagreeChangeNothing) {
           "-m", model, "-p", "one two three one two three one", "-n", "32", "--ignore-eos"};
       request.insert(request.end(), sampling.begin(), sampling.end());
       for (const char* k : {"2", "5"}) {
-        expect_same_output(request, {"--draft-model", draft, "--draft-max", k});
-        expect_same_output(request, {"--draft-model", other, "--draft-max", k});
-        expect_same_output(request, {"--spec-type", "ngram-simple", "--draft-max", k});
+        for (const json& counts :
+             {expect_same_output(request, {"--draft-model", draft, "--draft-max", k}),
+              expect_same_output(request, {"--draft-model", other, "--draft-max", k}),
+              expect_same_output(request, {"--spec-type", "ngram-simple", "--draft-max", k})})
+          EXPECT_GT(counts.value("drafted", 0), 0) << c.preset << " k " << k;
       }
     }
   }
@@ -179,6 +181,11 @@ TEST(Speculative, RefusesWhatItCannotDraftAndSaysWhy) {
           "--draft-min");
   refused({"-m", model, "-p", "a", "--draft-model", "/nonexistent.gguf"}, "--draft-model");
   refused({"-m", model, "-p", "a", "--spec-type", "draft"}, "needs --draft-model");
+  refused({"-m", model, "-p", "a", "--draft-max", "4"},
+          "--draft-max needs --draft-model FILE or --spec-type ngram-simple");
+  refused({"-m", model, "-p", "a", "--draft", "4"}, "--draft-max needs");  // llama.cpp's name
+  refused({"-m", model, "-p", "a", "--draft-model", model, "--draft-max", "0"},
+          "--draft-max: between 1 and 256");
 }
 
 // tzero chat: a conversation of three turns (the cache keeps each turn's prefix, and the drafts
@@ -211,6 +218,15 @@ TEST(Speculative, ChatRepliesAreTheSame) {
     EXPECT_EQ(r.out, plain.out) << spec[1];
     EXPECT_EQ(digests(r.err), digests(plain.err)) << spec[1];
     EXPECT_NE(r.err.find("\"speculative\":{\"accepted\":"), std::string::npos) << r.err;
+    if (spec[1] == model) {  // itself, greedy: every draft of every turn agrees
+      for (size_t p = r.err.find("\"speculative\":{"); p != std::string::npos;
+           p = r.err.find("\"speculative\":{", p + 1)) {
+        const size_t open = p + 14, close = r.err.find('}', open);
+        const json c = json::parse(r.err.substr(open, close - open + 1));
+        EXPECT_EQ(c["accepted"], c["drafted"]) << r.err;
+        EXPECT_GT(c["drafted"].get<int>(), 0) << r.err;
+      }
+    }
   }
 }
 
@@ -247,9 +263,8 @@ TEST(Speculative, ServerAnswersAreTheSame) {
     });
   for (auto& t : clients) t.join();
   for (size_t i = 0; i < std::size(reqs); ++i) {
-    const json plain =
-        run_json({"-m", model, "-p", reqs[i].prompt, "-n", "30", "--temp",
-                  std::to_string(reqs[i].temp), "--seed", "5", "--ignore-eos"});
+    const json plain = run_json({"-m", model, "-p", reqs[i].prompt, "-n", "30", "--temp",
+                                 std::to_string(reqs[i].temp), "--seed", "5", "--ignore-eos"});
     EXPECT_EQ(answers[i]["choices"][0]["tzero"]["logits_digest"], plain["logits_digest"]) << i;
     EXPECT_EQ(answers[i]["choices"][0]["text"], plain["text"]) << i;
   }

@@ -129,7 +129,7 @@ TEST(Rows16, Avx512KernelsEqualScalarBits) {
 }
 
 // Every set's Rows16 kernels (KernelSet::gemm_rows16_for) against the scalar reference at token
-// counts that take chunks of 8, of 4 and the rest.
+// counts that take chunks of 8, of 5 to 7, of 4 and the rest, and Q6_K's tiles from 32.
 TEST(Rows16, EverySetsKernelsEqualScalarBitsAtEveryTokenCount) {
   std::mt19937 rng(13);
   const tzero::KernelSet& ref = tzero::scalar_kernels();

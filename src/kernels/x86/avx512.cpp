@@ -164,7 +164,7 @@ void gemm_q6_k_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_
 constexpr size_t kQ6KRows16TilesMinTok = 32;
 void gemm_q6_k_rows16_avx512(const uint8_t* w, size_t w_row_bytes, const void* x, size_t n_cols,
                              size_t n_rows, size_t n_tok, float* y, size_t ldy) {
-  if (n_tok >= kQ6KRows16TilesMinTok)
+  if (n_tok >= kQ6KRows16TilesMinTok && n_cols >= size_t(kSuperBlock))
     x86::gemm_q6_k_rows16_tiles(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);
   else
     x86::gemm_q6_k_rows16(w, w_row_bytes, x, n_cols, n_rows, n_tok, y, ldy);

@@ -526,7 +526,8 @@ inline void gemm_q6_k_rows16_tiles(const uint8_t* w, size_t w_row_bytes, const v
 }
 
 // Each whole panel of n_rows (a multiple of 16, w at a panel's first row) against n_tok tokens, 8
-// at a time, then the rest up to 4 at a time: panel(nt, panel bytes, first token, y of the
+// at a time, then a rest of 5 to 7 in one chunk, or up to 4 at a time: panel(nt, panel bytes,
+// first token, y of the
 // panel's first row and token). Chunks of 8 unpack a block's weights half as often as chunks of 4
 // (prefill of 256 tokens, tzero bench -p 256, Zen 5 VM: Q4_K 291 -> 336 tokens/s, Q5_K 223 -> 303,
 // against 271 and 285 on the file's layout and the VNNI tiles).
