@@ -28,6 +28,7 @@
 #include "runtime/generate.h"
 #include "runtime/prompt.h"
 #include "runtime/session.h"
+#include "runtime/speculative.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
 #include "server/tool_calls.h"
@@ -121,7 +122,8 @@ class Model {
  public:
   Model(const std::string& path, int threads, const std::string& mode, const std::string& kernels,
         int ctx, const std::string& kv_type, int batch, int max_seqs, bool use_mmap,
-        const std::vector<std::string>& ops) {
+        const std::vector<std::string>& ops, const std::string& speculative, int draft_max,
+        int draft_min) {
     try {
       tzero::ComputeOptions c;
       c.n_threads = threads;
@@ -141,7 +143,16 @@ class Model {
       eo.max_seqs = max_seqs;
       eo.max_batch_tokens = std::max(batch, 1);
       eo.max_queue = 1 << 20;
+      // Speculative decoding (runtime/speculative.h): the engine's, and solo runs' the same way.
+      eo.spec_type = speculative;
+      eo.draft_max = draft_max;
+      eo.draft_min = draft_min;
       engine_ = std::make_unique<tzero::Engine>(session_, eo);
+      if (speculative == "ngram-simple") {
+        speculative_.source = tzero::DraftSource::ngram;
+        speculative_.draft_max = draft_max;
+        speculative_.draft_min = draft_min;
+      }
     } catch (...) {
       rethrow(std::current_exception());
     }
@@ -280,6 +291,7 @@ class Model {
     g.ignore_eos = ignore_eos;
     g.grammar = grammar;
     g.keep_logits = keep_logits;
+    if (trace_globs.empty()) g.speculative = speculative_;  // a trace follows one-token passes
     struct Traced {
       std::vector<float> data;
       size_t row_len = 0, rows = 0;
@@ -459,6 +471,7 @@ class Model {
 
   std::shared_ptr<tzero::Session> session_;
   std::unique_ptr<tzero::Engine> engine_;
+  tzero::SpeculativeOptions speculative_;  // generate_solo's drafts (none by default)
   std::mutex mu_;
 };
 
@@ -503,10 +516,11 @@ PYBIND11_MODULE(_tzero, m) {
       .def("close", [](Model::Stream& s) { s.model->close(s); });
   py::class_<Model>(m, "Model")
       .def(py::init<const std::string&, int, const std::string&, const std::string&, int,
-                    const std::string&, int, int, bool, const std::vector<std::string>&>(),
+                    const std::string&, int, int, bool, const std::vector<std::string>&,
+                    const std::string&, int, int>(),
            py::arg("path"), py::arg("threads"), py::arg("mode"), py::arg("kernels"), py::arg("ctx"),
            py::arg("kv_type"), py::arg("batch"), py::arg("max_seqs"), py::arg("use_mmap"),
-           py::arg("ops"))
+           py::arg("ops"), py::arg("speculative"), py::arg("draft_max"), py::arg("draft_min"))
       .def("run", &Model::run)
       .def("stream", &Model::stream, py::keep_alive<0, 1>())
       .def("generate_solo", &Model::generate_solo)

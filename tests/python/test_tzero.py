@@ -63,6 +63,25 @@ def test_batch_gives_each_prompt_its_solo_bits(llm):
     assert [c.logits_digest for c in by_ids] == [c.logits_digest for c in solo]
 
 
+def test_speculative_decoding_gives_the_same_bits(model_path, llm):
+    spec = tzero.LLM(model_path, threads=2, speculative="ngram-simple", draft_max=4)
+    prompts = ["one two three one two three one", "a b a b a b a"] + PROMPTS
+    for kw in ({}, {"temperature": 0.8, "seed": 3}):
+        plain = llm.generate(prompts, max_tokens=24, ignore_eos=True, logprobs=1, **kw)
+        got = spec.generate(prompts, max_tokens=24, ignore_eos=True, logprobs=1, **kw)
+        for a, b in zip(plain, got):
+            assert a.tokens == b.tokens
+            assert a.logits_digest == b.logits_digest
+            assert np.array(a.logprobs, np.float32).tobytes() == np.array(b.logprobs, np.float32).tobytes()
+        # Through `tzero run`'s path too, with its logits rows.
+        a = llm.generate(prompts[0], max_tokens=12, return_logits=True, **kw)
+        b = spec.generate(prompts[0], max_tokens=12, return_logits=True, **kw)
+        assert a.logits_digest == b.logits_digest
+        assert a.logits.tobytes() == b.logits.tobytes()
+    with pytest.raises(tzero.Error):
+        tzero.LLM(model_path, speculative="draft-model")
+
+
 def test_threads_do_not_change_bits(model_path, llm):
     one = tzero.LLM(model_path, threads=1, kernels="scalar")
     a = one.generate(PROMPTS[2], max_tokens=6)
