@@ -84,10 +84,13 @@ struct EngineOptions {
   int prefill_chunk = 0;        // most prompt tokens of one sequence per step; 0: the budget
   int max_queue = 256;          // waiting requests beyond this are refused (QueueFull)
   bool prefix_cache = true;
-  // Speculative decoding (docs/DETERMINISM.md, "L3 speculation": the same bits): "none", or
+  // Speculative decoding (docs/DETERMINISM.md, "L3 speculation": the same bits): "none",
   // "ngram-simple" (prompt lookup: the tokens that followed the last earlier occurrence of a
-  // request's last 4..1 tokens), up to draft_max drafts per step, none under draft_min.
+  // request's last 4..1 tokens) or "draft" (draft_model: a GGUF file with the same vocabulary,
+  // run greedily on the CPU with the engine's threads, one KV cache of the engine's context per
+  // running request), up to draft_max drafts per step, none under draft_min.
   std::string spec_type = "none";
+  std::string draft_model;
   int draft_max = 16, draft_min = 0;
   // What Pooling::model means for embedding requests: model (the file's {arch}.pooling_type
   // if it says mean, cls or last; none or absent: mean; rank: refused) or one of those.

@@ -145,14 +145,30 @@ struct Engine::Impl {
                                                opt.prefill_chunk, snapshots.get());
     fwd = session->make_forward(opt.max_batch_tokens);
     logits.resize(size_t(opt.max_seqs) * size_t(hp.n_vocab));
-    tzero::check(opt.spec_type == "none" || opt.spec_type == "ngram-simple",
-                 "--spec-type: none or ngram-simple in the engine, not '" + opt.spec_type + "'");
-    if (opt.spec_type == "ngram-simple") {
-      tzero::SpeculativeOptions so;
-      so.source = tzero::DraftSource::ngram;
-      so.draft_max = opt.draft_max;
-      so.draft_min = opt.draft_min;
-      drafter = tzero::make_drafter(*session, so);  // checks the model and the bounds
+    tzero::check(
+        opt.spec_type == "none" || opt.spec_type == "ngram-simple" || opt.spec_type == "draft",
+        "--spec-type: none, ngram-simple or draft, not '" + opt.spec_type + "'");
+    tzero::check(opt.draft_model.empty() || opt.spec_type == "draft",
+                 "a draft model needs the draft speculation type");
+    if (opt.spec_type != "none") {
+      spec.source =
+          opt.spec_type == "draft" ? tzero::DraftSource::model : tzero::DraftSource::ngram;
+      spec.draft_max = opt.draft_max;
+      spec.draft_min = opt.draft_min;
+      if (spec.source == tzero::DraftSource::model) {
+        tzero::check(!opt.draft_model.empty(), "--spec-type draft needs --draft-model FILE");
+        tzero::ComputeOptions dc = session->options();
+        dc.gpu_layers = 0;
+        dc.n_ctx = n_ctx;
+        try {
+          spec.draft = tzero::Session::open(opt.draft_model, dc);
+        } catch (const tzero::Error& e) {
+          throw tzero::Error(std::string("--draft-model: ") + e.what());
+        }
+      }
+      // Checks the model, the vocabularies and the bounds; prompt lookup's drafter is shared,
+      // a draft model's is made per request (its KV cache).
+      drafter = tzero::make_drafter(*session, spec);
     }
 
     info.path = session->path();
@@ -253,13 +269,18 @@ struct Engine::Impl {
     for (auto& [id, sp] : live) {
       Sequence& s = *sp;
       s.drafts.clear();
-      if (!drafter || s.n_computed == 0 || s.n_pending() != 1 || s.prefill_only() ||
-          s.decode.done() || s.decode.replaying())
+      if (spec.source == tzero::DraftSource::none || s.n_computed == 0 || s.n_pending() != 1 ||
+          s.prefill_only() || s.decode.done() || s.decode.replaying())
         continue;
       const int room = std::min({opt.draft_max, n_ctx - int(s.tokens.size()),
                                  s.decode.tokens_left() - 1, opt.max_batch_tokens - 1});
       if (room < std::max(opt.draft_min, 1)) continue;
-      s.drafts = drafter->propose(s.tokens, room);
+      tzero::Drafter* d = drafter.get();
+      if (spec.source == tzero::DraftSource::model) {
+        if (!s.drafter) s.drafter = tzero::make_drafter(*session, spec);
+        d = s.drafter.get();
+      }
+      s.drafts = d->propose(s.tokens, room);
       if (int(s.drafts.size()) > room || int(s.drafts.size()) < std::max(opt.draft_min, 1))
         s.drafts.clear();
     }
@@ -480,8 +501,9 @@ struct Engine::Impl {
   std::vector<float> hidden;  // (rows, n_embd): a step's hidden rows (embeddings)
   std::vector<Out> outs;      // (batch tokens) what each token's output row is for
   ModelInfo info;
-  EngineStats counters;                                          // stepping thread's own counts
-  std::unique_ptr<tzero::Drafter> drafter;                       // null: no speculative decoding
+  EngineStats counters;                     // stepping thread's own counts
+  tzero::SpeculativeOptions spec;           // spec.source none: no speculative decoding
+  std::unique_ptr<tzero::Drafter> drafter;  // prompt lookup's (a draft model's: per request)
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> live;  // stepping thread only
 
   std::mutex trie_mu;

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "runtime/decode_step.h"
 #include "runtime/pooling.h"
 #include "runtime/request.h"
+#include "runtime/speculative.h"
 #include "tzero/engine.h"
 
 namespace tzero {
@@ -79,6 +81,7 @@ struct Sequence {
   // with it in the next step (the scheduler may cut them to its budget); each is verified by
   // the token sampled before it, and they are dropped after the step.
   std::vector<int32_t> drafts;
+  std::unique_ptr<Drafter> drafter;  // a draft model's state for this request (or null)
   // Kept across preemption, so a recomputed position is not delivered twice:
   int n_scored = 0;              // prompt positions whose next token's logprob was delivered
   std::optional<Pooler> pooler;  // an embedding request's pooled states so far

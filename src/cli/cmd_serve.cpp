@@ -63,9 +63,12 @@ Command add_serve(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--spec-type", o->engine.spec_type,
                   "Speculative decoding for every request, the same bits as without: "
-                  "ngram-simple (prompt lookup: no draft model)")
+                  "ngram-simple (prompt lookup: no draft model), draft (--draft-model)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"none", "ngram-simple"}));
+      ->check(CLI::IsMember({"none", "ngram-simple", "draft"}));
+  sub->add_option("--draft-model", o->engine.draft_model,
+                  "Draft model for speculative decoding (same vocabulary; implies --spec-type "
+                  "draft): one KV cache of the context per running request");
   sub->add_option("--draft-max", o->engine.draft_max, "Most tokens drafted per request and step")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
@@ -142,6 +145,8 @@ Command add_serve(CLI::App& app) {
         signal(SIGPIPE, SIG_IGN);
 
         o->engine.pooling = *parse_pooling(o->pooling);
+        if (!o->engine.draft_model.empty() && o->engine.spec_type == "none")
+          o->engine.spec_type = "draft";
         o->server.max_body_bytes = o->max_body_kib * 1024;
         o->server.max_header_bytes = o->max_header_kib * 1024;
         if (o->server.http_threads == 0)

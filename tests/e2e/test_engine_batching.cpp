@@ -216,8 +216,9 @@ uint64_t check_random_schedules(const std::string& model, size_t n_configs,
     o.kv_tokens = c.kv_tokens;
     o.max_seqs = c.max_seqs;
     o.prefix_cache = c.prefix;
-    if (drafts) {
-      o.spec_type = "ngram-simple";
+    if (drafts) {  // prompt lookup, and a draft model (another quantization) every other one
+      o.spec_type = ci % 2 ? "draft" : "ngram-simple";
+      if (ci % 2) o.draft_model = tzero::test::generated_model("tiny", "q4_k");
       o.draft_max = 1 + int(ci % 6);
     }
     tzero::EngineStats st;
@@ -242,9 +243,10 @@ TEST(EngineBatching, RandomSchedulesEqualSoloRuns) {
   EXPECT_GT(check_random_schedules(tzero::test::generated_model("tiny", "q8_0"), 8), 0u);
 }
 
-// Speculative decoding in the engine (--spec-type ngram-simple): every request of the random
-// load, drafted for in every schedule (budgets that cut drafts, preemption, the prefix cache),
-// equals its plain solo run bit for bit, logprobs included; greedy and seeded, with grammars.
+// Speculative decoding in the engine (prompt lookup and a draft model): every request of the
+// random load, drafted for in every schedule (budgets that cut drafts, preemption, the prefix
+// cache), equals its plain solo run bit for bit, logprobs included; greedy and seeded, with
+// grammars.
 TEST(EngineBatching, RandomSchedulesWithDraftsEqualPlainSoloRuns) {
   const std::string model = tzero::test::generated_model("tiny", "q8_0");
   std::vector<RequestParams> reqs = random_requests(12, 512, 7);

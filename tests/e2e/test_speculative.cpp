@@ -230,50 +230,56 @@ TEST(Speculative, ChatRepliesAreTheSame) {
   }
 }
 
-// tzero serve --spec-type ngram-simple: concurrent answers (greedy and seeded, streamed and
-// not) carry plain decoding's digest, as `tzero run` without drafts gives it, and /metrics counts
-// the drafts.
+// tzero serve with prompt lookup or a draft model: concurrent answers (greedy and seeded) carry
+// plain decoding's digest, as `tzero run` without drafts gives it, and /metrics counts the
+// drafts.
 TEST(Speculative, ServerAnswersAreTheSame) {
   const std::string model = tzero::test::generated_model("tiny", "q4_k");
-  tzero::test::ServeProcess srv({"-m", model, "--spec-type", "ngram-simple", "--draft-max", "4",
-                                 "--parallel", "4", "-t", "2"});
-  ASSERT_TRUE(srv.ok()) << srv.stderr_text();
-  struct Req {
-    const char* prompt;
-    double temp;
-  };
-  const Req reqs[] = {{"one two three one two three one", 0},
-                      {"a b a b a b a", 0.8},
-                      {"the cat sat on the mat and the cat", 0},
-                      {"x y z x y z x", 1.1}};
-  std::vector<json> answers(std::size(reqs));
-  std::vector<std::thread> clients;
-  for (size_t i = 0; i < std::size(reqs); ++i)
-    clients.emplace_back([&, i] {
-      auto c = srv.client();
-      int st = 0;
-      answers[i] = tzero::test::post_json(*c, "/v1/completions",
-                                          {{"prompt", reqs[i].prompt},
-                                           {"max_tokens", 30},
-                                           {"temperature", reqs[i].temp},
-                                           {"seed", 5},
-                                           {"ignore_eos", true}},
-                                          &st);
-      EXPECT_EQ(st, 200) << answers[i].dump();
-    });
-  for (auto& t : clients) t.join();
-  for (size_t i = 0; i < std::size(reqs); ++i) {
-    const json plain = run_json({"-m", model, "-p", reqs[i].prompt, "-n", "30", "--temp",
-                                 std::to_string(reqs[i].temp), "--seed", "5", "--ignore-eos"});
-    EXPECT_EQ(answers[i]["choices"][0]["tzero"]["logits_digest"], plain["logits_digest"]) << i;
-    EXPECT_EQ(answers[i]["choices"][0]["text"], plain["text"]) << i;
+  for (const std::vector<std::string>& spec :
+       {std::vector<std::string>{"--spec-type", "ngram-simple", "--draft-max", "4"},
+        std::vector<std::string>{"--draft-model", tzero::test::generated_model("tiny", "q8_0"),
+                                 "--draft-max", "3"}}) {
+    std::vector<std::string> args = {"-m", model, "--parallel", "4", "-t", "2"};
+    args.insert(args.end(), spec.begin(), spec.end());
+    tzero::test::ServeProcess srv(args);
+    ASSERT_TRUE(srv.ok()) << srv.stderr_text();
+    struct Req {
+      const char* prompt;
+      double temp;
+    };
+    const Req reqs[] = {{"one two three one two three one", 0},
+                        {"a b a b a b a", 0.8},
+                        {"the cat sat on the mat and the cat", 0},
+                        {"x y z x y z x", 1.1}};
+    std::vector<json> answers(std::size(reqs));
+    std::vector<std::thread> clients;
+    for (size_t i = 0; i < std::size(reqs); ++i)
+      clients.emplace_back([&, i] {
+        auto c = srv.client();
+        int st = 0;
+        answers[i] = tzero::test::post_json(*c, "/v1/completions",
+                                            {{"prompt", reqs[i].prompt},
+                                             {"max_tokens", 30},
+                                             {"temperature", reqs[i].temp},
+                                             {"seed", 5},
+                                             {"ignore_eos", true}},
+                                            &st);
+        EXPECT_EQ(st, 200) << answers[i].dump();
+      });
+    for (auto& t : clients) t.join();
+    for (size_t i = 0; i < std::size(reqs); ++i) {
+      const json plain = run_json({"-m", model, "-p", reqs[i].prompt, "-n", "30", "--temp",
+                                   std::to_string(reqs[i].temp), "--seed", "5", "--ignore-eos"});
+      EXPECT_EQ(answers[i]["choices"][0]["tzero"]["logits_digest"], plain["logits_digest"]) << i;
+      EXPECT_EQ(answers[i]["choices"][0]["text"], plain["text"]) << i;
+    }
+    auto c = srv.client();
+    const auto m = c->Get("/metrics");
+    ASSERT_TRUE(m && m->status == 200);
+    const std::string drafted = "tzero_engine_drafted_tokens_total ";
+    const size_t at = m->body.find("\n" + drafted);
+    ASSERT_NE(at, std::string::npos) << m->body;
+    EXPECT_GT(std::stod(m->body.substr(at + 1 + drafted.size())), 0) << m->body;
+    EXPECT_NE(m->body.find("\ntzero_engine_accepted_tokens_total "), std::string::npos);
   }
-  auto c = srv.client();
-  const auto m = c->Get("/metrics");
-  ASSERT_TRUE(m && m->status == 200);
-  const std::string drafted = "tzero_engine_drafted_tokens_total ";
-  const size_t at = m->body.find("\n" + drafted);
-  ASSERT_NE(at, std::string::npos) << m->body;
-  EXPECT_GT(std::stod(m->body.substr(at + 1 + drafted.size())), 0) << m->body;
-  EXPECT_NE(m->body.find("\ntzero_engine_accepted_tokens_total "), std::string::npos);
 }
