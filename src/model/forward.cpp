@@ -44,7 +44,8 @@ void Forward::trace(BackendOps& ops, std::string_view name, int layer, Act a, si
   if (trace_) trace_(name, layer, data, rows, a.len, pos);
 }
 
-void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits) {
+void Forward::eval_single(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits,
+                          bool every_row) {
   check(n >= 1 && n <= n_batch_, "internal: eval batch size out of range");
   check(pos >= 0 && pos + n <= kv.n_ctx(), "context full: position " + std::to_string(pos + n) +
                                                " exceeds the context of " +
@@ -52,20 +53,17 @@ void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* lo
   single_.clear();
   single_.tables.push_back(kv.table());
   single_.state_slots.push_back(*kv.state_slot());
-  for (int t = 0; t < n; ++t) single_.add(tokens[t], pos + t, 0, logits && t == n - 1);
+  for (int t = 0; t < n; ++t)
+    single_.add(tokens[t], pos + t, 0, logits && (every_row || t == n - 1));
   eval_batch(single_, kv.store(), logits);
 }
 
+void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits) {
+  eval_single(tokens, n, pos, kv, logits, false);
+}
+
 void Forward::eval_rows(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits) {
-  check(n >= 1 && n <= n_batch_, "internal: eval batch size out of range");
-  check(pos >= 0 && pos + n <= kv.n_ctx(), "context full: position " + std::to_string(pos + n) +
-                                               " exceeds the context of " +
-                                               std::to_string(kv.n_ctx()) + " tokens");
-  single_.clear();
-  single_.tables.push_back(kv.table());
-  single_.state_slots.push_back(*kv.state_slot());
-  for (int t = 0; t < n; ++t) single_.add(tokens[t], pos + t, 0, true);
-  eval_batch(single_, kv.store(), logits);
+  eval_single(tokens, n, pos, kv, logits, true);
 }
 
 void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, float* hidden) {

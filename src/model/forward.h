@@ -68,6 +68,9 @@ class Forward {
   const BackendOps* device() const { return device_.get(); }  // null: CPU only
 
  private:
+  // eval (the last token's logits) and eval_rows (every token's): one sequence's batch.
+  void eval_single(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits,
+                   bool every_row);
   // The trace of buffer a of `ops` (pos0: the first row's position).
   void trace(BackendOps& ops, std::string_view name, int layer, Act a, size_t rows, int pos0);
 
