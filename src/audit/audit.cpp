@@ -21,6 +21,20 @@ ComputeOptions compute_options_of(const AuditConfig& cfg, const AuditOptions& op
   return c;
 }
 
+SpeculativeOptions speculative_of(const AuditConfig& cfg, const AuditOptions& opt,
+                                  const Model& model, const Vocab& vocab) {
+  SpeculativeOptions s;
+  if (cfg.spec.empty()) return s;
+  s.draft_max = cfg.draft_max;
+  if (cfg.spec == "self") {
+    s.source = DraftSource::model;
+    s.draft = Session::over(model, vocab, compute_options_of(cfg, opt));
+  } else {
+    s.source = DraftSource::ngram;
+  }
+  return s;
+}
+
 std::vector<AuditConfig> audit_matrix(int max_threads) {
   const int cores =
       max_threads > 0 ? max_threads : std::max(1, int(std::thread::hardware_concurrency()));
@@ -49,6 +63,20 @@ std::vector<AuditConfig> audit_matrix(int max_threads) {
   m.push_back(batch("batch: 7 mates, prefill chunk 5", 7, 5, 0, 4, false));
   m.push_back(batch("batch: prefix cache warm", 3, 0, 0, 4, true));
   m.push_back(batch("batch: 7 mates, tiny KV pool (preemption)", 7, 0, -1, 4, false));
+  // Speculative decoding: the drafts' verification passes give the rows plain decoding gives.
+  for (const auto& [spec, k] : {std::pair{"ngram-simple", 4}, std::pair{"self", 3}}) {
+    AuditConfig c{std::string("draft: ") +
+                      (spec == std::string("self") ? "the model itself" : "prompt lookup") +
+                      ", up to " + std::to_string(k) + " tokens",
+                  "draft", true, cores};
+    c.spec = spec, c.draft_max = k;
+    m.push_back(c);
+  }
+  {
+    AuditConfig c = batch("batch: 3 mates, prompt lookup drafts", 3, 0, 0, 16, false);
+    c.spec = "ngram-simple";
+    m.push_back(c);
+  }
   for (int run = 1; run <= 3; ++run) {
     AuditConfig c{"fast mode #" + std::to_string(run), "fast", false, std::max(cores, 2)};
     c.mode = Mode::fast;
@@ -137,6 +165,42 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     account(cfg, o);
   };
 
+  // A run with drafts (no trace: a trace follows one-token passes), compared by its digest,
+  // tokens and logits rows.
+  auto run_drafted = [&](const AuditConfig& cfg, size_t p, AuditOutcome& o) {
+    GenerateOptions g;
+    g.prompt = opt.prompts[p];
+    g.n_predict = opt.n_predict;
+    g.compute = compute_options_of(cfg, opt);
+    g.keep_logits = true;
+    g.speculative = speculative_of(cfg, opt, model, vocab);
+    const GenerateResult r = generate(model, vocab, g);
+    o.pp_tokens_per_s = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
+    o.tg_tokens_per_s =
+        r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
+    if (o.tg_tokens_per_s == 0) o.na.decode = "no decode step after the first token to time";
+    o.logits_digest = r.logits_digest;
+    o.tokens = r.tokens;
+    o.stop = r.stop_reason;
+    o.tokens_equal = r.tokens == base[p].tokens;
+    o.identical = o.tokens_equal && r.logits_digest == base[p].logits_digest &&
+                  r.stop_reason == base[p].stop_reason;
+    const size_t rows = std::min(r.logits.size(), base[p].logits.size());
+    for (size_t s = 0; s < rows; ++s)
+      for (size_t i = 0; i < r.logits[s].size(); ++i)
+        o.max_logit_deviation = std::max(o.max_logit_deviation,
+                                         double(std::fabs(r.logits[s][i] - base[p].logits[s][i])));
+    if (!o.tokens_equal) {
+      size_t k = 0;
+      while (k < r.tokens.size() && k < base[p].tokens.size() && r.tokens[k] == base[p].tokens[k])
+        ++k;
+      o.has_first = true;
+      o.first_pos = uint32_t(base[p].prompt_tokens.size() + k);
+      o.first_op = "sampled token";
+    }
+    account(cfg, o);
+  };
+
   for (size_t c = 0; c < rep.configs.size(); ++c) {
     const AuditConfig& cfg = rep.configs[c];
     for (size_t p = 0; p < opt.prompts.size(); ++p) {
@@ -164,6 +228,8 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
           o.first_op = "sampled token";
         }
         account(cfg, o);
+      } else if (cfg.group == "draft") {
+        run_drafted(cfg, p, o);
       } else {
         run_traced(cfg, c, p, o);
       }

@@ -33,6 +33,10 @@ struct AuditConfig {
   int kv_tokens = 0;      // EngineOptions::kv_tokens (small: preemption)
   int block_size = 16;
   bool warm_cache = false;  // run it once first, so its prompt comes from the prefix cache
+  // Speculative decoding (group "draft", or a batch's): "ngram-simple" (prompt lookup) or
+  // "self" (the model as its own draft); "" none. Drafts must not change a bit.
+  std::string spec = "";
+  int draft_max = 4;
 };
 
 struct AuditOutcome {
@@ -121,6 +125,10 @@ std::vector<AuditConfig> audit_matrix(int max_threads);
 // A sequential run of one configuration: its threads, kernels, chunk and mode, and what holds
 // for every configuration (op overrides, KV type).
 ComputeOptions compute_options_of(const AuditConfig& cfg, const AuditOptions& opt);
+// The speculative decoding of a "draft" configuration (the model itself as the draft runs on a
+// second session over the same weights).
+SpeculativeOptions speculative_of(const AuditConfig& cfg, const AuditOptions& opt,
+                                  const Model& model, const Vocab& vocab);
 
 // Runs prompt p of the audit through the batched engine as cfg says (audit/audit_batch.cpp):
 // fills tokens, stop, logits digest, cached_tokens and preempted of the outcome.

@@ -37,6 +37,11 @@ void run_batch_config(const std::string& model_path, const AuditConfig& cfg,
   eo.block_size = cfg.block_size;
   eo.prefill_chunk = cfg.prefill_chunk;
   eo.max_seqs = cfg.mates + 1;
+  if (!cfg.spec.empty()) {
+    eo.spec_type = cfg.spec == "self" ? "draft" : cfg.spec;
+    if (cfg.spec == "self") eo.draft_model = model_path;
+    eo.draft_max = cfg.draft_max;
+  }
   std::vector<std::string> mates;
   for (size_t i = 0; i < prompts.size() && int(mates.size()) < cfg.mates; ++i)
     if (i != p) mates.push_back(prompts[i]);

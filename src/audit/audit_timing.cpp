@@ -54,6 +54,7 @@ std::vector<AuditTiming> time_configs(const Model& model, const Vocab& vocab,
       g.prompt = opt.prompts[0];
       g.n_predict = opt.n_predict;
       g.compute = compute_options_of(cfg, opt);
+      g.speculative = speculative_of(cfg, opt, model, vocab);
       const GenerateResult r = generate(model, vocab, g);
       if (r.prompt_seconds > 0)
         prefill.push_back(double(r.prompt_tokens.size()) / r.prompt_seconds);

@@ -31,7 +31,12 @@ TEST(Audit, ContractHoldsAndReportIsWritten) {
     cached += o.value("cached_tokens", 0);
     preempted += o.value("preempted", 0);
   }
-  EXPECT_GE(batch_configs, 5);
+  EXPECT_GE(batch_configs, 6);
+  // Speculative decoding's rows: prompt lookup and the model as its own draft, alone and in the
+  // engine, identical like every deterministic row (checked above).
+  int draft_configs = 0;
+  for (const auto& c : j["configs"]) draft_configs += c["group"] == "draft";
+  EXPECT_EQ(draft_configs, 2);
   EXPECT_GT(cached, 0);
   EXPECT_GT(preempted, 0);
   // A value is measured, or null with its reason: batched rows time their request's decode,
