@@ -94,20 +94,22 @@ class LLM:
     kernels: "auto", "scalar", "avx2", "avx512", ... (same bits). ctx: context per sequence
     (0: min(trained, 4096)). kv_type: "f32" or "f16" (changes the bits). batch: tokens per
     forward pass. max_seqs: sequences computed together. ops: custom kernels "op=name".
-    speculative: "none" or "ngram-simple" (speculative decoding by prompt lookup, up to
-    draft_max drafts a step, none under draft_min): the same bits as without, only faster.
+    speculative: "none", "ngram-simple" (speculative decoding by prompt lookup) or "draft"
+    (draft_model: a GGUF file with the same vocabulary; giving it implies "draft"), up to
+    draft_max drafts a step, none under draft_min: the same bits as without, only faster.
     """
 
     def __init__(self, path: str, threads: Optional[int] = None, mode: str = "deterministic",
                  kernels: str = "auto", ctx: int = 0, kv_type: str = "f32", batch: int = 256,
                  max_seqs: int = 16, use_mmap: bool = True, ops: Sequence[str] = (),
-                 speculative: str = "none", draft_max: int = 16, draft_min: int = 0):
+                 speculative: str = "none", draft_model: str = "", draft_max: int = 16,
+                 draft_min: int = 0):
         if threads is None:
             threads = os.cpu_count() or 1
         self.path = path
         self._m = _tzero.Model(path, int(threads), mode, kernels, int(ctx), kv_type, int(batch),
                                int(max_seqs), bool(use_mmap), list(ops), str(speculative),
-                               int(draft_max), int(draft_min))
+                               str(draft_model), int(draft_max), int(draft_min))
         self.info = self._m.info()
 
     def __repr__(self) -> str:

@@ -122,8 +122,8 @@ class Model {
  public:
   Model(const std::string& path, int threads, const std::string& mode, const std::string& kernels,
         int ctx, const std::string& kv_type, int batch, int max_seqs, bool use_mmap,
-        const std::vector<std::string>& ops, const std::string& speculative, int draft_max,
-        int draft_min) {
+        const std::vector<std::string>& ops, const std::string& speculative,
+        const std::string& draft_model, int draft_max, int draft_min) {
     try {
       tzero::ComputeOptions c;
       c.n_threads = threads;
@@ -144,14 +144,22 @@ class Model {
       eo.max_batch_tokens = std::max(batch, 1);
       eo.max_queue = 1 << 20;
       // Speculative decoding (runtime/speculative.h): the engine's, and solo runs' the same way.
-      eo.spec_type = speculative;
+      eo.spec_type = !draft_model.empty() && speculative == "none" ? "draft" : speculative;
+      eo.draft_model = draft_model;
       eo.draft_max = draft_max;
       eo.draft_min = draft_min;
       engine_ = std::make_unique<tzero::Engine>(session_, eo);
-      if (speculative == "ngram-simple") {
-        speculative_.source = tzero::DraftSource::ngram;
+      if (eo.spec_type != "none") {
+        speculative_.source =
+            eo.spec_type == "draft" ? tzero::DraftSource::model : tzero::DraftSource::ngram;
         speculative_.draft_max = draft_max;
         speculative_.draft_min = draft_min;
+        if (speculative_.source == tzero::DraftSource::model) {
+          tzero::ComputeOptions dc = c;  // the draft on the CPU, with this model's context
+          dc.gpu_layers = 0;
+          dc.n_ctx = session_->n_ctx();
+          speculative_.draft = tzero::Session::open(draft_model, dc);
+        }
       }
     } catch (...) {
       rethrow(std::current_exception());
@@ -517,10 +525,11 @@ PYBIND11_MODULE(_tzero, m) {
   py::class_<Model>(m, "Model")
       .def(py::init<const std::string&, int, const std::string&, const std::string&, int,
                     const std::string&, int, int, bool, const std::vector<std::string>&,
-                    const std::string&, int, int>(),
+                    const std::string&, const std::string&, int, int>(),
            py::arg("path"), py::arg("threads"), py::arg("mode"), py::arg("kernels"), py::arg("ctx"),
            py::arg("kv_type"), py::arg("batch"), py::arg("max_seqs"), py::arg("use_mmap"),
-           py::arg("ops"), py::arg("speculative"), py::arg("draft_max"), py::arg("draft_min"))
+           py::arg("ops"), py::arg("speculative"), py::arg("draft_model"), py::arg("draft_max"),
+           py::arg("draft_min"))
       .def("run", &Model::run)
       .def("stream", &Model::stream, py::keep_alive<0, 1>())
       .def("generate_solo", &Model::generate_solo)

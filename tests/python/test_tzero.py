@@ -63,8 +63,12 @@ def test_batch_gives_each_prompt_its_solo_bits(llm):
     assert [c.logits_digest for c in by_ids] == [c.logits_digest for c in solo]
 
 
-def test_speculative_decoding_gives_the_same_bits(model_path, llm):
-    spec = tzero.LLM(model_path, threads=2, speculative="ngram-simple", draft_max=4)
+@pytest.mark.parametrize("drafts", ["ngram", "model"])
+def test_speculative_decoding_gives_the_same_bits(model_path, llm, drafts):
+    if drafts == "ngram":
+        spec = tzero.LLM(model_path, threads=2, speculative="ngram-simple", draft_max=4)
+    else:  # the model as its own draft
+        spec = tzero.LLM(model_path, threads=2, draft_model=model_path, draft_max=3)
     prompts = ["one two three one two three one", "a b a b a b a"] + PROMPTS
     for kw in ({}, {"temperature": 0.8, "seed": 3}):
         plain = llm.generate(prompts, max_tokens=24, ignore_eos=True, logprobs=1, **kw)
