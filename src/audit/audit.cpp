@@ -10,6 +10,41 @@
 
 namespace tzero {
 
+namespace {
+
+// A generate() run's rates, digest, tokens and stop into its outcome.
+void record_run(const GenerateResult& r, AuditOutcome& o) {
+  o.pp_tokens_per_s = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
+  o.tg_tokens_per_s =
+      r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
+  if (o.tg_tokens_per_s == 0) o.na.decode = "no decode step after the first token to time";
+  o.logits_digest = r.logits_digest;
+  o.tokens = r.tokens;
+  o.stop = r.stop_reason;
+}
+
+// The largest |logit - baseline logit| over the rows both runs kept.
+double max_logit_deviation(const GenerateResult& r, const GenerateResult& base) {
+  double m = 0;
+  const size_t rows = std::min(r.logits.size(), base.logits.size());
+  for (size_t s = 0; s < rows; ++s)
+    for (size_t i = 0; i < r.logits[s].size(); ++i)
+      m = std::max(m, double(std::fabs(r.logits[s][i] - base.logits[s][i])));
+  return m;
+}
+
+// The first generated token that differs from the baseline's, as the outcome's divergence.
+void name_first_token(const std::vector<int32_t>& tokens, const GenerateResult& base,
+                      AuditOutcome& o) {
+  size_t k = 0;
+  while (k < tokens.size() && k < base.tokens.size() && tokens[k] == base.tokens[k]) ++k;
+  o.has_first = true;
+  o.first_pos = uint32_t(base.prompt_tokens.size() + k);
+  o.first_op = "sampled token";
+}
+
+}  // namespace
+
 ComputeOptions compute_options_of(const AuditConfig& cfg, const AuditOptions& opt) {
   ComputeOptions c;
   c.n_threads = cfg.threads;
@@ -131,13 +166,7 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     g.trace_metadata = "{}";
     if (c == 1) g.perturb = opt.perturb;
     GenerateResult r = generate(model, vocab, g);
-    o.pp_tokens_per_s = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
-    o.tg_tokens_per_s =
-        r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
-    if (o.tg_tokens_per_s == 0) o.na.decode = "no decode step after the first token to time";
-    o.logits_digest = r.logits_digest;
-    o.tokens = r.tokens;
-    o.stop = r.stop_reason;
+    record_run(r, o);
     TraceFile t = read_trace(g.trace_path);
     if (c == 0) {
       for (size_t s = 0; s < r.top2_gaps.size(); ++s)
@@ -157,11 +186,7 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     o.first_layer = d.first_layer;
     o.first_op = d.first_op;
     o.tokens_equal = r.tokens == base[p].tokens;
-    const size_t rows = std::min(r.logits.size(), base[p].logits.size());
-    for (size_t s = 0; s < rows; ++s)
-      for (size_t i = 0; i < r.logits[s].size(); ++i)
-        o.max_logit_deviation = std::max(o.max_logit_deviation,
-                                         double(std::fabs(r.logits[s][i] - base[p].logits[s][i])));
+    o.max_logit_deviation = max_logit_deviation(r, base[p]);
     account(cfg, o);
   };
 
@@ -175,29 +200,12 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
     g.keep_logits = true;
     g.speculative = speculative_of(cfg, opt, model, vocab);
     const GenerateResult r = generate(model, vocab, g);
-    o.pp_tokens_per_s = r.prompt_seconds > 0 ? r.prompt_tokens.size() / r.prompt_seconds : 0;
-    o.tg_tokens_per_s =
-        r.gen_seconds > 0 && r.n_eval_rows > 1 ? (r.n_eval_rows - 1) / r.gen_seconds : 0;
-    if (o.tg_tokens_per_s == 0) o.na.decode = "no decode step after the first token to time";
-    o.logits_digest = r.logits_digest;
-    o.tokens = r.tokens;
-    o.stop = r.stop_reason;
+    record_run(r, o);
     o.tokens_equal = r.tokens == base[p].tokens;
     o.identical = o.tokens_equal && r.logits_digest == base[p].logits_digest &&
                   r.stop_reason == base[p].stop_reason;
-    const size_t rows = std::min(r.logits.size(), base[p].logits.size());
-    for (size_t s = 0; s < rows; ++s)
-      for (size_t i = 0; i < r.logits[s].size(); ++i)
-        o.max_logit_deviation = std::max(o.max_logit_deviation,
-                                         double(std::fabs(r.logits[s][i] - base[p].logits[s][i])));
-    if (!o.tokens_equal) {
-      size_t k = 0;
-      while (k < r.tokens.size() && k < base[p].tokens.size() && r.tokens[k] == base[p].tokens[k])
-        ++k;
-      o.has_first = true;
-      o.first_pos = uint32_t(base[p].prompt_tokens.size() + k);
-      o.first_op = "sampled token";
-    }
+    o.max_logit_deviation = max_logit_deviation(r, base[p]);
+    if (!o.tokens_equal) name_first_token(r.tokens, base[p], o);
     account(cfg, o);
   };
 
@@ -219,14 +227,7 @@ AuditReport run_audit(const Model& model, const Vocab& vocab, const std::string&
           o.na.deviation =
               "batched run: the engine reports a digest of the logits, not their values, so only "
               "that they differ is known";
-        if (!o.tokens_equal) {  // name the first differing generated token
-          size_t k = 0;
-          while (k < tokens.size() && k < base[p].tokens.size() && tokens[k] == base[p].tokens[k])
-            ++k;
-          o.has_first = true;
-          o.first_pos = uint32_t(base[p].prompt_tokens.size() + k);
-          o.first_op = "sampled token";
-        }
+        if (!o.tokens_equal) name_first_token(tokens, base[p], o);
         account(cfg, o);
       } else if (cfg.group == "draft") {
         run_drafted(cfg, p, o);

@@ -19,6 +19,7 @@
 
 #include <immintrin.h>
 
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
@@ -557,6 +558,15 @@ inline void for_rows16_panels(const uint8_t* w, size_t w_row_bytes, size_t n_row
   }
 }
 
+// Tokens t .. t + NT - 1's rows of a per-token array of nb entries each (activation blocks, their
+// precomputed terms), as the panel kernels take them.
+template <int NT, typename T>
+inline std::array<const T*, NT> token_rows(const T* per_token, size_t t, size_t nb) {
+  std::array<const T*, NT> rows;
+  for (int k = 0; k < NT; ++k) rows[size_t(k)] = per_token + (t + size_t(k)) * nb;
+  return rows;
+}
+
 // y[t * ldy + r] for r < n_rows (a multiple of 16, w at a panel's first row), t < n_tok; Block:
 // BlockQ4_K or BlockQ5_K.
 template <typename Block>
@@ -578,13 +588,9 @@ void gemm_k4_rows16(const uint8_t* w, size_t w_row_bytes, const void* x, size_t 
   for_rows16_panels(w, w_row_bytes, n_rows, n_tok, y, ldy,
                     [&](auto nt, const uint8_t* panel, size_t t, float* yp) {
                       constexpr int NT = decltype(nt)::value;
-                      const ActQ8K* a[NT];
-                      const Rows16Act* tm[NT];
-                      for (int k = 0; k < NT; ++k) {
-                        a[k] = xq + (t + size_t(k)) * nb;
-                        tm[k] = terms.data() + (t + size_t(k)) * nb;
-                      }
-                      k4_rows16_panel<Block, NT>(panel, nb, a, tm, yp, ldy);
+                      k4_rows16_panel<Block, NT>(panel, nb, token_rows<NT>(xq, t, nb).data(),
+                                                 token_rows<NT>(terms.data(), t, nb).data(), yp,
+                                                 ldy);
                     });
 }
 
@@ -596,9 +602,7 @@ inline void gemm_q6_k_rows16(const uint8_t* w, size_t w_row_bytes, const void* x
   for_rows16_panels(w, w_row_bytes, n_rows, n_tok, y, ldy,
                     [&](auto nt, const uint8_t* panel, size_t t, float* yp) {
                       constexpr int NT = decltype(nt)::value;
-                      const ActQ8K* a[NT];
-                      for (int k = 0; k < NT; ++k) a[k] = xq + (t + size_t(k)) * nb;
-                      q6k_rows16_panel<NT>(panel, nb, a, yp, ldy);
+                      q6k_rows16_panel<NT>(panel, nb, token_rows<NT>(xq, t, nb).data(), yp, ldy);
                     });
 }
 
@@ -618,13 +622,8 @@ void gemm_k2_rows16(const uint8_t* w, size_t w_row_bytes, const void* x, size_t 
   for_rows16_panels(w, w_row_bytes, n_rows, n_tok, y, ldy,
                     [&](auto nt, const uint8_t* panel, size_t t, float* yp) {
                       constexpr int NT = decltype(nt)::value;
-                      const ActQ8K* a[NT];
-                      const Rows16BsumPairs* p[NT];
-                      for (int k = 0; k < NT; ++k) {
-                        a[k] = xq + (t + size_t(k)) * nb;
-                        p[k] = bsp.data() + (t + size_t(k)) * nb;
-                      }
-                      k2_rows16_panel<Block, NT>(panel, nb, a, p, yp, ldy);
+                      k2_rows16_panel<Block, NT>(panel, nb, token_rows<NT>(xq, t, nb).data(),
+                                                 token_rows<NT>(bsp.data(), t, nb).data(), yp, ldy);
                     });
 }
 
@@ -636,9 +635,8 @@ inline void gemm_iq4_xs_rows16(const uint8_t* w, size_t w_row_bytes, const void*
   for_rows16_panels<16>(w, w_row_bytes, n_rows, n_tok, y, ldy,
                         [&](auto nt, const uint8_t* panel, size_t t, float* yp) {
                           constexpr int NT = decltype(nt)::value;
-                          const ActQ8K* a[NT];
-                          for (int k = 0; k < NT; ++k) a[k] = xq + (t + size_t(k)) * nb;
-                          iq4xs_rows16_panel<NT>(panel, nb, a, yp, ldy);
+                          const auto a = token_rows<NT>(xq, t, nb);
+                          iq4xs_rows16_panel<NT>(panel, nb, a.data(), yp, ldy);
                         });
 }
 
