@@ -54,6 +54,8 @@ struct TokenEvent {
   int n_generated = 0;           // generated tokens
   int n_cached = 0;              // prompt tokens found in the prefix cache when first scheduled
   int n_preempted = 0;           // times the request was preempted and recomputed
+  int n_drafted = 0;             // speculative decoding: draft tokens verified (0 without)
+  int n_accepted = 0;            // of which the target sampled the same (rejected: the rest)
   std::string logits_digest;     // XXH3-128 over every sampled logits row, as `tzero run` prints
   std::vector<float> embedding;  // an embedding request's vector (RequestParams::embedding)
 };

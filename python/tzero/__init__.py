@@ -57,6 +57,8 @@ class Completion:
     prompt_logprobs: Optional[list] = None  # per prompt token after the first: (id, lp, rank, top)
     logits: Optional[object] = None  # numpy (rows, n_vocab) float32 with return_logits
     tool_calls: Optional[list] = None  # chat with tools: OpenAI's tool_calls entries
+    drafted: int = 0  # speculative decoding: drafts verified (rejected: drafted - accepted)
+    accepted: int = 0  # drafts equal to the token sampled at their place
 
 
 def _completion(d: dict) -> Completion:
@@ -77,6 +79,8 @@ def _completion(d: dict) -> Completion:
         top_logprobs=top,
         prompt_logprobs=plp,
         logits=d.get("logits"),
+        drafted=d.get("drafted", 0),
+        accepted=d.get("accepted", 0),
     )
 
 

@@ -217,6 +217,8 @@ struct Engine::Impl {
     e.n_cached = std::max(0, s.n_cached);
     counters.cached_tokens += uint64_t(e.n_cached);
     e.n_preempted = s.n_preempted;
+  e.n_drafted = s.n_drafted;
+  e.n_accepted = s.n_accepted;
     e.logits_digest = s.decode.digest();
     if (s.pooler && s.pooler->complete()) e.embedding = s.pooler->result(s.params.embedding_dims);
     sched->remove(&s);
@@ -414,10 +416,12 @@ struct Engine::Impl {
       // Each draft equal to the token just sampled was fed at its position: its row is the one
       // plain decoding samples from next (the same bits whatever shares the pass).
       counters.drafted_tokens += verify_rows.size();
+      s.n_drafted += int(verify_rows.size());
       for (size_t i = 0; i < verify_rows.size() && reason == StopReason::none; ++i) {
         if (s.tokens.back() != s.drafts[i]) break;
         ++s.n_computed;
         ++counters.accepted_tokens;
+        ++s.n_accepted;
         reason = on_logits(s, verify_rows[i], tail);
       }
       s.drafts.clear();

@@ -208,6 +208,7 @@ class ChatSession {
       if (drafter_)
         j["speculative"] = {{"drafted", end.counts.drafted},
                             {"accepted", end.counts.accepted},
+                            {"rejected", end.counts.drafted - end.counts.accepted},
                             {"passes", end.counts.passes}};
       std::fprintf(stderr, "%s\n", j.dump().c_str());
     }

@@ -177,6 +177,7 @@ Command add_run(CLI::App& app) {
               if (o->gen.speculative.source != DraftSource::none)
                 j["speculative"] = {{"drafted", r.speculative.drafted},
                                     {"accepted", r.speculative.accepted},
+                                    {"rejected", r.speculative.drafted - r.speculative.accepted},
                                     {"passes", r.speculative.passes}};
               std::printf("%s\n",
                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());

@@ -83,6 +83,8 @@ py::dict result_dict(const RequestParams& p, const Collected& c) {
   d["stop_reason"] = tzero::to_string(f.stop_reason);
   d["logits_digest"] = f.logits_digest;
   d["n_cached"] = f.n_cached;
+  d["drafted"] = f.n_drafted;
+  d["accepted"] = f.n_accepted;
   if (!f.embedding.empty()) {
     py::array_t<float> v(py::ssize_t(f.embedding.size()));
     std::memcpy(v.mutable_data(), f.embedding.data(), f.embedding.size() * sizeof(float));
@@ -344,6 +346,8 @@ class Model {
     d["stop_reason"] = tzero::to_string(r.stop_reason);
     d["finish_reason"] = tzero::to_string(tzero::finish_reason_of(r.stop_reason));
     d["logits_digest"] = r.logits_digest;
+    d["drafted"] = r.speculative.drafted;
+    d["accepted"] = r.speculative.accepted;
     if (keep_logits) {
       const size_t n_vocab = size_t(session_->hparams().n_vocab);
       py::array_t<float> a({py::ssize_t(r.logits.size()), py::ssize_t(n_vocab)});

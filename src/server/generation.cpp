@@ -89,7 +89,9 @@ ChoiceAccumulator::ChoiceAccumulator(int n_choices, int n_per_prompt, const tzer
     : engine_(engine),
       logprobs_(logprobs),
       n_per_prompt_(n_per_prompt),
-      choices_(size_t(n_choices)) {}
+      choices_(size_t(n_choices)) {
+  usage_.speculative = engine.options().spec_type != "none";
+}
 
 void ChoiceAccumulator::add(const Job::Event& ev) {
   ChoiceOut& c = choices_[size_t(ev.choice)];
@@ -134,8 +136,7 @@ void ChoiceAccumulator::add(const Job::Event& ev) {
       if (ev.e.finish_reason == tzero::FinishReason::stop) c.finish_reason = "tool_calls";
     }
   }
-  if (ev.choice % n_per_prompt_ == 0) n_prompt_ += ev.e.n_prompt;  // each prompt once
-  n_generated_ += ev.e.n_generated;
+  usage_.add(ev.e, ev.choice % n_per_prompt_ == 0);
 }
 
 void ChoiceAccumulator::set_tools(std::shared_ptr<const ToolRequest> tools,
@@ -154,7 +155,7 @@ void ChoiceAccumulator::set_harmony(bool harmony) {
 }
 
 Usage ChoiceAccumulator::usage() const {
-  return Usage{n_prompt_, n_generated_};
+  return usage_;
 }
 
 // --- StreamWriter -----------------------------------------------------------------------------
@@ -168,6 +169,7 @@ StreamWriter::StreamWriter(ResponseMeta meta, int n_choices, bool include_usage,
       prompt_(size_t(n_choices)),
       prompt_sent_(size_t(n_choices), false),
       ids_(size_t(n_choices)) {
+  usage_.speculative = engine.options().spec_type != "none";
   const std::string call_prefix = "call_" + meta_.id.substr(meta_.id.find('-') + 1) + "_";
   if (meta_.harmony) {
     for (int i = 0; i < n_choices; ++i)
@@ -253,8 +255,7 @@ std::string StreamWriter::add(const std::vector<Job::Event>& events) {
       if (!toks.empty()) offset_[size_t(ev.choice)] += toks[0].piece.size();
       continue;
     }
-    if (ev.choice % meta_.n == 0) n_prompt_ += e.n_prompt;  // each prompt once
-    n_generated_ += e.n_generated;
+    usage_.add(e, ev.choice % meta_.n == 0);
     if (e.finish_reason == tzero::FinishReason::cancelled) {
       cancelled_ = true;
       continue;
@@ -297,7 +298,7 @@ std::string StreamWriter::close() {
         ApiError(503, "The server is shutting down; the request was cancelled.", "", "shutdown")
             .to_json());
   std::string out;
-  if (include_usage_) out += sse_usage_chunk(meta_, Usage{n_prompt_, n_generated_});
+  if (include_usage_) out += sse_usage_chunk(meta_, usage_);
   return out + sse_done();
 }
 

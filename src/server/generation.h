@@ -87,7 +87,7 @@ class ChoiceAccumulator {
   bool logprobs_;
   int n_per_prompt_;
   std::vector<ChoiceOut> choices_;
-  int n_prompt_ = 0, n_generated_ = 0;
+  Usage usage_;
   bool cancelled_ = false;
   std::optional<ApiError> failure_;
   std::shared_ptr<const ToolRequest> tools_;
@@ -108,7 +108,7 @@ class StreamWriter {
   // error event (and no [DONE]) when a choice was cancelled (the server shutting down) or
   // failed (its grammar over budget).
   std::string close();
-  Usage usage() const { return Usage{n_prompt_, n_generated_}; }  // so far
+  Usage usage() const { return usage_; }  // so far
 
  private:
   // The prompt chunk (echo, prompt_logprobs) of a choice, once; "" when none is due.
@@ -126,7 +126,7 @@ class StreamWriter {
   std::vector<HarmonySplitter> harmony_;   // chat with a harmony model: one per choice
   std::vector<int> n_calls_;               // tool calls sent per choice
   std::vector<std::vector<int32_t>> ids_;  // per choice: token ids not yet sent in a chunk
-  int n_prompt_ = 0, n_generated_ = 0;
+  Usage usage_;
   bool cancelled_ = false;
   std::optional<ApiError> failure_;
 };

@@ -131,6 +131,9 @@ std::string Metrics::render(const tzero::EngineStats& e, int in_flight) const {
   header(out, "tzero_engine_accepted_tokens_total", "counter",
          "Speculative decoding: drafts equal to the token sampled at their place.");
   line(out, "tzero_engine_accepted_tokens_total", double(e.accepted_tokens));
+  header(out, "tzero_engine_rejected_tokens_total", "counter",
+         "Speculative decoding: drafts that differed from the token sampled at their place.");
+  line(out, "tzero_engine_rejected_tokens_total", double(e.drafted_tokens - e.accepted_tokens));
   header(out, "tzero_engine_cached_tokens_total", "counter",
          "Prompt tokens found in the prefix cache.");
   line(out, "tzero_engine_cached_tokens_total", double(e.cached_tokens));

@@ -32,10 +32,21 @@ std::string sse(const json& j) {
 
 }  // namespace
 
+void Usage::add(const tzero::TokenEvent& e, bool prompt) {
+  if (prompt) prompt_tokens += e.n_prompt;
+  completion_tokens += e.n_generated;
+  drafted += e.n_drafted;
+  accepted += e.n_accepted;
+}
+
 json Usage::to_json() const {
-  return json{{"prompt_tokens", prompt_tokens},
-              {"completion_tokens", completion_tokens},
-              {"total_tokens", prompt_tokens + completion_tokens}};
+  json j{{"prompt_tokens", prompt_tokens},
+         {"completion_tokens", completion_tokens},
+         {"total_tokens", prompt_tokens + completion_tokens}};
+  if (speculative)
+    j["completion_tokens_details"] = {{"accepted_prediction_tokens", accepted},
+                                      {"rejected_prediction_tokens", drafted - accepted}};
+  return j;
 }
 
 json logprobs_json(Endpoint ep, const std::vector<TokenOut>& tokens, size_t offset) {

@@ -55,8 +55,15 @@ struct TokenOut {
   bool null_logprob = false;  // the prompt's first token: no logprob (null in JSON)
 };
 
+// A response's token counts. With speculative decoding on the server, completion_tokens_details
+// as OpenAI's predicted outputs spell it: accepted_prediction_tokens (drafts the model sampled
+// too) and rejected_prediction_tokens (drafts verified and refused).
 struct Usage {
   int prompt_tokens = 0, completion_tokens = 0;
+  bool speculative = false;
+  int drafted = 0, accepted = 0;
+  // Adds a final event's counts; its prompt only when `prompt` (each prompt once over its n).
+  void add(const tzero::TokenEvent& final_event, bool prompt);
   nlohmann::json to_json() const;
 };
 

@@ -86,6 +86,7 @@ TEST(ServeApi, CompletionShapeStreamingAndRepeats) {
   EXPECT_EQ(r["choices"][0]["logprobs"]["text_offset"][0], 0);
   EXPECT_EQ(r["usage"]["completion_tokens"], 24);
   EXPECT_EQ(r["usage"]["total_tokens"].get<int>(), r["usage"]["prompt_tokens"].get<int>() + 24);
+  EXPECT_FALSE(r["usage"].contains("completion_tokens_details")) << r.dump();  // no drafts
   for (double lp : solo.logprobs) EXPECT_LE(lp, 0.0);
 
   // Repeats: bit for bit.

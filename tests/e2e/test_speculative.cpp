@@ -267,7 +267,12 @@ TEST(Speculative, ServerAnswersAreTheSame) {
         EXPECT_EQ(st, 200) << answers[i].dump();
       });
     for (auto& t : clients) t.join();
+    int accepted = 0, rejected = 0;
     for (size_t i = 0; i < std::size(reqs); ++i) {
+      // Each answer's own counts, as OpenAI's predicted outputs spell them.
+      const json& details = answers[i]["usage"]["completion_tokens_details"];
+      accepted += details.at("accepted_prediction_tokens").get<int>();
+      rejected += details.at("rejected_prediction_tokens").get<int>();
       const json plain = run_json({"-m", model, "-p", reqs[i].prompt, "-n", "30", "--temp",
                                    std::to_string(reqs[i].temp), "--seed", "5", "--ignore-eos"});
       EXPECT_EQ(answers[i]["choices"][0]["tzero"]["logits_digest"], plain["logits_digest"]) << i;
@@ -276,10 +281,15 @@ TEST(Speculative, ServerAnswersAreTheSame) {
     auto c = srv.client();
     const auto m = c->Get("/metrics");
     ASSERT_TRUE(m && m->status == 200);
-    const std::string drafted = "tzero_engine_drafted_tokens_total ";
-    const size_t at = m->body.find("\n" + drafted);
-    ASSERT_NE(at, std::string::npos) << m->body;
-    EXPECT_GT(std::stod(m->body.substr(at + 1 + drafted.size())), 0) << m->body;
-    EXPECT_NE(m->body.find("\ntzero_engine_accepted_tokens_total "), std::string::npos);
+    auto metric = [&](const std::string& name) {
+      const size_t at = m->body.find("\n" + name + " ");
+      EXPECT_NE(at, std::string::npos) << name << "\n" << m->body;
+      return at == std::string::npos ? -1 : std::stoi(m->body.substr(at + name.size() + 2));
+    };
+    // The server's totals are the answers' sums.
+    EXPECT_GT(accepted + rejected, 0);
+    EXPECT_EQ(metric("tzero_engine_drafted_tokens_total"), accepted + rejected);
+    EXPECT_EQ(metric("tzero_engine_accepted_tokens_total"), accepted);
+    EXPECT_EQ(metric("tzero_engine_rejected_tokens_total"), rejected);
   }
 }

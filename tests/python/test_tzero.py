@@ -77,11 +77,17 @@ def test_speculative_decoding_gives_the_same_bits(model_path, llm, drafts):
             assert a.tokens == b.tokens
             assert a.logits_digest == b.logits_digest
             assert np.array(a.logprobs, np.float32).tobytes() == np.array(b.logprobs, np.float32).tobytes()
+            assert a.drafted == 0 and 0 <= b.accepted <= b.drafted
+            if drafts == "model" and not kw:  # its own greedy draft: every draft sampled
+                assert b.accepted == b.drafted > 0
+        assert sum(c.drafted for c in got) > 0
         # Through `tzero run`'s path too, with its logits rows.
         a = llm.generate(prompts[0], max_tokens=12, return_logits=True, **kw)
         b = spec.generate(prompts[0], max_tokens=12, return_logits=True, **kw)
         assert a.logits_digest == b.logits_digest
         assert a.logits.tobytes() == b.logits.tobytes()
+        if drafts == "model":  # (prompt lookup may find nothing in 12 random-weight tokens)
+            assert b.drafted > 0 and (kw or b.accepted == b.drafted)
     with pytest.raises(tzero.Error):
         tzero.LLM(model_path, speculative="draft-model")
 
