@@ -217,8 +217,8 @@ struct Engine::Impl {
     e.n_cached = std::max(0, s.n_cached);
     counters.cached_tokens += uint64_t(e.n_cached);
     e.n_preempted = s.n_preempted;
-  e.n_drafted = s.n_drafted;
-  e.n_accepted = s.n_accepted;
+    e.n_drafted = s.n_drafted;
+    e.n_accepted = s.n_accepted;
     e.logits_digest = s.decode.digest();
     if (s.pooler && s.pooler->complete()) e.embedding = s.pooler->result(s.params.embedding_dims);
     sched->remove(&s);

@@ -81,7 +81,7 @@ struct Sequence {
   // with it in the next step (the scheduler may cut them to its budget); each is verified by
   // the token sampled before it, and they are dropped after the step.
   std::vector<int32_t> drafts;
-  std::unique_ptr<Drafter> drafter;  // a draft model's state for this request (or null)
+  std::unique_ptr<Drafter> drafter;   // a draft model's state for this request (or null)
   int n_drafted = 0, n_accepted = 0;  // drafts verified, and those the target sampled too
   // Kept across preemption, so a recomputed position is not delivered twice:
   int n_scored = 0;              // prompt positions whose next token's logprob was delivered

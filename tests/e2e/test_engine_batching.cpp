@@ -12,6 +12,7 @@
 #include "model/kv_cache.h"
 #include "model/weights.h"
 #include "runtime/generate.h"
+#include "support/engine_output.h"
 #include "support/test_support.h"
 #include "tokenizer/vocab.h"
 #include "tzero/engine.h"
@@ -20,54 +21,11 @@ using tzero::Engine;
 using tzero::EngineOptions;
 using tzero::RequestParams;
 using tzero::TokenEvent;
+using tzero::test::collect;
+using tzero::test::expect_same;
+using Output = tzero::test::EngineOutput;
 
 namespace {
-
-struct Output {
-  std::vector<int32_t> tokens;
-  std::vector<float> logprobs;
-  std::vector<std::vector<tzero::TokenLogprob>> top;
-  std::string text, reason, digest;
-  int n_cached = 0, n_preempted = 0, n_final = 0;
-};
-
-tzero::TokenCallback collect(Output& o) {
-  return [&o](const TokenEvent& e) {
-    o.text += e.text;
-    if (e.finished) {
-      o.reason = tzero::to_string(e.finish_reason);
-      o.digest = e.logits_digest;
-      o.n_cached = e.n_cached;
-      o.n_preempted = e.n_preempted;
-      ++o.n_final;
-      return;
-    }
-    o.tokens.push_back(e.token);
-    o.logprobs.push_back(e.logprob);
-    o.top.push_back(e.top);
-  };
-}
-
-// Bit-for-bit equality of everything a request returns.
-void expect_same(const Output& solo, const Output& got, const std::string& what) {
-  EXPECT_EQ(got.n_final, 1) << what;
-  EXPECT_EQ(solo.tokens, got.tokens) << what;
-  EXPECT_EQ(solo.digest, got.digest) << what;
-  EXPECT_EQ(solo.text, got.text) << what;
-  EXPECT_EQ(solo.reason, got.reason) << what;
-  ASSERT_EQ(solo.logprobs.size(), got.logprobs.size()) << what;
-  EXPECT_EQ(
-      std::memcmp(solo.logprobs.data(), got.logprobs.data(), solo.logprobs.size() * sizeof(float)),
-      0)
-      << what << ": logprobs differ";
-  for (size_t i = 0; i < solo.top.size() && i < got.top.size(); ++i) {
-    ASSERT_EQ(solo.top[i].size(), got.top[i].size()) << what;
-    for (size_t j = 0; j < solo.top[i].size(); ++j) {
-      EXPECT_EQ(solo.top[i][j].token, got.top[i][j].token) << what;
-      EXPECT_EQ(std::memcmp(&solo.top[i][j].logprob, &got.top[i][j].logprob, 4), 0) << what;
-    }
-  }
-}
 
 // Random requests over the model's vocabulary; half share a 21-token prefix, so the prefix
 // cache has something to find.
