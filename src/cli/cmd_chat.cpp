@@ -129,7 +129,7 @@ class ChatSession {
   // On stderr: what is in use, and how to get help.
   void banner() const {
     note("model " + o_.model + " (" + hp_.arch_name + ", " + std::to_string(hp_.n_layer) +
-         " layers, " + std::to_string(vocab_.n_tokens()) + " tokens)");
+         " layers, a vocabulary of " + std::to_string(vocab_.n_tokens()) + " tokens)");
     note("template " + tmpl_.choice.label);
     note("mode " + o_.compute.mode + ", kernels " + session_->kernels_label() + ", threads " +
          std::to_string(o_.compute.n_threads) + ", context " + std::to_string(n_ctx_) +

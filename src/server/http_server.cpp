@@ -515,7 +515,9 @@ struct HttpServer::Impl {
     meta.fingerprint = fingerprint;
     auto job = std::make_shared<Job>(n, arrival, metrics);
     auto pump = std::make_shared<Pump>(*this, job, ex, meta, n, false, false, false);
+    pump->method = req.method;
     pump->path = req.path;
+    pump->arrival = arrival;
     pump->embed = r;
     pump->vectors.resize(size_t(n));
     submit_all(job, pump, ex, n, [&](int i) { return embedding_params(*r, size_t(i)); });

@@ -135,7 +135,7 @@ TEST(ChatCli, BannerSaysWhatIsInUse) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "tzero chat: model " + model +
-                       " (llama, 2 layers, 512 tokens)\n"
+                       " (llama, 2 layers, a vocabulary of 512 tokens)\n"
                        "tzero chat: template chatml (fallback: the file has none)\n"
                        "tzero chat: mode deterministic, kernels scalar, threads 2, context 256, "
                        "greedy\n"

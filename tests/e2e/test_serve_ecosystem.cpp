@@ -255,6 +255,8 @@ TEST(ServeEcosystem, AccessLogLinePerRequest) {
   tzero::test::post_json(*c, "/v1/completions", {{"prompt", "x"}, {"top_k", "many"}}, &st);
   EXPECT_EQ(st, 400);
   EXPECT_EQ(c->Get("/nowhere%0a")->status, 404);
+  tzero::test::post_json(*c, "/v1/embeddings", {{"input", "hello there"}}, &st);
+  ASSERT_EQ(st, 200);
 
   const std::string p = std::to_string(r["usage"]["prompt_tokens"].get<int>());
   EXPECT_TRUE(stderr_matches(*srv, std::regex("\nGET /health 200 [0-9]+ms\n")))
@@ -267,6 +269,10 @@ TEST(ServeEcosystem, AccessLogLinePerRequest) {
       *srv, std::regex("\nPOST /v1/chat/completions 200 prompt=[0-9]+ completion=3 [0-9]+ms\n")))
       << srv->stderr_text();
   EXPECT_TRUE(stderr_matches(*srv, std::regex("\nPOST /v1/completions 400 [0-9]+ms\n")))
+      << srv->stderr_text();
+  // Embeddings: the method, and the time the request took (under 10 s, not the clock's epoch).
+  EXPECT_TRUE(stderr_matches(
+      *srv, std::regex("\nPOST /v1/embeddings 200 prompt=[0-9]+ completion=0 [0-9]{1,4}ms\n")))
       << srv->stderr_text();
   // A percent-decoded path cannot break the line.
   EXPECT_TRUE(stderr_matches(*srv, std::regex("\nGET /nowhere\\\\x0a 404 [0-9]+ms\n")))
