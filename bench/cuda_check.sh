@@ -72,7 +72,7 @@ PRESETS="${PRESETS:-tinyllama-1.1b qwen2.5-0.5b}"  # PRESETS=tiny: a dry run of 
 for p in $PRESETS; do
   for d in f16 q8_0; do
     [ -f "$MODELS/$p-$d.gguf" ] ||
-      timeout "$(T 200)" "$TZ" gen-model --preset "$p" --dtype "$d" --seed 1 -o "$MODELS/$p-$d.gguf" \
+      timeout "$(T 200)" "$TZ" gen-model --preset "$p" --dtype "$d" --seed 1 --force -o "$MODELS/$p-$d.gguf" \
         >>"$LOG" 2>&1 &
   done
 done

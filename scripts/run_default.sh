@@ -41,4 +41,4 @@ fi
 echo
 echo "== the audit: every prompt under every configuration, traced and compared op by op"
 mkdir -p out
-"$tzero" audit -m "$model" -n 16 --report out/audit
+"$tzero" audit -m "$model" -n 16 --report out/audit --force  # rewritten on every make run

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/compute_flags.h"
+#include "cli/output_files.h"
 
 namespace tzero::cli {
 
@@ -20,6 +21,7 @@ Command add_audit(CLI::App& app) {
   struct Opts {
     std::string model, prompts_file, report_dir, perturb;
     int n = 16, max_threads = 0, timing_runs = 3;
+    bool force = false;
     ComputeFlags compute;
   };
   auto o = std::make_shared<Opts>();
@@ -37,12 +39,16 @@ Command add_audit(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
   sub->add_option("--report", o->report_dir, "Write DIR/report.json and DIR/index.html");
+  add_force_flag(sub, o->force);
   // The audit varies threads, kernels, the chunk and the mode itself; these hold for all.
   add_compute_flags(sub, o->compute, kOps | kKvType | kMmap);
   sub->add_option("--perturb", o->perturb, "Test hook: LAYER:OP:POS flipped in one configuration")
       ->group("");
   return {
       sub, [o] {
+        if (!o->report_dir.empty())
+          for (const char* name : {"/report.json", "/index.html"})
+            check_output_free(o->report_dir + name, o->force, "--report DIR");
         AuditOptions opt;
         opt.n_predict = o->n;
         opt.max_threads = o->max_threads;

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/output_files.h"
 #include "convert/llama2c.h"
 #include "tokenizer/hf_import.h"
 
@@ -16,6 +17,7 @@ Command add_convert(CLI::App& app) {
       "SentencePiece-style), to GGUF");
   struct Opts {
     std::string llama2c, tokenizer, hf_tokenizer, pre, out;
+    bool force = false;
   };
   auto o = std::make_shared<Opts>();
   auto* l2c = sub->add_option("--llama2c", o->llama2c, "llama2.c checkpoint (.bin)");
@@ -28,10 +30,12 @@ Command add_convert(CLI::App& app) {
                               "(tokenizer.ggml.pre), e.g. qwen2; default: the pipeline "
                               "tokenizer.json spells out");
   sub->add_option("-o,--output", o->out, "Output GGUF file")->required();
+  add_force_flag(sub, o->force);
   l2c->excludes(hf);
   tok->needs(l2c);
   pre->needs(hf);
   return {sub, [o, l2c, tok, hf] {
+            check_output_free(o->out, o->force, "-o FILE");
             if (*hf) {
               const auto s = import_hf_tokenizer(o->hf_tokenizer, o->out, {o->pre});
               if (s.model == "llama")

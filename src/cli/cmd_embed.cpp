@@ -45,9 +45,10 @@ Command add_embed(CLI::App& app) {
   o->engine.max_seqs = 16;
   o->engine.max_queue = 1 << 20;
   sub->add_option("-m,--model", o->engine.model_path, "GGUF model file")->required();
-  sub->add_option("-p,--prompt", o->prompt, "Text to embed");
-  sub->add_option("-f,--file", o->file,
-                  "Embed each non-empty line of this file (-: standard input)");
+  auto* prompt = sub->add_option("-p,--prompt", o->prompt, "Text to embed");
+  auto* file = sub->add_option("-f,--file", o->file,
+                               "Embed each non-empty line of this file (-: standard input)");
+  file->excludes(prompt);
   sub->add_option("--pooling", o->pooling,
                   "model (the file's pooling_type, else mean), mean, cls or last")
       ->capture_default_str()
@@ -67,9 +68,12 @@ Command add_embed(CLI::App& app) {
                 "Turn control-token texts in the input into those tokens");
   sub->add_flag("--json", o->json,
                 "Print one JSON object: every embedding with its token count and digest");
-  return {sub, [o] {
+  return {sub, [o, prompt, file] {
+            if (!*prompt && !*file)
+              throw Error("embed: give -p TEXT, or -f FILE (one text a line; -: standard input)");
+            if (*prompt && o->prompt.empty()) throw Error("embed: -p is empty: nothing to embed");
             std::vector<std::string> inputs;
-            if (!o->file.empty())
+            if (*file)
               inputs = lines_of(read_text_file(o->file));
             else
               inputs.push_back(o->prompt);

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/output_files.h"
 #include "convert/gen_model.h"
 
 namespace tzero::cli {
@@ -18,7 +19,7 @@ Command add_gen_model(CLI::App& app) {
   struct Opts {
     std::string preset = "tiny", dtype = "f32", out;
     uint64_t seed = 1;
-    bool list = false;
+    bool list = false, force = false;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("--preset", o->preset, "Shape preset (see --list)")->capture_default_str();
@@ -36,7 +37,8 @@ Command add_gen_model(CLI::App& app) {
   sub->add_option(
       "-o,--output", o->out,
       "Output GGUF file (default: PRESET-DTYPE.gguf here, -seedN added for a seed other "
-      "than 1; never written over)");
+      "than 1)");
+  add_force_flag(sub, o->force);
   sub->add_flag("--list", o->list, "List the presets");
   return {sub, [o] {
             if (o->list) {
@@ -63,10 +65,8 @@ Command add_gen_model(CLI::App& app) {
             if (o->out.empty()) {
               o->out = p->name + "-" + t->name +
                        (o->seed == 1 ? "" : "-seed" + std::to_string(o->seed)) + ".gguf";
-              if (std::filesystem::exists(o->out))
-                throw Error("gen-model: " + o->out + " exists: give -o " + o->out +
-                            " to write over it, or another name");
             }
+            check_output_free(o->out, o->force, "-o FILE");
             const auto t0 = std::chrono::steady_clock::now();
             // Progress on a terminal (the large presets take minutes), one line rewritten.
             const bool tty = isatty(2);

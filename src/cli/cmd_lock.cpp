@@ -10,6 +10,7 @@
 #include "base/excerpt.h"
 #include "cli/commands.h"
 #include "cli/lock_flags.h"
+#include "cli/output_files.h"
 #include "lock/lock_file.h"
 #include "lock/prompt_set.h"
 #include "lock/runner.h"
@@ -29,6 +30,7 @@ Command add_lock(CLI::App& app) {
   struct Opts {
     LockFlags flags;
     std::string prompts, out;
+    bool force = false;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("prompts", o->prompts,
@@ -36,9 +38,11 @@ Command add_lock(CLI::App& app) {
                   "\"messages\" (docs/LOCK.md); -: standard input")
       ->required();
   sub->add_option("-o,--output", o->out, "Lock file to write")->required();
+  add_force_flag(sub, o->force);
   add_lock_flags(sub, o->flags);
   return {
       sub, [o] {
+        check_output_free(o->out, o->force, "-o FILE");
         const std::vector<lock::LockRequest> requests = lock::read_prompt_set(o->prompts);
         const bool remote = !o->flags.server.base_url.empty();
         if (remote && o->flags.model->count())

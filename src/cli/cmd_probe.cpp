@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/output_files.h"
 #include "probe/probe.h"
 #include "probe/report.h"
 
@@ -22,7 +23,7 @@ Command add_probe(CLI::App& app) {
   struct Opts {
     probe::ProbeOptions p;
     std::string prompts_file, report_dir;
-    bool json = false;
+    bool json = false, force = false;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("--base-url", o->p.base_url,
@@ -57,6 +58,7 @@ Command add_probe(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(-1, 20));
   sub->add_option("--report", o->report_dir, "Write DIR/report.json and DIR/index.html");
+  add_force_flag(sub, o->force);
   sub->add_flag("--json", o->json, "Print one JSON object on stdout instead of the table");
   return {sub, [o] {
             probe::ProbeOptions opt = o->p;
@@ -73,6 +75,8 @@ Command add_probe(CLI::App& app) {
               opt.prompts = probe::parse_prompts(text.str(), o->prompts_file);
             }
             if (!o->report_dir.empty()) {  // fail now, not after the whole probe has run
+              for (const char* name : {"/report.json", "/index.html"})
+                check_output_free(o->report_dir + name, o->force, "--report DIR");
               std::error_code ec;
               std::filesystem::create_directories(o->report_dir, ec);
               std::ofstream test(o->report_dir + "/report.json");

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/compute_flags.h"
 #include "cli/generation_flags.h"
+#include "cli/output_files.h"
 #include "cli/speculative_flags.h"
 #include "grammar/json_schema.h"
 #include "runtime/fingerprint.h"
@@ -43,7 +44,7 @@ Command add_run(CLI::App& app) {
   struct Opts {
     std::string model, prompt, prompt_file, messages_file, chat_template;
     std::string grammar_file, schema_file;
-    bool json = false, no_bos = false, gaps = false;
+    bool json = false, no_bos = false, gaps = false, force = false;
     ComputeFlags compute;
     SpeculativeFlags speculative;
     GenerateOptions gen;
@@ -97,7 +98,10 @@ Command add_run(CLI::App& app) {
   sub->add_option("--logits-out", o->gen.logits_out,
                   "Write every evaluated logits row (float32, little-endian) to this file");
   add_speculative_flags(sub, o->speculative);
+  add_force_flag(sub, o->force);
   return {sub, [o] {
+            check_output_free(o->gen.trace_path, o->force, "--trace FILE");
+            check_output_free(o->gen.logits_out, o->force, "--logits-out FILE");
             if (!o->prompt_file.empty())
               o->gen.prompt = read_text_file(o->prompt_file);
             else

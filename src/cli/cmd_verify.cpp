@@ -15,6 +15,7 @@
 #include "base/excerpt.h"
 #include "cli/commands.h"
 #include "cli/lock_flags.h"
+#include "cli/output_files.h"
 #include "lock/lock_file.h"
 #include "lock/runner.h"
 #include "lock/verify.h"
@@ -35,7 +36,7 @@ Command add_verify(CLI::App& app) {
   struct Opts {
     LockFlags flags;
     std::string lock, html;
-    bool json = false;
+    bool json = false, force = false;
     size_t explain = 3, interrupt_after = 0;
   };
   auto o = std::make_shared<Opts>();
@@ -44,6 +45,7 @@ Command add_verify(CLI::App& app) {
   sub->add_flag("--json", o->json, "Print the report as JSON on stdout");
   sub->add_option("--html", o->html,
                   "Write an HTML report to FILE (rewritten after every request)");
+  add_force_flag(sub, o->force);
   sub->add_option("--explain", o->explain,
                   "Drifted local requests explained by traced reruns of both configurations")
       ->capture_default_str();
@@ -51,6 +53,7 @@ Command add_verify(CLI::App& app) {
                   "Test hook: raise SIGINT after N requests")
       ->group("");
   return {sub, [o] {
+            check_output_free(o->html, o->force, "--html FILE");
             const lock::LockFile lf = lock::read_lock_file(o->lock);
             const bool remote = !o->flags.server.base_url.empty();
             if (remote && o->flags.model->count())
@@ -83,19 +86,27 @@ Command add_verify(CLI::App& app) {
                        : lock::config_json(now);
             opt.explain_max = o->explain;
             opt.work_dir = tmpl;
-            opt.progress = [o](size_t done, size_t total, const lock::RequestVerdict& v) {
-              std::fprintf(stderr, "[%zu/%zu] %s\n", done, total, lock::verdict_line(v).c_str());
+            // On a terminal the progress is one line rewritten in place (the results follow
+            // once, on stdout); in a log, a line per request.
+            const bool tty = isatty(2) != 0;
+            opt.progress = [o, tty](size_t done, size_t total, const lock::RequestVerdict& v) {
+              if (tty)
+                std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total,
+                             lock::verdict_line(v).c_str());
+              else
+                std::fprintf(stderr, "[%zu/%zu] %s\n", done, total, lock::verdict_line(v).c_str());
               if (o->interrupt_after > 0 && done == o->interrupt_after) raise(SIGINT);
             };
-            opt.explaining = [](const lock::RequestVerdict& v) {
-              std::fprintf(stderr, "explaining %s: traced reruns of both configurations\n",
-                           excerpt(v.id).c_str());
+            opt.explaining = [tty](const lock::RequestVerdict& v) {
+              std::fprintf(stderr, "%sexplaining %s: traced reruns of both configurations\n",
+                           tty ? "\r\033[K" : "", excerpt(v.id).c_str());
             };
             if (!o->html.empty())
               opt.on_update = [o](const lock::VerifyReport& r) {
                 lock::write_file_atomic(o->html, lock::verify_html(r));
               };
             const lock::VerifyReport r = lock::run_verify(lf, o->lock, *runner, g_verify_stop, opt);
+            if (tty) std::fprintf(stderr, "\r\033[K");
 
             if (o->json) {
               std::printf("%s\n", lock::verify_json(r)

@@ -51,6 +51,23 @@ SpmVocabData read_tokenizer(const std::string& path, int vocab_size) {
     t.scores.push_back(score);
     t.types.push_back(type);
   }
+  if (left != 0) {
+    // More tokens follow: the tokenizer of another model (llama2.c's tokenizer.bin has 32,000).
+    // Cutting it would give a vocabulary that decodes the model's ids wrongly.
+    size_t more = 0;
+    while (left >= 8) {
+      int32_t len = 0;
+      std::memcpy(&len, p + 4, 4);
+      if (len < 0 || size_t(len) > left - 8) break;
+      p += 8 + size_t(len);
+      left -= 8 + size_t(len);
+      ++more;
+    }
+    throw Error(path + ": the tokenizer holds " +
+                (left == 0 ? std::to_string(size_t(vocab_size) + more) : "more") +
+                " tokens, the checkpoint's vocabulary " + std::to_string(vocab_size) +
+                ": give the tokenizer this checkpoint was trained with");
+  }
   return t;
 }
 

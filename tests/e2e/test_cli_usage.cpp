@@ -245,8 +245,8 @@ TEST(GenModelCli, WithoutOutputItNamesTheFileAndNeverWritesOverIt) {
   r = run_in(dir, {"gen-model", "--preset", "tiny", "--dtype", "q8_0"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
-            "tzero: error: gen-model: tiny-q8_0.gguf exists: give -o tiny-q8_0.gguf to write over "
-            "it, or another name\n");
+            "tzero: error: tiny-q8_0.gguf exists: give --force to write over it, or another -o "
+            "FILE\n");
   r = run_in(dir, {"gen-model", "--dtype", "f16", "--seed", "3"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(dir + "/tiny-f16-seed3.gguf"));
@@ -321,4 +321,56 @@ TEST(RunGaps, TextModePrintsTheGapsAndTheSmallest) {
   // Without --gaps nothing of it.
   const CliResult plain = run_tzero({"run", "-m", model, "-p", "the dog", "-n", "5"});
   EXPECT_EQ(plain.err.find("logit gaps"), std::string::npos);
+}
+
+// Output files are never written over without --force (cli/output_files.h): each command
+// refuses before doing any work and leaves the file as it was; --force writes over it.
+TEST(OutputFiles, AreNeverWrittenOverWithoutForce) {
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  const std::string dir = tzero::test::scratch_dir() + "/kept";
+  std::filesystem::create_directories(dir + "/report");
+  const std::string kept = dir + "/kept.bin", prompts = dir + "/prompts.jsonl";
+  tzero::test::write_file(kept, "keep me");
+  tzero::test::write_file(dir + "/report/report.json", "keep me");
+  tzero::test::write_file(prompts, R"({"prompt": "hi", "max_tokens": 2})"
+                                   "\n");
+  const std::string lock = dir + "/made.lock.json";
+  ASSERT_EQ(run_tzero({"lock", prompts, "-m", model, "-o", lock}).exit_code, 0);
+  struct Case {
+    std::vector<std::string> args;
+    std::string path, flag;
+  };
+  const Case cases[] = {
+      {{"gen-model", "--preset", "tiny", "-o", kept}, kept, "-o FILE"},
+      {{"convert", "--llama2c", "a.bin", "--tokenizer", "t.bin", "-o", kept}, kept, "-o FILE"},
+      {{"lock", prompts, "-m", model, "-o", kept}, kept, "-o FILE"},
+      {{"verify", lock, "--html", kept}, kept, "--html FILE"},
+      {{"run", "-m", model, "-n", "2", "--trace", kept}, kept, "--trace FILE"},
+      {{"run", "-m", model, "-n", "2", "--logits-out", kept}, kept, "--logits-out FILE"},
+      {{"audit", "-m", model, "--report", dir + "/report"},
+       dir + "/report/report.json",
+       "--report DIR"},
+      {{"probe", "--base-url", "http://127.0.0.1:1", "--model", "m", "--report", dir + "/report"},
+       dir + "/report/report.json",
+       "--report DIR"},
+  };
+  for (const Case& c : cases) {
+    expect_usage_error(c.args,
+                       c.path + " exists: give --force to write over it, or another " + c.flag);
+    EXPECT_EQ(tzero::test::read_file(c.path), "keep me") << c.args[0];
+  }
+  CliResult r = run_tzero({"gen-model", "--preset", "tiny", "-o", kept, "--force"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(tzero::test::read_file(kept),
+            tzero::test::read_file(tzero::test::generated_model("tiny", "f32")));
+  r = run_tzero({"lock", prompts, "-m", model, "-o", lock, "--force"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// embed without an input, or with an empty one, says so instead of embedding nothing.
+TEST(EmbedCli, RefusesToEmbedNothing) {
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  expect_usage_error({"embed", "-m", model},
+                     "embed: give -p TEXT, or -f FILE (one text a line; -: standard input)");
+  expect_usage_error({"embed", "-m", model, "-p", ""}, "embed: -p is empty: nothing to embed");
 }

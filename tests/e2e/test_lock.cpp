@@ -116,6 +116,32 @@ TEST(Lock, VerifyOnTheSameMachineIsIdentical) {
   EXPECT_NE(t.err.find("[4/4]"), std::string::npos) << t.err;  // progress
 }
 
+// On a terminal the progress is one line rewritten in place, so each result shows once (it
+// showed twice: a progress line and the report's line). Run under script(1) for a terminal;
+// the screen is the output with each line's text after its last carriage return.
+TEST(Lock, VerifyOnATerminalShowsEachResultOnce) {
+  if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "script(1) absent (bsdutils)";
+  std::string cmd;
+  for (const std::string& w : tzero::test::tzero_command()) cmd += "'" + w + "' ";
+  cmd += "verify '" + fixture().lock + "' -t 2";
+  const auto r = tzero::test::run_command({"/usr/bin/script", "-qec", cmd, "/dev/null"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string screen;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // the terminal's CR LF
+    line = line.substr(line.rfind('\r') == std::string::npos ? 0 : line.rfind('\r') + 1);
+    if (line.rfind("\033[K", 0) == 0) line = line.substr(3);
+    if (!line.empty()) screen += line + "\n";
+  }
+  for (const char* id : {"greedy", "sampled", "chat", "stopped"}) {
+    size_t n = 0;
+    for (size_t at = screen.find(id); at != std::string::npos; at = screen.find(id, at + 1)) ++n;
+    EXPECT_EQ(n, 1u) << id << " in:\n" << screen;
+  }
+  EXPECT_NE(screen.find("4 of 4 verified: 4 identical, 0 drifted"), std::string::npos) << screen;
+}
+
 TEST(Lock, ScalarKernelsGiveTheSameBits) {
   const json r = verify_json({"--kernels", "scalar"}, 0);
   EXPECT_EQ(r["identical"], 4);

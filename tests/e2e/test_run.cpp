@@ -3,6 +3,7 @@
 // digest, an XXH3-128 over the float32 logits of every evaluated step.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "format/gguf.h"
@@ -25,12 +26,15 @@ json run_json(const std::vector<std::string>& args) {
 }
 
 std::string converted_stories260k() {
+  static std::string made;  // converted once per process
+  if (!made.empty()) return made;
   const std::string bin = tzero::test::shared_data("llama2c/stories260K.bin");
   const std::string tok = tzero::test::shared_data("llama2c/tok512.bin");
   if (bin.empty() || tok.empty()) return "";
   const std::string out = tzero::test::scratch_dir() + "/stories260K.converted.gguf";
   CliResult r = run_tzero({"convert", "--llama2c", bin, "--tokenizer", tok, "-o", out});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  made = out;
   return out;
 }
 
@@ -55,6 +59,20 @@ TEST(RunStories260K, GreedyMatchesLlama2cReference) {
     EXPECT_EQ(j["tokens"].size(), 256u);
     EXPECT_EQ(j["prompt_tokens"], json::array({1}));
   }
+}
+
+// A tokenizer of another model (llama2.c's 32,000-token tokenizer.bin for stories260K's 512) is
+// refused with both counts, and nothing is written: cutting it would decode every id wrongly.
+TEST(ConvertLlama2c, ATokenizerOfAnotherVocabularyIsRefused) {
+  TZ_REQUIRE_SHARED(bin, "llama2c/stories260K.bin");
+  TZ_REQUIRE_SHARED(tok, "llama2c/tokenizer.bin");
+  const std::string out = tzero::test::scratch_dir() + "/wrong-tokenizer.gguf";
+  const CliResult r = run_tzero({"convert", "--llama2c", bin, "--tokenizer", tok, "-o", out});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tzero: error: " + tok +
+                       ": the tokenizer holds 32000 tokens, the checkpoint's vocabulary 512: give "
+                       "the tokenizer this checkpoint was trained with\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 // The streamed text (plain mode) is the JSON text, followed by the final newline.

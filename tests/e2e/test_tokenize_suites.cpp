@@ -148,7 +148,7 @@ TEST(TokenizeSuitesCli, ConvertPipelineStepsAndErrors) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "{\"ids\":[2,3,2]}\n");  // "ab " + "ab": the space joins the word before it
   tzero::test::write_file(dir + "/tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vo");
-  r = run_tzero({"convert", "--hf-tokenizer", dir, "-o", gguf});
+  r = run_tzero({"convert", "--hf-tokenizer", dir, "-o", gguf, "--force"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("tzero: error: " + dir + "/tokenizer.json: not valid JSON", 0), 0u)
       << r.err;

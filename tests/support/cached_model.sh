@@ -9,7 +9,7 @@ cached_model() {
   if [ ! -f "$model" ] || [ "$model" -ot "$tz" ]; then
     mkdir -p "$cache"
     echo "== tzero gen-model --preset 110m --dtype q8_0 -o $model" >&2
-    "$tz" gen-model --preset 110m --dtype q8_0 -o "$model.tmp" >/dev/null &&
+    "$tz" gen-model --preset 110m --dtype q8_0 -o "$model.tmp" --force >/dev/null &&
       mv "$model.tmp" "$model" || { echo "gen-model failed" >&2; return 1; }
   fi
   echo "$model"

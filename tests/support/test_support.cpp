@@ -67,6 +67,12 @@ std::vector<std::string> tzero_command() {
 }
 
 CliResult run_tzero(const std::vector<std::string>& args, const std::string& stdin_text) {
+  std::vector<std::string> argv = tzero_command();
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, stdin_text);
+}
+
+CliResult run_command(const std::vector<std::string>& argv_s, const std::string& stdin_text) {
   static int counter = 0;
   const std::string base =
       scratch_dir() + "/cli." + std::to_string(getpid()) + "." + std::to_string(counter++);
@@ -77,10 +83,9 @@ CliResult run_tzero(const std::vector<std::string>& args, const std::string& std
   posix_spawn_file_actions_addopen(&fa, 0, in_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> argv_s = tzero_command();
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> words = argv_s;
   std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
+  for (auto& a : words) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid;
   CliResult r;

@@ -33,6 +33,8 @@ struct CliResult {
 
 // Runs the tzero binary with these arguments (no shell), capturing stdout and stderr.
 CliResult run_tzero(const std::vector<std::string>& args, const std::string& stdin_text = "");
+// Runs any program (argv[0] a path, no shell) the same way.
+CliResult run_command(const std::vector<std::string>& argv, const std::string& stdin_text = "");
 
 // The command line that starts the tzero binary: {TZ_BINARY}, or in a cross build whose tests run
 // under an emulator (CMAKE_CROSSCOMPILING_EMULATOR, e.g. qemu-aarch64 -L SYSROOT) the emulator's
