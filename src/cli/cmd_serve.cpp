@@ -16,6 +16,7 @@
 #include "chat/template_choice.h"
 #include "cli/commands.h"
 #include "cli/compute_flags.h"
+#include "lock/canary.h"
 #include "runtime/session.h"
 #include "server/http_server.h"
 #include "tzero/engine.h"
@@ -32,6 +33,8 @@ Command add_serve(CLI::App& app) {
     size_t max_body_kib = 1024;
     size_t max_header_kib = 32;
     std::string pooling = "model";
+    std::string canary, canary_interval = "10m";
+    bool canary_degrades_health = false;
   };
   auto o = std::make_shared<Opts>();
   o->engine.max_seqs = 8;
@@ -133,6 +136,17 @@ Command add_serve(CLI::App& app) {
                   "Seconds in-flight requests get to finish on SIGTERM/SIGINT, then cancelled")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
+  auto* canary_flag = sub->add_option(
+      "--canary", o->canary,
+      "A lock file (tzero lock) whose requests the server reruns every --canary-interval at low "
+      "priority, reporting drift in the log and /metrics");
+  sub->add_option("--canary-interval", o->canary_interval,
+                  "Time between canary runs: seconds, or N followed by s, m or h")
+      ->capture_default_str()
+      ->needs(canary_flag);
+  sub->add_flag("--canary-degrades-health", o->canary_degrades_health,
+                "While the last canary run drifted, /health answers 503 with status \"degraded\"")
+      ->needs(canary_flag);
   o->server.http_threads = 0;
   return {
       sub, [o] {
@@ -167,6 +181,25 @@ Command add_serve(CLI::App& app) {
                                         : o->server.chat_template;
           throw Error(where + ": " + e.what() + " (name a format with --chat-template NAME)");
         }
+        std::unique_ptr<lock::Canary> canary;
+        if (!o->canary.empty()) {
+          lock::CanaryOptions co;
+          co.lock_path = o->canary;
+          co.interval_s = duration_seconds(o->canary_interval, "--canary-interval");
+          co.now = {o->engine.model_path,   o->compute.n_ctx,   o->compute.kernels,
+                    o->compute.mode,        o->compute.kv_type, o->compute.n_threads,
+                    o->server.chat_template};
+          canary = std::make_unique<lock::Canary>(engine, co, [](const std::string& line) {
+            std::fprintf(stderr, "tzero serve: %s\n", line.c_str());
+          });
+          lock::Canary* c = canary.get();
+          const bool degrades = o->canary_degrades_health;
+          o->server.health_extra = [c, degrades](nlohmann::json& j) {
+            j["canary"] = c->health_json();
+            return !(degrades && c->drifted());
+          };
+          o->server.metrics_extra = [c](std::string& out) { c->render_metrics(out); };
+        }
         server::HttpServer srv(engine, o->server);
         const int port = srv.start();
         if (choice.fallback)
@@ -191,6 +224,7 @@ Command add_serve(CLI::App& app) {
         const std::string url_host = h.find(':') != std::string::npos ? "[" + h + "]" : h;
         std::fprintf(stderr, "listening on http://%s:%d\n", url_host.c_str(), port);
         std::fflush(stderr);
+        if (canary) canary->start();
 
         int sig = 0;
         sigwait(&sigs, &sig);
@@ -203,6 +237,7 @@ Command add_serve(CLI::App& app) {
             if (sigtimedwait(&sigs, nullptr, &ts) > 0) srv.cancel_all();
           }
         });
+        if (canary) canary->stop();
         srv.stop(o->grace_s);
         stopped = true;
         second.join();

@@ -44,6 +44,9 @@ std::optional<double> measured_rate(double items, double seconds);
 std::string rate_text(std::optional<double> rate, const char* unit = "tokens/s");
 // Hardware threads, at least 1.
 int default_threads();
+// A duration flag's value in seconds: N, or N followed by s, m or h ("90", "30s", "10m", "1h");
+// tzero::Error naming the flag for anything else or for a value not above 0.
+double duration_seconds(const std::string& text, const std::string& flag);
 // A --mode value (deterministic, fast, portable) as the enum; throws tzero::Error otherwise.
 Mode mode_arg(const std::string& s);
 

@@ -1,6 +1,7 @@
 // tzero: a reproducible LLM inference engine. Exit status: 0 success, 1 a check failed,
 // 2 bad input (unusable file, bad flag, prompt too long): one line on stderr says what.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -26,6 +27,25 @@ std::string read_text_file(const std::string& path) {
   }
   MappedFile f(path);
   return std::string(reinterpret_cast<const char*>(f.data()), f.size());
+}
+
+double duration_seconds(const std::string& text, const std::string& flag) {
+  double unit = 1;
+  std::string number = text;
+  if (!number.empty() && (number.back() == 's' || number.back() == 'm' || number.back() == 'h')) {
+    unit = number.back() == 'h' ? 3600 : number.back() == 'm' ? 60 : 1;
+    number.pop_back();
+  }
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (number.empty() || used != number.size() || !(v > 0) || !std::isfinite(v * unit))
+    throw Error(flag + ": '" + text + "' is not a duration (N seconds, or Ns, Nm, Nh; above 0)");
+  return v * unit;
 }
 
 std::optional<double> measured_rate(double items, double seconds) {

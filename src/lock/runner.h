@@ -15,6 +15,7 @@
 
 #include "lock/lock_file.h"
 #include "lock/prompt_set.h"
+#include "runtime/fingerprint.h"
 #include "tzero/engine.h"
 
 namespace tzero::lock {
@@ -41,6 +42,26 @@ class Runner {
 
 // Loads the model (tzero::Error for an unusable file or option).
 std::unique_ptr<Runner> make_local_runner(const EngineConfig& config);
+
+// A lock request as an engine takes it, the way `tzero lock` ran it: the prompt resolved (the
+// chat template applied, "" for the model's own), a missing seed as 0. Throws tzero::Error
+// "FILE:LINE: ..." for a request the engine refuses.
+tzero::RequestParams engine_request(const LockRequest& q, const tzero::Engine& engine,
+                                    const std::string& chat_template);
+
+// One engine request's events gathered into the result a lock records.
+struct ResultCollector {
+  LockResult result;
+  bool finished = false;
+  void on_event(const tzero::TokenEvent& e);
+
+ private:
+  std::vector<int32_t> tokens_;
+};
+
+// The fingerprint and manifest of an engine run with these flags (runtime/fingerprint.h), as a
+// lock records them; maps the model file to hash it.
+Fingerprint engine_fingerprint(const EngineConfig& c, const tzero::Engine& engine);
 
 struct ServerConfig {
   std::string base_url, api_key, model_name;  // model_name: "model" for lines without one

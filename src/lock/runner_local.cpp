@@ -42,15 +42,10 @@ tzero::EngineOptions engine_options(const EngineConfig& c) {
 class LocalRunner : public Runner {
  public:
   explicit LocalRunner(const EngineConfig& c) : config_(c), engine_(engine_options(c)) {
-    const auto model = Model::load(c.model, MappedFile::Load::Map);  // the fingerprint only
-    const std::string variant = select_kernels(c.kernels).name;
-    Fingerprint fp = compute_fingerprint(*model, *parse_mode(c.mode), variant, {}, c.kv_type,
-                                         engine_.info().n_ctx);
+    const Fingerprint fp = engine_fingerprint(c, engine_);
     fingerprint_ = fp.hash;
     manifest_ = fp.manifest;
-    environment_ = environment_json(variant);
-    check(fingerprint_ == engine_.info().fingerprint,
-          "internal: the engine's fingerprint differs from the manifest's");
+    environment_ = environment_json(select_kernels(c.kernels).name);
   }
 
   std::string kind() const override { return "local"; }
@@ -59,19 +54,14 @@ class LocalRunner : public Runner {
   nlohmann::json environment() const override { return environment_; }
   int n_ctx() const override { return engine_.info().n_ctx; }
   std::optional<tzero::RequestParams> resolved(const LockRequest& q) const override {
-    server::OpenAiRequest r = q.parsed;
-    server::resolve_prompt(r, engine_, config_.chat_template);
-    r.params.sampling.seed = r.seed.value_or(0);
-    return r.params;
+    return engine_request(q, engine_, config_.chat_template);
   }
 
   void run(const std::vector<LockRequest>& requests, const std::vector<size_t>& order,
            const ResultFn& done, const std::atomic<bool>& stop) override {
     struct InFlight {
       size_t index;
-      LockResult result;
-      std::vector<int32_t> tokens;
-      bool finished = false;
+      ResultCollector collected;
     };
     std::map<uint64_t, InFlight> flying;
     std::deque<size_t> todo(order.begin(), order.end());
@@ -81,39 +71,23 @@ class LocalRunner : public Runner {
       while (!todo.empty() && flying.size() < window && !stop) {
         const size_t i = todo.front();
         todo.pop_front();
-        server::OpenAiRequest r = requests[i].parsed;
-        try {
-          server::resolve_prompt(r, engine_, config_.chat_template);
-        } catch (const server::ApiError& e) {
-          cancel_all(flying);
-          throw Error(requests[i].where + ": " + (e.param.empty() ? "" : e.param + ": ") +
-                      e.what());
-        }
-        r.params.sampling.seed = r.seed.value_or(0);
         uint64_t id = 0;
         try {
-          id = engine_.submit(r.params, [&flying, &finished_ids](const TokenEvent& e) {
-            InFlight& f = flying.at(e.request);
-            f.result.text += e.text;
-            if (e.finished) {
-              f.result.text = as_json_text(f.result.text);
-              f.result.finish_reason = to_string(e.finish_reason);
-              f.result.stop_reason = to_string(e.stop_reason);
-              f.result.logits_digest = e.logits_digest;
-              f.result.n_prompt = e.n_prompt;
-              f.result.tokens = f.tokens;
-              f.finished = true;
-              finished_ids.push_back(e.request);
-            } else if (!e.prompt && e.token >= 0) {
-              f.tokens.push_back(e.token);
-            }
-          });
+          id = engine_.submit(engine_request(requests[i], engine_, config_.chat_template),
+                              [&flying, &finished_ids](const TokenEvent& e) {
+                                InFlight& f = flying.at(e.request);
+                                f.collected.on_event(e);
+                                if (e.finished) finished_ids.push_back(e.request);
+                              });
         } catch (const RequestError& e) {
           cancel_all(flying);
           throw Error(requests[i].where + ": " + (e.param.empty() ? "" : e.param + ": ") +
                       e.what());
+        } catch (const Error&) {
+          cancel_all(flying);
+          throw;
         }
-        flying.emplace(id, InFlight{i, {}, {}, false});
+        flying.emplace(id, InFlight{i, {}});
       }
       if (stop) {
         cancel_all(flying);
@@ -124,7 +98,7 @@ class LocalRunner : public Runner {
         auto it = flying.find(id);
         const InFlight f = std::move(it->second);
         flying.erase(it);
-        done(f.index, f.result);
+        done(f.index, f.collected.result);
       }
       finished_ids.clear();
     }
@@ -146,6 +120,44 @@ class LocalRunner : public Runner {
 };
 
 }  // namespace
+
+tzero::RequestParams engine_request(const LockRequest& q, const tzero::Engine& engine,
+                                    const std::string& chat_template) {
+  server::OpenAiRequest r = q.parsed;
+  try {
+    server::resolve_prompt(r, engine, chat_template);
+  } catch (const server::ApiError& e) {
+    throw Error(q.where + ": " + (e.param.empty() ? "" : e.param + ": ") + e.what());
+  }
+  r.params.sampling.seed = r.seed.value_or(0);
+  return r.params;
+}
+
+void ResultCollector::on_event(const tzero::TokenEvent& e) {
+  result.text += e.text;
+  if (e.finished) {
+    result.text = as_json_text(result.text);
+    result.finish_reason = to_string(e.finish_reason);
+    result.stop_reason = to_string(e.stop_reason);
+    result.logits_digest = e.logits_digest;
+    result.n_prompt = e.n_prompt;
+    result.tokens = tokens_;
+    finished = true;
+  } else if (!e.prompt && e.token >= 0) {
+    tokens_.push_back(e.token);
+  }
+}
+
+Fingerprint engine_fingerprint(const EngineConfig& c, const tzero::Engine& engine) {
+  const auto model = Model::load(c.model, MappedFile::Load::Map);  // the fingerprint only
+  const std::string variant = select_kernels(c.kernels).name;
+  const std::optional<Mode> mode = parse_mode(c.mode);
+  check(mode.has_value(), "--mode must be deterministic or fast, not '" + c.mode + "'");
+  Fingerprint fp = compute_fingerprint(*model, *mode, variant, {}, c.kv_type, engine.info().n_ctx);
+  check(fp.hash == engine.info().fingerprint,
+        "internal: the engine's fingerprint differs from the manifest's");
+  return fp;
+}
 
 std::unique_ptr<Runner> make_local_runner(const EngineConfig& config) {
   return std::make_unique<LocalRunner>(config);

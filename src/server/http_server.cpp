@@ -231,7 +231,9 @@ struct HttpServer::Impl {
               {"requests_finished", s.requests_finished},
               {"requests_cancelled", s.requests_cancelled},
               {"client_disconnects", metrics.disconnects()}};
-    res.status = down ? 503 : 200;
+    const bool healthy = !opt.health_extra || opt.health_extra(j);
+    if (!down && !healthy) j["status"] = "degraded";
+    res.status = down || !healthy ? 503 : 200;
     res.content_type = kJson;
     res.body = dump_json(j);
   }
@@ -239,6 +241,7 @@ struct HttpServer::Impl {
   void metrics_route(const HttpRequest&, HttpResponse& res) {
     res.content_type = "text/plain; version=0.0.4";
     res.body = metrics.render(engine.stats(), n_jobs());
+    if (opt.metrics_extra) opt.metrics_extra(res.body);
   }
 
   void models(const HttpRequest&, HttpResponse& res) {

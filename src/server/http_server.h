@@ -19,7 +19,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,11 @@ struct ServerOptions {
   // DNS-rebinding defence; "*": any).
   std::vector<std::string> allowed_hosts;
   bool access_log = true;  // one line per exchange on stderr (server/access_log.h)
+  // What /health and /metrics add (the drift canary, lock/canary.h, wired by cmd_serve):
+  // health_extra adds fields to /health's object and returns false to report the server
+  // degraded (status "degraded", 503); metrics_extra appends exposition lines.
+  std::function<bool(nlohmann::json&)> health_extra;
+  std::function<void(std::string&)> metrics_extra;
 };
 
 class HttpServer {
