@@ -14,7 +14,7 @@ endif
 # `dpkg -s NAME` of a package installed for both is ambiguous and fails.
 DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohmann-json3-dev \
                libcli11-dev libxxhash-dev libgtest-dev libbenchmark-dev \
-               pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libboost-dev \
+               pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libssl-dev libboost-dev \
                python3-jsonschema python3-yaml pybind11-dev python3-dev python3-numpy python3-pytest
 
 # The aarch64 cross build and its check under qemu-user (make test-arm, docs/TESTING.md): Debian's

@@ -6,7 +6,7 @@ of a lower one; a header of a higher layer is an error. Folders on the same rank
 tokenizer; chat, model and ops; the tools) are independent of each other.
 
     base -> format -> kernels, tokenizer -> chat, grammar, model, ops (registry) -> backend -> trace
-         -> runtime -> batch -> tools (server, probe, audit, lock, demo, convert, check_op) -> cli
+         -> runtime -> batch -> tools (server, probe, audit, lock, hub, demo, convert, check_op) -> cli
 
 Usage: check_layers.py [ROOT]        check the tree at ROOT (default: the repository of this script)
        check_layers.py --self-test   show that a planted upward include is caught
@@ -41,6 +41,7 @@ RANKS = {
     "convert": 8,
     "check_op": 8,
     "lock": 8,
+    "hub": 8,
     "cli": 9,
     "python": 9,  # the Python package's extension module (src/python/), beside the CLI
 }

@@ -42,3 +42,10 @@ echo
 echo "== the audit: every prompt under every configuration, traced and compared op by op"
 mkdir -p out
 "$tzero" audit -m "$model" -n 16 --report out/audit --force  # rewritten on every make run
+if [ -z "${2:-}" ]; then
+  echo
+  echo "== next: a real model (its text means something; the digests still match at every thread count):"
+  echo "   $tzero run -m Qwen/Qwen3-0.6B-GGUF:Q8_0 -p \"The capital of France is\" -n 16"
+  echo "   (-m ORG/REPO:QUANT downloads the file once into ~/.cache/huggingface, as tzero pull does;"
+  echo "   make run MODEL=path/to/model.gguf runs this job on a file you have)"
+fi

@@ -34,6 +34,7 @@ Command add_device(CLI::App& app);
 Command add_embed(CLI::App& app);
 Command add_lock(CLI::App& app);
 Command add_verify(CLI::App& app);
+Command add_pull(CLI::App& app);
 
 // Reads a whole file ("-": standard input); throws tzero::Error naming it.
 std::string read_text_file(const std::string& path);

@@ -13,6 +13,7 @@
 #include "base/excerpt.h"
 #include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "cli/hub_models.h"
 #include "cli/llama_flags.h"
 #include "cli/usage_errors.h"
 
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
       tzero::cli::add_fingerprint(app), tzero::cli::add_check_op(app),  tzero::cli::add_chat(app),
       tzero::cli::add_serve(app),       tzero::cli::add_probe(app),     tzero::cli::add_device(app),
       tzero::cli::add_embed(app),       tzero::cli::add_lock(app),      tzero::cli::add_verify(app),
+      tzero::cli::add_pull(app),
   };
   tzero::cli::add_llama_flag_footers(app);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
@@ -125,7 +127,10 @@ int main(int argc, char** argv) {
   if (const char* p = std::getenv("TZERO_PARSE_ONLY"); p && std::string(p) == "1") return 0;
   try {
     for (const auto& c : commands)
-      if (c.sub->parsed()) return c.run();
+      if (c.sub->parsed()) {
+        tzero::cli::resolve_hub_models(*c.sub);  // -m ORG/REPO:QUANT: pulled first
+        return c.run();
+      }
     return 2;
   } catch (const tzero::Error& e) {
     std::fflush(stdout);

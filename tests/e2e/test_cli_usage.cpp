@@ -23,7 +23,8 @@ namespace {
 
 const char* kCommands[] = {"run",   "tokenize", "info",   "convert",     "gen-model", "bench",
                            "diff",  "demo",     "audit",  "fingerprint", "check-op",  "chat",
-                           "serve", "probe",    "device", "embed",       "lock",      "verify"};
+                           "serve", "probe",    "device", "embed",       "lock",      "verify",
+                           "pull"};
 
 // Exactly the one line `message` on stderr, nothing on stdout, exit 2.
 void expect_usage_error(const std::vector<std::string>& args, const std::string& message) {
