@@ -17,6 +17,9 @@ DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohm
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libssl-dev libboost-dev \
                python3-jsonschema python3-yaml pybind11-dev python3-dev python3-numpy python3-pytest
 
+# What only the tests need: a real browser for the report pages' tests (installed by make test).
+TEST_DEB_PACKAGES = chromium
+
 # The aarch64 cross build and its check under qemu-user (make test-arm, docs/TESTING.md): Debian's
 # cross toolchain, qemu-user and the arm64 builds of the libraries the engine links (multiarch).
 ARM_DEB_PACKAGES = g++-aarch64-linux-gnu qemu-user libpcre2-dev:arm64 libutf8proc-dev:arm64 \
@@ -56,6 +59,7 @@ python: deps $(BUILD)/build.ninja
 
 # After the tests, every skipped test says why (its GTEST_SKIP message, from the CTest log).
 test: build
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(TEST_DEB_PACKAGES)"
 	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); rc=$$?; \
 	  python3 $(CURDIR)/scripts/report_skips.py Testing/Temporary/LastTest.log; exit $$rc; }
 

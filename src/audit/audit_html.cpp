@@ -6,6 +6,7 @@
 #include "audit/audit.h"
 #include "audit/audit_charts.h"
 #include "base/html.h"
+#include "base/html_text.h"
 
 namespace tzero {
 
@@ -16,7 +17,24 @@ std::string audit_html(const AuditReport& r) {
        "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
        "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}.ok{color:#1a7f37}"
        ".bad{color:#c62828;font-weight:bold}.fast{color:#b26a00}"
-       ".na{color:#777;border-bottom:1px dotted #777;cursor:help}</style></head><body>";
+       ".na{color:#777;border-bottom:1px dotted #777;cursor:help}"
+    << kReportCss << "</style></head><body>";
+  size_t det_runs = 0;
+  for (const auto& o : r.outcomes)
+    for (const auto& c : r.configs)
+      if (c.name == o.config && c.deterministic) ++det_runs;
+  h << (r.deterministic_failures
+            ? verdict_banner(false,
+                             "Contract broken: " + std::to_string(r.deterministic_failures) +
+                                 " deterministic run(s) diverged from the baseline",
+                             "Each is marked in the table below with the first op that changed.")
+            : verdict_banner(true,
+                             "Contract holds: every deterministic configuration is "
+                             "bit-identical",
+                             std::to_string(det_runs) +
+                                 " deterministic runs (threads, kernels, chunks, batches, "
+                                 "drafts) equal the baseline. Fast mode's differences below are "
+                                 "expected: it has no contract."));
   h << "<h1>tzero audit</h1><p>Model: <code>" << html_escape(r.model) << "</code>. "
     << r.prompts.size() << " prompt(s), " << r.configs.size()
     << " configurations, each compared with the baseline "
@@ -25,7 +43,8 @@ std::string audit_html(const AuditReport& r) {
     << (r.deterministic_failures
             ? std::to_string(r.deterministic_failures) + " deterministic run(s) diverged."
             : "Every deterministic configuration is bit-identical to the baseline.")
-    << "</p><p class='fast'>Fast mode: " << r.fast_runs_diverged << " of " << r.fast_runs
+    << "</p><p><span class='expected'>expected</span> Fast mode (no contract, for comparison): "
+    << r.fast_runs_diverged << " of " << r.fast_runs
     << " runs differ from the deterministic baseline (largest logit deviation "
     << short_number(r.fast_max_logit_deviation) << ", over the " << r.fast_deviation_runs
     << " traced runs: a batched run gives a digest of its logits, not their values); its "
@@ -47,14 +66,21 @@ std::string audit_html(const AuditReport& r) {
   bool any_na = false;
   for (const auto& o : r.outcomes) {
     const bool base = o.config == r.configs[0].name;
+    bool fast = false;  // fast mode: a difference is expected, shown as such
+    for (const auto& c : r.configs)
+      if (c.name == o.config) fast = !c.deterministic;
     std::string res = base ? "baseline" : o.identical ? "identical" : "diverged";
     if (!o.identical && o.has_first)
       res += " at pos " + std::to_string(o.first_pos) + ", " +
              (o.first_layer < 0 ? "" : "blk." + std::to_string(o.first_layer) + ".") + o.first_op;
     if (!o.identical && !o.has_first) res += ": same tokens, logits digest differs";
+    if (fast && !o.identical) res = "expected: " + res;
     h << "<tr><td>" << html_escape(o.config) << "</td><td>" << o.prompt + 1 << "</td><td class='"
-      << (o.identical ? "ok" : "bad") << "'>" << html_escape(res) << "</td><td>"
-      << (o.tokens_equal ? "same" : "changed") << "</td><td>";
+      << (o.identical ? "ok"
+          : fast      ? "expected"
+                      : "bad")
+      << "'>" << html_escape(res) << "</td><td>" << (o.tokens_equal ? "same" : "changed")
+      << "</td><td>";
     if (o.na.deviation.empty()) {
       h << short_number(o.max_logit_deviation);
     } else {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/html.h"
+#include "base/html_text.h"
 #include "lock/verify.h"
 
 namespace tzero::lock {
@@ -45,7 +46,26 @@ std::string verify_html(const VerifyReport& r) {
        "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
        "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;vertical-align:top}"
        ".ok{color:#1a7f37}.bad{color:#c62828;font-weight:bold}.skip{color:#777}"
-       "pre{white-space:pre-wrap;margin:0;font-size:12px}</style></head><body>";
+       "pre{white-space:pre-wrap;margin:0;font-size:12px}"
+    << kReportCss << "</style></head><body>";
+  const bool pass = r.complete && r.drifted == 0;
+  std::string headline = !r.complete ? "Incomplete: " + std::to_string(r.done) + " of " +
+                                           std::to_string(r.verdicts.size()) + " requests verified"
+                         : r.drifted ? std::to_string(r.drifted) + " of " +
+                                           std::to_string(r.verdicts.size()) +
+                                           " requests drifted from the lock"
+                                     : "Every one of the " + std::to_string(r.verdicts.size()) +
+                                           " requests gives the lock's answer, bit for bit";
+  std::string detail = r.drifted ? "Each drifted request below shows where its text differs "
+                                   "(marked) and, when found, the first op that changed."
+                                 : "";
+  if (!r.complete)
+    detail = esc(r.interrupted.empty() ? "in progress" : r.interrupted) +
+             (r.drifted ? "; " + std::to_string(r.drifted) + " drifted so far" : "");
+  if (!r.manifest.empty())
+    detail += std::string(detail.empty() ? "" : " ") +
+              "The configuration differs from the lock's (below): a drift may follow from it.";
+  h << verdict_banner(pass, headline, detail);
   h << "<h1>tzero verify: " << esc(r.lock_path) << "</h1>";
   h << "<p>" << r.done << " of " << r.verdicts.size() << " requests verified: "
     << "<span class='ok'>" << r.identical << " identical</span>, <span class='"
@@ -80,7 +100,10 @@ std::string verify_html(const VerifyReport& r) {
           << (x.layer < 0 ? std::string() : "layer " + std::to_string(x.layer) + ", ") << esc(x.op)
           << (x.description.empty() ? "" : " (" + esc(x.description) + ")");
       if (!x.note.empty()) h << "<br>" << esc(x.note);
-      h << "<br>lock text:<pre>" << esc(v.locked.text) << "</pre>now text:<pre>" << esc(v.now.text)
+      const TextStretch s = text_stretch(v.locked.text, v.now.text);
+      h << "<br>lock text:<pre>"
+        << html_marked(v.locked.text, s.prefix, v.locked.text.size() - s.suffix)
+        << "</pre>now text:<pre>" << html_marked(v.now.text, s.prefix, v.now.text.size() - s.suffix)
         << "</pre>";
     }
     h << "</td></tr>";

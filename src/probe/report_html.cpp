@@ -52,9 +52,22 @@ std::string probe_html(const ProbeReport& r) {
        "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
        "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;vertical-align:top}"
        ".ok{color:#1a7f37}.bad{color:#c62828;font-weight:bold}code{font-size:12px}"
-       "code.text{white-space:pre-wrap;word-break:break-word}mark{background:#ffd54f}"
-       "mark.gap{background:#ef9a9a}.byte{color:#6a1b9a;background:#f3e5f5}ul.diffs{margin:4px "
-       "0;padding-left:18px}</style></head><body>";
+       "ul.diffs{margin:4px 0;padding-left:18px}"
+    << kReportCss << "</style></head><body>";
+  if (!r.comparable)
+    h << verdict_banner(false, "Nothing could be compared",
+                        "No prompt and sampling had two runs that answered.");
+  else if (r.identical)
+    h << verdict_banner(
+        true, "Reproducible: every run matched bit for bit",
+        std::string(r.failed_requests
+                        ? "Every run that answered; " + std::to_string(r.failed_requests) +
+                              " request(s) failed (below). "
+                        : "") +
+            "Compared: " + (r.logprobs ? "token texts and logprobs." : "texts only."));
+  else
+    h << verdict_banner(false, "Diverged: the server's output is not reproducible",
+                        "The runs that differ are below, with where their bits differ marked.");
   h << "<h1>tzero probe</h1><p>Server: <code>" << html_escape(r.endpoint) << "</code>, model <code>"
     << html_escape(o.model) << "</code>. " << r.prompts.size()
     << " prompt(s); per prompt and sampling, " << o.runs << " solo, " << o.runs << " streamed"
@@ -66,15 +79,6 @@ std::string probe_html(const ProbeReport& r) {
                    : "texts only (the server "
                      "reported no logprobs).")
     << "</p>";
-  h << "<p class='";
-  if (!r.comparable)
-    h << "bad'>Nothing could be compared: no prompt and sampling had two runs that answered.";
-  else if (r.identical)
-    h << "ok'>Identical: every run " << (r.failed_requests ? "that answered " : "")
-      << "matched bit for bit.";
-  else
-    h << "bad'>Diverged: the server's output is not reproducible.";
-  h << "</p>";
   if (r.failed_requests > 0)
     h << "<p class='bad'>" << r.failed_requests << " of " << r.requests
       << " probed request(s) failed: recorded under Failed requests, not compared.</p>";

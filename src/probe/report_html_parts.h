@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "base/html_text.h"
 #include "probe/probe.h"
 
 namespace tzero::probe::html {
@@ -19,7 +20,9 @@ const char* mode_color(const std::string& mode);
 // Text from a server or a model for the page: HTML-escaped, and a byte that is not part of
 // valid UTF-8 or a control character other than newline and tab shown as a highlighted \xNN
 // (the page never holds a raw escape sequence, and two different texts never look the same).
-std::string visible(const std::string& s);
+inline std::string visible(const std::string& s) {
+  return html_visible(s);
+}
 
 // Charts. divergence_chart returns "" when no run diverged (nothing to place, no legend).
 std::string unique_bars(const ProbeReport& r);

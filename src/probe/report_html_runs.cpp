@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/html.h"
+#include "base/html_text.h"
 #include "probe/report_html_parts.h"
 
 namespace tzero::probe::html {
@@ -17,77 +18,6 @@ namespace {
 
 constexpr size_t kMaxRunsShown = 20;        // diverging runs per prompt and sampling
 constexpr size_t kMaxDifferencesShown = 5;  // token positions per run
-
-bool continuation(char c) {
-  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
-}
-
-// The differing stretch of two texts: [prefix, a.size() - suffix) of a, and of b likewise,
-// on UTF-8 character boundaries.
-struct Stretch {
-  size_t prefix = 0, suffix = 0;
-};
-
-Stretch stretch(const std::string& a, const std::string& b) {
-  Stretch s;
-  const size_t n = std::min(a.size(), b.size());
-  while (s.prefix < n && a[s.prefix] == b[s.prefix]) ++s.prefix;
-  while (s.prefix > 0 && s.prefix < n && (continuation(a[s.prefix]) || continuation(b[s.prefix])))
-    --s.prefix;
-  while (s.suffix < n - s.prefix && a[a.size() - 1 - s.suffix] == b[b.size() - 1 - s.suffix])
-    ++s.suffix;
-  while (s.suffix > 0 &&
-         (continuation(a[a.size() - s.suffix]) || continuation(b[b.size() - s.suffix])))
-    --s.suffix;
-  return s;
-}
-
-// The length of the valid UTF-8 sequence at s[i], or 0 when the byte there does not start one.
-size_t utf8_length(const std::string& s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if (!continuation(s[i + k])) return 0;
-  if (n == 2 && c < 0xC2) return 0;  // overlong
-  if (n == 3 && ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) >= 0xA0))) return 0;
-  if (n == 4 && ((c == 0xF0 && b(i + 1) < 0x90) || c > 0xF4 || (c == 0xF4 && b(i + 1) >= 0x90)))
-    return 0;
-  return n;
-}
-
-}  // namespace
-
-std::string visible(const std::string& s) {
-  std::string o;
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = utf8_length(s, i);
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (n == 0 || (n == 1 && c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
-      char b[48];
-      std::snprintf(b, sizeof b, "<span class='byte'>\\x%02X</span>", c);
-      o += b;
-      ++i;
-      continue;
-    }
-    o += html_escape(s.substr(i, n));
-    i += n;
-  }
-  return o;
-}
-
-namespace {
-
-// The text, escaped, with [from, to) highlighted (a thin marker where the stretch is empty).
-std::string marked(const std::string& t, size_t from, size_t to) {
-  std::string o = "<code class='text'>" + visible(t.substr(0, from));
-  if (to > from)
-    o += "<mark>" + visible(t.substr(from, to - from)) + "</mark>";
-  else
-    o += "<mark class='gap' title='the other text has more here'>&#9001;&#9002;</mark>";
-  return o + visible(t.substr(to)) + "</code>";
-}
 
 std::string quoted(const std::string& s) {
   return "<code>'" + visible(s) + "'</code>";
@@ -129,10 +59,10 @@ std::string token_cell(const Completion& ref, const Completion& run) {
 std::string divergence_cell(const ProbeReport& r, const Completion& ref, const Completion& run) {
   std::ostringstream o;
   if (ref.text != run.text) {
-    const Stretch s = stretch(ref.text, run.text);
+    const TextStretch s = text_stretch(ref.text, run.text);
     o << "<div>text differs from byte " << s.prefix << " (highlighted):</div><div>reference: "
-      << marked(ref.text, s.prefix, ref.text.size() - s.suffix)
-      << "</div><div>this run: " << marked(run.text, s.prefix, run.text.size() - s.suffix)
+      << html_marked(ref.text, s.prefix, ref.text.size() - s.suffix)
+      << "</div><div>this run: " << html_marked(run.text, s.prefix, run.text.size() - s.suffix)
       << "</div>";
   } else {
     o << "<div>text identical (<code class='text'>" << visible(short_text(run.text, 80))
