@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/compute_flags.h"
 #include "lock/canary.h"
+#include "lock/environment.h"
 #include "runtime/session.h"
 #include "server/http_server.h"
 #include "tzero/engine.h"
@@ -167,7 +168,10 @@ Command add_serve(CLI::App& app) {
           o->server.http_threads = int(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
         // An unknown name or unreadable file fails here, before the model loads (exit 2).
         if (!o->server.chat_template.empty()) choose_chat_template("", o->server.chat_template);
-        tzero::Engine engine(Session::open(o->engine.model_path, o->compute.options()), o->engine);
+        const std::shared_ptr<Session> session =
+            Session::open(o->engine.model_path, o->compute.options());
+        const std::string kernels_label = session->kernels_label();
+        tzero::Engine engine(session, o->engine);
         // The template is parsed now, so one tzero cannot run (a hostile one nested past the
         // limits included) is a load error, not a failure at the first chat request. The rule
         // (chat/template_choice.h): --chat-template, the model's, else chatml.
@@ -199,6 +203,21 @@ Command add_serve(CLI::App& app) {
             return !(degrades && c->drifted());
           };
           o->server.metrics_extra = [c](std::string& out) { c->render_metrics(out); };
+          o->server.canary_page = [c] { return c->last_report_html(); };
+        }
+        {  // what the console shows of the engine and the machine
+          server::ConsoleInfo& ci = o->server.console;
+          ci.version = std::string("tzero ") + TZ_VERSION;
+          ci.kernels = kernels_label;
+          ci.mode = o->compute.mode;
+          ci.kv_type = o->compute.kv_type;
+          ci.threads = o->compute.n_threads;
+          ci.n_ctx = engine.info().n_ctx;
+          ci.slots = o->engine.max_seqs;
+          const nlohmann::json env = lock::environment_json(kernels_label);
+          ci.machine = env.value("/cpu/model"_json_pointer, std::string()) + ", " +
+                       env.value("os", std::string()) + ", built with " +
+                       env.value("compiler", std::string());
         }
         server::HttpServer srv(engine, o->server);
         const int port = srv.start();

@@ -47,6 +47,7 @@ Canary::Canary(tzero::Engine& engine, CanaryOptions options,
   chat_template_ = lock_.kind == "local" ? lock_.engine.chat_template : opt_.now.chat_template;
   if (lock_.kind == "local") {
     const Fingerprint fp = engine_fingerprint(opt_.now, engine_);
+    now_fingerprint_ = fp.hash;
     manifest_diffs_ = diff_entries(lock_.manifest, fp.manifest);
     const std::vector<EntryDiff> env =
         diff_entries(lock_.environment, environment_json(select_kernels(opt_.now.kernels).name));
@@ -146,6 +147,13 @@ bool Canary::run_request(size_t i, LockResult& out) {
 
 void Canary::run_once() {
   int drifted = 0;
+  VerifyReport rep;
+  rep.lock_path = opt_.lock_path;
+  rep.lock_kind = lock_.kind;
+  rep.now_kind = "server (its drift canary)";
+  rep.lock_fingerprint = lock_.fingerprint;
+  rep.now_fingerprint = now_fingerprint_;
+  rep.manifest = manifest_diffs_;
   for (size_t i = 0; i < lock_.entries.size(); ++i) {
     LockResult now;
     RequestVerdict v;
@@ -156,10 +164,14 @@ void Canary::run_once() {
       v.id = lock_.entries[i].request.id;
       v.where = lock_.entries[i].request.where;
       v.differs = {"refused"};
+      v.ran = true;
+      v.explanation.note = std::string("refused: ") + e.what();
       log_("canary: drift: " + v.where + ": refused: " + e.what());
       ++drifted;
+      rep.verdicts.push_back(v);
       continue;
     }
+    rep.verdicts.push_back(v);
     if (v.identical) continue;
     ++drifted;
     log_("canary: drift: " + v.where + ": " + verdict_line(v));
@@ -169,7 +181,7 @@ void Canary::run_once() {
       explain_now = !explained_ && !stopping_;
       explained_ = true;
     }
-    if (explain_now) explain(v, i);
+    if (explain_now) rep.verdicts.back().explanation = explain(v, i);
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++runs_;
@@ -180,6 +192,11 @@ void Canary::run_once() {
     last_success_ = last_run_;
     explained_ = false;
   }
+  rep.done = rep.verdicts.size();
+  rep.drifted = size_t(drifted);
+  rep.identical = rep.done - rep.drifted;
+  rep.complete = true;
+  last_report_ = std::move(rep);
   if (runs_ == 1 || drifted > 0)
     log_("canary: run " + std::to_string(runs_) + ": " +
          std::to_string(lock_.entries.size() - size_t(drifted)) + " of " +
@@ -187,7 +204,7 @@ void Canary::run_once() {
          (drifted > 0 ? ", " + std::to_string(drifted) + " drifted" : std::string()));
 }
 
-void Canary::explain(const RequestVerdict& v, size_t i) {
+Explanation Canary::explain(const RequestVerdict& v, size_t i) {
   ExplainInput in;
   in.lock = &lock_;
   in.entry = &lock_.entries[i];
@@ -204,6 +221,16 @@ void Canary::explain(const RequestVerdict& v, size_t i) {
          (x.note.empty() ? "" : "; " + x.note));
   else
     log_("canary: " + v.where + ": no op named: " + x.note);
+  return x;
+}
+
+std::string Canary::last_report_html() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (runs_ > 0) return verify_html(last_report_);
+  VerifyReport none;
+  none.lock_path = opt_.lock_path;
+  none.interrupted = "the canary's first run has not finished yet";
+  return verify_html(none);
 }
 
 bool Canary::drifted() const {

@@ -54,13 +54,16 @@ class Canary {
   nlohmann::json health_json() const;
   // The Prometheus lines (HELP, TYPE and value) of the three metrics.
   void render_metrics(std::string& out) const;
+  // The last finished run as verify's HTML report (lock/verify.h); before one, a page that
+  // says the first run is under way.
+  std::string last_report_html() const;
 
  private:
   void loop();
   void run_once();
   // Submits one request when the engine has room and waits for its result; false when stopped.
   bool run_request(size_t i, LockResult& out);
-  void explain(const RequestVerdict& v, size_t i);
+  Explanation explain(const RequestVerdict& v, size_t i);
 
   tzero::Engine& engine_;
   CanaryOptions opt_;
@@ -76,6 +79,8 @@ class Canary {
   double last_run_ = 0, last_success_ = 0;  // Unix seconds; 0: never
   int last_drifted_ = 0;                    // drifted requests of the last run
   bool explained_ = false;                  // since the last clean run
+  VerifyReport last_report_;                // the last finished run
+  std::string now_fingerprint_;
   std::thread thread_;
 };
 

@@ -58,7 +58,8 @@ uint64_t random_seed() {
 }
 
 // The routes and the methods they take: anything else on these paths is a 405.
-const std::set<std::string> kGetPaths = {"/health", "/metrics", "/v1/models", "/tokenizer_info"};
+const std::set<std::string> kGetPaths = {"/health",         "/metrics", "/v1/models",
+                                         "/tokenizer_info", "/",        "/canary"};
 const std::set<std::string> kPostPaths = {"/v1/completions", "/v1/chat/completions",
                                           "/v1/embeddings", "/tokenize", "/detokenize"};
 
@@ -71,6 +72,31 @@ std::string trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// Standard base64 (RFC 4648) to bytes; "" for anything that is not.
+std::string base64_decode(const std::string& s) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (const char c : s) {
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '+'             ? 62
+            : c == '/'             ? 63
+            : c == '='             ? -2
+                                   : -1;
+    if (v == -1) return "";
+    if (v == -2) break;
+    acc = (acc << 6) | uint32_t(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += char((acc >> bits) & 0xff);
+    }
+  }
+  return out;
 }
 
 // After an exchange that moved more than a megabyte (a large body or answer), once it is
@@ -162,13 +188,24 @@ struct HttpServer::Impl {
     if (auth.size() == 7 + opt.api_key.size() && strncasecmp(auth.c_str(), "Bearer ", 7) == 0 &&
         auth.compare(7, std::string::npos, opt.api_key) == 0)
       return true;
+    // A browser on the console: Basic, any user name, the key as the password.
+    if (auth.size() > 6 && strncasecmp(auth.c_str(), "Basic ", 6) == 0) {
+      const std::string pair = base64_decode(trim(auth.substr(6)));
+      const size_t colon = pair.find(':');
+      if (colon != std::string::npos &&
+          pair.compare(colon + 1, std::string::npos, opt.api_key) == 0)
+        return true;
+    }
     const bool given = req.has_header("Authorization");
+    const bool page_route = req.path == "/" || req.path == "/canary";
     send_error(res, ApiError(401,
                              given ? "Incorrect API key provided."
                                    : "You didn't provide an API key. Give it as "
                                      "'Authorization: Bearer KEY'.",
                              "", "invalid_api_key"));
-    res.headers.emplace_back("WWW-Authenticate", "Bearer");
+    // A page asks the browser for the key (Basic: any user name, the key as the password).
+    res.headers.emplace_back("WWW-Authenticate",
+                             page_route ? "Basic realm=\"tzero\", charset=\"UTF-8\"" : "Bearer");
     return false;
   }
 
@@ -236,6 +273,30 @@ struct HttpServer::Impl {
     res.status = down || !healthy ? 503 : 200;
     res.content_type = kJson;
     res.body = dump_json(j);
+  }
+
+  ConsoleInfo console_info() const {
+    ConsoleInfo c = opt.console;
+    c.model = model;
+    c.fingerprint = fingerprint;
+    c.api_key = !opt.api_key.empty();
+    c.canary = bool(opt.canary_page);
+    if (opt.health_extra) {
+      json j = json::object();
+      opt.health_extra(j);
+      c.drifting = j.contains("canary") && j["canary"].value("state", "") == "drifted";
+    }
+    return c;
+  }
+
+  // An HTML page: no script or style from elsewhere, never framed by another site.
+  static void page(HttpResponse& res, std::string html) {
+    res.content_type = "text/html; charset=utf-8";
+    res.headers.emplace_back("Content-Security-Policy",
+                             "default-src 'self'; script-src 'unsafe-inline'; style-src "
+                             "'unsafe-inline'; frame-ancestors 'none'");
+    res.headers.emplace_back("Cache-Control", "no-store");
+    res.body = std::move(html);
   }
 
   void metrics_route(const HttpRequest&, HttpResponse& res) {
@@ -554,7 +615,12 @@ struct HttpServer::Impl {
       return false;
     }
     if (path != "/health" && !authorized(req, res)) return false;
-    if (path == "/health")
+    if (path == "/")
+      page(res, console_html(console_info()));
+    else if (path == "/canary") {
+      if (!opt.canary_page) throw ApiError(404, "No drift canary: start with --canary LOCK.json.");
+      page(res, opt.canary_page());
+    } else if (path == "/health")
       health(req, res);
     else if (path == "/metrics")
       metrics_route(req, res);

@@ -1,7 +1,8 @@
 // tzero's OpenAI-compatible HTTP server over one shared Engine (docs/SERVER.md):
 //   POST /v1/completions, POST /v1/chat/completions (JSON or server-sent events),
 //   GET /v1/models, GET /v1/models/{id}, GET /health, GET /metrics, and llama.cpp's
-//   POST /tokenize and POST /detokenize.
+//   POST /tokenize and POST /detokenize; GET / (the console, server/console.h) and GET /canary
+//   (the drift canary's last report).
 // Every generation runs through the engine's background stepping thread, so every response is
 // batch-invariant: bit for bit what the request would get alone.
 //
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "server/console.h"
 #include "tzero/engine.h"
 
 namespace tzero::server {
@@ -59,6 +61,10 @@ struct ServerOptions {
   // degraded (status "degraded", 503); metrics_extra appends exposition lines.
   std::function<bool(nlohmann::json&)> health_extra;
   std::function<void(std::string&)> metrics_extra;
+  // The console at GET / (server/console.h; model and fingerprint filled in by the server),
+  // and the canary's last report at GET /canary (404 when not set).
+  ConsoleInfo console;
+  std::function<std::string()> canary_page;
 };
 
 class HttpServer {

@@ -1,6 +1,7 @@
 // support/browser.h
 #include "support/browser.h"
 
+#include <httplib.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -31,10 +32,9 @@ std::string unescape_text(std::string s) {
 // Measures the page in an iframe (file pages may read each other with
 // --allow-file-access-from-files) and writes the result into the wrapper's DOM.
 const char* kMeasure = R"(<pre id='result'>pending</pre><script>
-document.getElementById('f').addEventListener('load', () => {
+function measure(d, w) {
   const r = {};
   try {
-    const d = document.getElementById('f').contentDocument, w = d.defaultView;
     const v = d.getElementById('verdict');
     r.verdict_top = v ? v.getBoundingClientRect().top + w.scrollY : -1;
     r.verdict_class = v ? v.className : '';
@@ -54,7 +54,9 @@ document.getElementById('f').addEventListener('load', () => {
     r.empty_svgs = empty;
   } catch (e) { r.error = String(e); }
   document.getElementById('result').textContent = JSON.stringify(r);
-});
+}
+const f = document.getElementById('f');
+f.addEventListener('load', () => measure(f.contentDocument, f.contentWindow));
 </script>)";
 
 }  // namespace
@@ -78,14 +80,32 @@ PageCheck check_page(const std::string& file_or_url, int width, int height) {
   const std::string url = file_or_url.rfind("http", 0) == 0
                               ? file_or_url
                               : "file://" + std::filesystem::absolute(file_or_url).string();
+  // A served page may refuse frames (the console does): its layout is measured on a copy
+  // whose <base> points at the server; its DOM and screenshot come from the server itself.
+  std::string framed = url;
+  if (url.rfind("http", 0) == 0) {
+    const size_t host_end = url.find('/', url.find("://") + 3);
+    httplib::Client client(url.substr(0, host_end));
+    const auto res = client.Get(host_end == std::string::npos ? "/" : url.substr(host_end));
+    if (!res || res->status != 200) {
+      c.error = "GET " + url + " failed";
+      return c;
+    }
+    std::string html = res->body;
+    const size_t head = html.find("<head>");
+    if (head != std::string::npos) html.insert(head + 6, "<base href='" + url + "'>");
+    write_file(dir + "/page.html", html);
+    framed = "file://" + dir + "/page.html";
+  }
   write_file(dir + "/check.html",
-             "<!doctype html><html><body style='margin:0'><iframe id='f' src='" + url +
+             "<!doctype html><html><body style='margin:0'><iframe id='f' src='" + framed +
                  "' style='width:" + std::to_string(width) + "px;height:" + std::to_string(height) +
                  "px;border:0'></iframe>" + kMeasure + "</body></html>");
   const std::string flags =
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync "
-      "--allow-file-access-from-files --virtual-time-budget=5000 --user-data-dir=" +
+      "--allow-file-access-from-files --virtual-time-budget=5000 --disable-web-security "
+      "--user-data-dir=" +
       dir + "/profile ";
   const int width_px = width + 20, height_px = height + 200;
   if (shell(browser + flags + "--window-size=" + std::to_string(width_px) + "," +
