@@ -5,11 +5,20 @@
 // slice. Which thread computes an index never changes what is computed: callers hand out
 // independent outputs (matmul rows, attention heads), never parts of one reduction. The caller's
 // thread does slice 0, so a pool of size 1 has no worker threads at all.
+//
+// On a shared machine a worker may not be running when a job arrives (another process holds its
+// core for a time slice of milliseconds). So each slice is claimed before it is computed: the
+// caller, done with slice 0, claims and computes the slices no worker has started, and waits
+// only for slices being computed. The partition, and so every bit, stays the same. While the
+// caller keeps finding spinning workers that had not started (descheduled: the machine is
+// oversubscribed), nobody spins: workers block at once, leaving the cores to whoever needs
+// them, until runs find the workers on time again.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -30,6 +39,8 @@ class ThreadPool {
  private:
   void worker_loop(int index);
   void do_slice(int index);
+  // Claims slice i of run `generation` (true once per slice and run: that thread computes it).
+  bool claim(int index, uint64_t generation);
 
   int n_threads_;
   int spin_limit_ = 4000;  // PAUSE iterations a waiting worker spins before it blocks
@@ -37,7 +48,12 @@ class ThreadPool {
   const std::function<void(size_t, size_t)>* job_ = nullptr;
   size_t job_n_ = 0;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  std::unique_ptr<std::atomic<uint64_t>[]> claimed_;  // per slice: the run that claimed it
+  std::atomic<int> pending_{0};                       // claimed slices not finished
+  std::unique_ptr<std::atomic<bool>[]> spinning_;     // per worker: spinning for the next run
+  // Evidence of a shared machine: runs where a worker that was spinning (so should have claimed
+  // its slice at once) had not, because it was not running. > 0: nobody spins.
+  std::atomic<int> late_runs_{0};
   std::atomic<bool> stop_{false};
 };
 
