@@ -13,7 +13,9 @@ void add_force_flag(CLI::App* sub, bool& force) {
 
 void check_output_free(const std::string& path, bool force, const std::string& flag) {
   std::error_code ec;
-  if (force || path.empty() || path == "-" || !std::filesystem::exists(path, ec)) return;
+  // Only a regular file holds something to lose (/dev/null, a FIFO or a terminal are written
+  // to as they are).
+  if (force || path.empty() || path == "-" || !std::filesystem::is_regular_file(path, ec)) return;
   throw Error(path + " exists: give --force to write over it, or another " + flag);
 }
 

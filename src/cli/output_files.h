@@ -10,7 +10,7 @@ namespace tzero::cli {
 // Registers --force on the subcommand.
 void add_force_flag(CLI::App* sub, bool& force);
 
-// Throws tzero::Error when `path` exists and force is false: "PATH exists: give --force to
+// Throws tzero::Error when `path` is an existing regular file and force is false: "PATH exists: give --force to
 // write over it, or another FLAG". Call before any work, so nothing is computed in vain.
 void check_output_free(const std::string& path, bool force, const std::string& flag);
 

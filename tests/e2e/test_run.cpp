@@ -179,7 +179,8 @@ TEST(RunGenerated, DigestDependsOnWeightsAndPrompt) {
 TEST(RunGenerated, GenModelIsDeterministicInTheSeed) {
   const std::string dir = tzero::test::scratch_dir();
   for (const char* dtype : {"f16", "q4_0"}) {
-    const std::string p1 = dir + "/det1.gguf", p2 = dir + "/det2.gguf", p3 = dir + "/det3.gguf";
+    const std::string p1 = dir + "/det1-" + dtype + ".gguf", p2 = dir + "/det2-" + dtype + ".gguf",
+                      p3 = dir + "/det3-" + dtype + ".gguf";
     ASSERT_EQ(run_tzero({"gen-model", "--preset", "tiny-qwen3", "--dtype", dtype, "--seed", "7",
                          "-o", p1})
                   .exit_code,

@@ -116,7 +116,7 @@ run_case() {
   echo "  \$ tzero run -m $file ${pargs[*]:+-p \"$PROMPT\"} -n $n -t $THREADS --json --logits-out $dir/logits.bin"
   t0=$(now)
   if ! timeout "$TIMEOUT" "$TZ" run -m "$file" "${pargs[@]}" -n "$n" -t "$THREADS" --json \
-      --logits-out "$dir/logits.bin" >"$dir/ours.json" 2>"$dir/ours.err"; then
+      --logits-out "$dir/logits.bin" --force >"$dir/ours.json" 2>"$dir/ours.err"; then
     echo "  tzero run failed: $(tail -1 "$dir/ours.err")"
     row error --name "$name" --reason "tzero run: $(tail -1 "$dir/ours.err")"
     return
@@ -159,7 +159,7 @@ if [ "${PEER_STORIES:-1}" != 0 ]; then
     c="$CACHE/models/stories260K-llama2c.gguf"
     if [ -f "$DATA/llama2c/stories260K.bin" ] && [ -f "$DATA/llama2c/tok512.bin" ]; then
       if "$TZ" convert --llama2c "$DATA/llama2c/stories260K.bin" --tokenizer "$DATA/llama2c/tok512.bin" \
-          -o "$c" 2>"$CACHE/convert.err"; then
+          -o "$c" --force 2>"$CACHE/convert.err"; then
         run_case stories260K-llama2c "$c" "$N" text f32
         run_case stories260K-llama2c:bos "$c" "$N" bos f32
       else
@@ -195,7 +195,7 @@ for preset in $PRESETS; do
         continue
       fi
       t0=$(now)
-      if ! timeout "$TIMEOUT" "$TZ" gen-model --preset "$preset" --dtype "$dtype" -o "$f.tmp" \
+      if ! timeout "$TIMEOUT" "$TZ" gen-model --preset "$preset" --dtype "$dtype" --force -o "$f.tmp" \
           2>"$CACHE/gen.err"; then
         rm -f "$f.tmp"
         echo "== $name: tzero gen-model failed: $(tail -1 "$CACHE/gen.err")"
