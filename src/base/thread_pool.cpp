@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "base/error.h"
 
@@ -46,7 +47,13 @@ void ThreadPool::do_slice(int index) {
   const size_t t = size_t(n_threads_);
   const size_t begin = job_n_ * size_t(index) / t;
   const size_t end = job_n_ * size_t(index + 1) / t;
-  if (begin < end) (*job_)(begin, end);
+  if (begin >= end) return;
+  try {
+    (*job_)(begin, end);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    if (!error_) error_ = std::current_exception();
+  }
 }
 
 bool ThreadPool::claim(int index, uint64_t generation) {
@@ -63,6 +70,7 @@ void ThreadPool::run(size_t n, const std::function<void(size_t, size_t)>& fn) {
     fn(0, n);
     return;
   }
+  error_ = nullptr;
   job_ = &fn;
   job_n_ = n;
   // Every worker slice counts as pending until it is claimed and done; a slice the caller
@@ -108,6 +116,7 @@ void ThreadPool::run(size_t n, const std::function<void(size_t, size_t)>& fn) {
     }
   }
   job_ = nullptr;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 void ThreadPool::worker_loop(int index) {

@@ -17,8 +17,10 @@
 
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -33,12 +35,13 @@ class ThreadPool {
 
   int size() const { return n_threads_; }
 
-  // Blocks until every slice is done. Not reentrant: fn must not call run().
+  // Blocks until every slice is done. Not reentrant: fn must not call run(). An exception from
+  // fn (on any thread) is rethrown here, after every slice has finished.
   void run(size_t n, const std::function<void(size_t begin, size_t end)>& fn);
 
  private:
   void worker_loop(int index);
-  void do_slice(int index);
+  void do_slice(int index);  // catches what fn throws into error_
   // Claims slice i of run `generation` (true once per slice and run: that thread computes it).
   bool claim(int index, uint64_t generation);
 
@@ -55,6 +58,8 @@ class ThreadPool {
   // its slice at once) had not, because it was not running. > 0: nobody spins.
   std::atomic<int> late_runs_{0};
   std::atomic<bool> stop_{false};
+  std::mutex error_mu_;
+  std::exception_ptr error_;  // the first exception of the current run
 };
 
 }  // namespace tzero

@@ -190,9 +190,17 @@ Command add_serve(CLI::App& app) {
           lock::CanaryOptions co;
           co.lock_path = o->canary;
           co.interval_s = duration_seconds(o->canary_interval, "--canary-interval");
-          co.now = {o->engine.model_path,   o->compute.n_ctx,   o->compute.kernels,
-                    o->compute.mode,        o->compute.kv_type, o->compute.n_threads,
-                    o->server.chat_template};
+          if (co.interval_s > 7 * 86400.0)
+            throw Error("--canary-interval: '" + o->canary_interval +
+                        "' is over a week: a canary that rarely runs notices drift late");
+          co.now.model = o->engine.model_path;
+          co.now.ctx = o->compute.n_ctx;
+          co.now.kernels = o->compute.kernels;
+          co.now.mode = o->compute.mode;
+          co.now.kv_type = o->compute.kv_type;
+          co.now.threads = o->compute.n_threads;
+          co.now.chat_template = o->server.chat_template;
+          co.now.op_overrides = o->compute.op_overrides;
           canary = std::make_unique<lock::Canary>(engine, co, [](const std::string& line) {
             std::fprintf(stderr, "tzero serve: %s\n", line.c_str());
           });

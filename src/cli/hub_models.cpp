@@ -51,7 +51,10 @@ void resolve_hub_models(CLI::App& sub) {
     if (!opt || opt->count() != 1) continue;
     const std::string value = opt->results()[0];
     std::error_code ec;
-    if (std::filesystem::exists(value, ec)) continue;
+    // A local path (or a typo in one) stays a path: it exists, or its folder does.
+    if (std::filesystem::exists(value, ec) ||
+        std::filesystem::exists(value.substr(0, value.find('/')), ec))
+      continue;
     const std::optional<hub::HubRef> ref = hub::parse_model_ref(value);
     if (!ref) continue;
     const std::string path =

@@ -1,14 +1,17 @@
 // hub/hf_hub.h
 #include "hub/hf_hub.h"
 
+#include <fcntl.h>
 #include <httplib.h>
 #include <openssl/evp.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -52,6 +55,31 @@ std::string normalize_etag(std::string e) {
   if (e.rfind("W/", 0) == 0) e = e.substr(2);
   if (e.size() >= 2 && e.front() == '"' && e.back() == '"') e = e.substr(1, e.size() - 2);
   return e;
+}
+
+// A name that may be one component of a path in the cache: not empty, not . or .., only
+// letters, digits, '.', '_' and '-' (a hub's commit or ETag, a mirror's included).
+bool safe_component(const std::string& s) {
+  if (s.empty() || s == "." || s == "..") return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+// A relative path of safe-ish components (a file in a repository, a revision such as
+// refs/pr/1): no empty, . or .. component, not absolute, no backslash or control byte.
+bool safe_relative_path(const std::string& p) {
+  if (p.empty() || p[0] == '/' || p.size() > 1024) return false;
+  size_t start = 0;
+  for (;;) {
+    const size_t slash = p.find('/', start);
+    const std::string part = p.substr(start, slash == std::string::npos ? slash : slash - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    for (const char c : part)
+      if (c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+    if (slash == std::string::npos) return true;
+    start = slash + 1;
+  }
 }
 
 bool is_sha256(const std::string& s) {
@@ -223,6 +251,10 @@ class Hub {
   }
 
   std::string pull_file(const std::string& file) {
+    if (!safe_relative_path(file))
+      throw Error(ref_.repo + ": '" + excerpt(file) + "' is not a file name in a repository");
+    if (!safe_relative_path(ref_.revision))
+      throw Error(ref_.repo + ": '" + excerpt(ref_.revision) + "' is not a revision");
     if (s_.offline) return use_cached(file, "HF_HUB_OFFLINE is set");
     // Metadata: HEAD without following the store's redirect (relative redirects followed).
     std::string url_path = (base_.path == "/" ? "" : base_.path) + "/" + ref_.repo + "/resolve/" +
@@ -246,7 +278,7 @@ class Hub {
     const std::string size_s = r->has_header("X-Linked-Size")
                                    ? r->get_header_value("X-Linked-Size")
                                    : r->get_header_value("Content-Length");
-    if (commit.empty() || etag.empty() || etag.find('/') != std::string::npos)
+    if (!safe_component(commit) || !safe_component(etag))
       throw Error(where(file) +
                   ": the hub did not say which commit and blob this is "
                   "(X-Repo-Commit, ETag): is " +
@@ -281,49 +313,73 @@ class Hub {
   void fetch(const std::string& file, const std::string& url, const std::string& blob,
              uint64_t size, const std::string& etag) {
     const std::string part = blob + ".incomplete";
-    const Url u = split_url(url);
-    const bool same_origin = u.origin == base_.origin;
+    // One download of a blob at a time, across processes (huggingface_hub locks the same way).
+    const int lock_fd = open((blob + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (lock_fd < 0) throw Error(blob + ".lock: cannot create");
+    std::unique_ptr<int, void (*)(int*)> unlock(new int(lock_fd), [](int* fd) {
+      close(*fd);
+      delete fd;
+    });
+    if (flock(lock_fd, LOCK_EX) != 0) throw Error(blob + ".lock: cannot lock");
+    std::error_code ec;
+    if (fs::exists(blob, ec)) return;  // another process finished it meanwhile
     for (int attempt = 0;; ++attempt) {
-      std::error_code ec;
       uint64_t have = fs::exists(part, ec) ? fs::file_size(part, ec) : 0;
-      if (size > 0 && have > size) {  // not this blob's beginning
+      // Not this blob's beginning, or of unknown length (nothing to resume against).
+      if ((size > 0 && have > size) || (size == 0 && have > 0)) {
         fs::remove(part, ec);
         have = 0;
       }
       if (size == 0 || have < size) {
         if (have > 0 && ev_.note) ev_.note(file + ": resuming at " + mib(have));
-        httplib::Headers h = same_origin ? auth() : httplib::Headers{{"User-Agent", "tzero"}};
-        if (have > 0) h.emplace("Range", "bytes=" + std::to_string(have) + "-");
         std::FILE* out = std::fopen(part.c_str(), have > 0 ? "ab" : "wb");
         if (!out) throw Error(part + ": cannot write");
         std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(out, std::fclose);
-        auto c = client_for(u.origin);
-        c->set_follow_location(true);
         int status = 0;
         uint64_t done = have;
         bool write_failed = false;
-        const auto r = c->Get(
-            u.path, h,
-            [&](const httplib::Response& resp) {
-              status = resp.status;
-              if (status == 200 && have > 0) {  // the Range was ignored: start over
-                std::fflush(out);
-                if (ftruncate(fileno(out), 0) != 0) return false;
-                std::fseek(out, 0, SEEK_SET);
-                done = 0;
-              }
-              return status == 200 || status == 206;
-            },
-            [&](const char* data, size_t n) {
-              if (std::fwrite(data, 1, n, out) != n) {
-                write_failed = true;
-                return false;
-              }
-              done += n;
-              if (ev_.progress) ev_.progress(done, size);
-              return true;
-            });
+        std::string location;
+        // Redirects followed here: the token goes to the hub's origin only, never to a store.
+        httplib::Result r{nullptr, httplib::Error::Unknown};
+        for (int hops = 0; hops < 6; ++hops) {
+          const Url u = split_url(location.empty() ? url : location);
+          httplib::Headers h =
+              u.origin == base_.origin ? auth() : httplib::Headers{{"User-Agent", "tzero"}};
+          if (have > 0) h.emplace("Range", "bytes=" + std::to_string(have) + "-");
+          auto c = client_for(u.origin);
+          std::string next;
+          r = c->Get(
+              u.path, h,
+              [&](const httplib::Response& resp) {
+                status = resp.status;
+                if (status >= 300 && status < 400) {
+                  next = resp.get_header_value("Location");
+                  if (!next.empty() && next[0] == '/') next = u.origin + next;
+                  return false;
+                }
+                if (status == 200 && have > 0) {  // the Range was ignored: start over
+                  std::fflush(out);
+                  if (ftruncate(fileno(out), 0) != 0) return false;
+                  std::fseek(out, 0, SEEK_SET);
+                  done = 0;
+                }
+                return status == 200 || status == 206;
+              },
+              [&](const char* data, size_t n) {
+                if (std::fwrite(data, 1, n, out) != n) {
+                  write_failed = true;
+                  return false;
+                }
+                done += n;
+                if (ev_.progress) ev_.progress(done, size);
+                return true;
+              });
+          if (next.empty()) break;
+          location = next;
+        }
         closer.reset();
+        if (status >= 300 && status < 400)
+          throw Error(where(file) + ": too many redirects (or one without a Location)");
         if (write_failed) throw Error(part + ": write failed (disk full?)");
         if (status >= 400) http_error(file, status, r ? r->headers : httplib::Headers{});
         if (!r || (size > 0 && fs::file_size(part, ec) < size)) {
@@ -339,9 +395,12 @@ class Hub {
                       part + " keeps what arrived)");
         }
       }
-      if (size > 0 && fs::file_size(part, ec) != size)
-        throw Error(part + ": holds " + std::to_string(fs::file_size(part, ec)) +
+      if (size > 0 && fs::file_size(part, ec) != size) {
+        const uint64_t held = fs::file_size(part, ec);
+        fs::remove(part, ec);
+        throw Error(where(file) + ": the download holds " + std::to_string(held) +
                     " bytes, the hub says " + std::to_string(size) + ": deleted it; run again");
+      }
       if (is_sha256(etag)) {
         if (ev_.note) ev_.note(file + ": checking its sha256");
         const std::string got = sha256_file(part);
@@ -370,7 +429,10 @@ std::optional<HubRef> parse_model_ref(const std::string& text) {
   std::smatch m;
   if (!std::regex_match(text, m, re)) return std::nullopt;
   const std::string l = lower(text);
-  if (l.size() >= 5 && l.compare(l.size() - 5, 5, ".gguf") == 0) return std::nullopt;
+  for (const char* ext : {".gguf", ".bin", ".safetensors", ".json"})
+    if (l.size() >= std::strlen(ext) &&
+        l.compare(l.size() - std::strlen(ext), std::string::npos, ext) == 0)
+      return std::nullopt;  // a file name, not a repository
   HubRef r;
   r.repo = m[1];
   r.quant = m[2].matched ? std::string(m[2]) : "Q4_K_M";

@@ -84,6 +84,7 @@ void Canary::stop() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  stop_flag_ = true;
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -183,7 +184,8 @@ void Canary::run_once() {
     }
     if (explain_now) rep.verdicts.back().explanation = explain(v, i);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  std::string line;
+  std::unique_lock<std::mutex> lock(mu_);
   ++runs_;
   drift_total_ += uint64_t(drifted);
   last_drifted_ = drifted;
@@ -198,10 +200,12 @@ void Canary::run_once() {
   rep.complete = true;
   last_report_ = std::move(rep);
   if (runs_ == 1 || drifted > 0)
-    log_("canary: run " + std::to_string(runs_) + ": " +
-         std::to_string(lock_.entries.size() - size_t(drifted)) + " of " +
-         std::to_string(lock_.entries.size()) + " identical" +
-         (drifted > 0 ? ", " + std::to_string(drifted) + " drifted" : std::string()));
+    line = "canary: run " + std::to_string(runs_) + ": " +
+           std::to_string(lock_.entries.size() - size_t(drifted)) + " of " +
+           std::to_string(lock_.entries.size()) + " identical" +
+           (drifted > 0 ? ", " + std::to_string(drifted) + " drifted" : std::string());
+  lock.unlock();  // stderr may block: never while /health waits for the lock
+  if (!line.empty()) log_(line);
 }
 
 Explanation Canary::explain(const RequestVerdict& v, size_t i) {
@@ -214,6 +218,7 @@ Explanation Canary::explain(const RequestVerdict& v, size_t i) {
   in.now_digest = v.now.logits_digest;
   in.manifest = manifest_diffs_;
   in.work_dir = opt_.work_dir;
+  in.stop = &stop_flag_;
   const Explanation x = explain_drift(in);
   if (x.found)
     log_("canary: " + v.where + ": the first op that changed: position " + std::to_string(x.pos) +
@@ -242,7 +247,6 @@ nlohmann::json Canary::health_json() const {
   std::lock_guard<std::mutex> lock(mu_);
   auto stamp = [](double t) { return t > 0 ? nlohmann::json(t) : nlohmann::json(nullptr); };
   return {{"state", last_drifted_ > 0 ? "drifted" : "ok"},
-          {"lock", opt_.lock_path},
           {"runs", runs_},
           {"drifted_requests", last_drifted_},
           {"drift_total", drift_total_},

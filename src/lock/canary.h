@@ -31,7 +31,7 @@ namespace tzero::lock {
 
 struct CanaryOptions {
   std::string lock_path;
-  double interval_s = 600;  // from the start of one run to the next
+  double interval_s = 600;  // from the end of one run to the start of the next
   EngineConfig now;         // this server's engine flags (manifest, explanations)
   std::string work_dir;     // for an explanation's two traces ("": the system's temp dir)
 };
@@ -50,7 +50,8 @@ class Canary {
 
   // "ok" (no run yet, or the last run identical), "drifted" (the last run had a drift).
   bool drifted() const;
-  // {"state", "runs", "drifted_requests", "last_run", "last_success", "lock"} for /health.
+  // {"state", "runs", "drifted_requests", "drift_total", "last_run", "last_success"} for
+  // /health.
   nlohmann::json health_json() const;
   // The Prometheus lines (HELP, TYPE and value) of the three metrics.
   void render_metrics(std::string& out) const;
@@ -75,6 +76,7 @@ class Canary {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  std::atomic<bool> stop_flag_{false};  // stopping_ for the explanation's reruns
   uint64_t runs_ = 0, drift_total_ = 0;
   double last_run_ = 0, last_success_ = 0;  // Unix seconds; 0: never
   int last_drifted_ = 0;                    // drifted requests of the last run

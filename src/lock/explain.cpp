@@ -60,10 +60,12 @@ Explanation explain_drift(const ExplainInput& in) {
     lock_side.model = in.now.model;  // the same file (model_xxh128 agrees)
     // The lock's context, as the engine resolved it (0: the default, which is this model's).
     const int lock_ctx = lock.engine.ctx > 0 ? lock.engine.ctx : in.now_ctx;
-    const GenerateResult a =
-        generate(*model, vocab, traced(lock_side, lock_ctx, in.request, a_path));
-    const GenerateResult b =
-        generate(*model, vocab, traced(in.now, in.now_ctx, in.request, b_path));
+    GenerateOptions ga = traced(lock_side, lock_ctx, in.request, a_path);
+    GenerateOptions gb = traced(in.now, in.now_ctx, in.request, b_path);
+    if (in.stop) ga.interrupted = gb.interrupted = [s = in.stop] { return s->load(); };
+    const GenerateResult a = generate(*model, vocab, ga);
+    const GenerateResult b = generate(*model, vocab, gb);
+    if (in.stop && in.stop->load()) throw Error("stopped before the reruns ended");
     const TraceDiff d = diff_traces(read_trace(a_path), read_trace(b_path));
     if (d.has_first) {
       x.found = true;

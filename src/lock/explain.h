@@ -10,6 +10,7 @@
 // lock's bits then came from another build or machine).
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,12 @@ struct ExplainInput {
   const LockFile* lock = nullptr;
   const LockEntry* entry = nullptr;
   EngineConfig now;
-  int now_ctx = 0;                  // the context this run used
-  tzero::RequestParams request;     // resolved (runner.h)
-  std::string now_digest;           // what this verify got
-  std::vector<EntryDiff> manifest;  // lock vs now
-  std::string work_dir;             // for the two trace files (removed afterwards)
+  int now_ctx = 0;                          // the context this run used
+  tzero::RequestParams request;             // resolved (runner.h)
+  std::string now_digest;                   // what this verify got
+  std::vector<EntryDiff> manifest;          // lock vs now
+  std::string work_dir;                     // for the two trace files (removed afterwards)
+  const std::atomic<bool>* stop = nullptr;  // set: the reruns end early (no explanation)
 };
 
 Explanation explain_drift(const ExplainInput& in);

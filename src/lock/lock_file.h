@@ -46,6 +46,7 @@ struct EngineConfig {
   int threads = 1;
   std::string chat_template;  // a named format, "" for the model's own
   bool use_mmap = true;       // this run's (--no-mmap), never recorded: it changes no bit
+  std::vector<std::string> op_overrides;  // serve's --op (the canary), in the manifest's custom_ops
 };
 
 struct LockResult {

@@ -8,6 +8,7 @@
 #include "lock/environment.h"
 #include "lock/runner.h"
 #include "model/weights.h"
+#include "ops/registry.h"
 #include "runtime/fingerprint.h"
 #include "tzero/engine.h"
 
@@ -150,10 +151,11 @@ void ResultCollector::on_event(const tzero::TokenEvent& e) {
 
 Fingerprint engine_fingerprint(const EngineConfig& c, const tzero::Engine& engine) {
   const auto model = Model::load(c.model, MappedFile::Load::Map);  // the fingerprint only
-  const std::string variant = select_kernels(c.kernels).name;
+  const std::string variant = with_overrides(select_kernels(c.kernels), c.op_overrides).name;
   const std::optional<Mode> mode = parse_mode(c.mode);
   check(mode.has_value(), "--mode must be deterministic or fast, not '" + c.mode + "'");
-  Fingerprint fp = compute_fingerprint(*model, *mode, variant, {}, c.kv_type, engine.info().n_ctx);
+  Fingerprint fp =
+      compute_fingerprint(*model, *mode, variant, c.op_overrides, c.kv_type, engine.info().n_ctx);
   check(fp.hash == engine.info().fingerprint,
         "internal: the engine's fingerprint differs from the manifest's");
   return fp;

@@ -188,8 +188,10 @@ struct HttpServer::Impl {
     if (auth.size() == 7 + opt.api_key.size() && strncasecmp(auth.c_str(), "Bearer ", 7) == 0 &&
         auth.compare(7, std::string::npos, opt.api_key) == 0)
       return true;
-    // A browser on the console: Basic, any user name, the key as the password.
-    if (auth.size() > 6 && strncasecmp(auth.c_str(), "Basic ", 6) == 0) {
+    // A browser on the console: Basic, any user name, the key as the password; for reading
+    // only (GET: the pages and the /metrics their script reads), never to generate.
+    const bool read_only = req.method == "GET" || req.method == "HEAD";
+    if (read_only && auth.size() > 6 && strncasecmp(auth.c_str(), "Basic ", 6) == 0) {
       const std::string pair = base64_decode(trim(auth.substr(6)));
       const size_t colon = pair.find(':');
       if (colon != std::string::npos &&

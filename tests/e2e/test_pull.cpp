@@ -64,8 +64,9 @@ class FakeHub {
     std::lock_guard<std::mutex> lock(mu_);
     return ranges_;
   }
-  std::atomic<bool> cut_next{false};    // the next blob GET stops halfway
-  std::atomic<bool> wrong_etag{false};  // resolve advertises another sha256
+  std::atomic<bool> cut_next{false};     // the next blob GET stops halfway
+  std::atomic<bool> wrong_etag{false};   // resolve advertises another sha256
+  std::atomic<bool> evil_commit{false};  // resolve names a commit that climbs out of the cache
 
  private:
   struct File {
@@ -93,7 +94,7 @@ class FakeHub {
     const std::string etag = wrong_etag ? std::string(64, 'a') : f.sha;
     res.status = 302;
     res.set_header("Location", url() + "/cdn/" + f.sha);
-    res.set_header("X-Repo-Commit", kCommit);
+    res.set_header("X-Repo-Commit", evil_commit ? "../../../outside" : kCommit);
     res.set_header("ETag", "\"pointer-etag\"");
     res.set_header("X-Linked-Etag", "\"" + etag + "\"");
     res.set_header("X-Linked-Size", std::to_string(f.bytes.size()));
@@ -241,7 +242,8 @@ TEST(Pull, AWrongHashIsRefused) {
             std::string::npos)
       << r.err;
   const std::string blobs = env.cache + "/models--acme--tiny-GGUF/blobs";
-  EXPECT_TRUE(!fs::exists(blobs) || fs::is_empty(blobs));
+  for (const auto& e : fs::directory_iterator(blobs))  // only the download lock is left
+    EXPECT_EQ(e.path().extension(), ".lock") << e.path();
 }
 
 // A gated repository: 401 without a token, the file with HF_TOKEN.
@@ -257,4 +259,24 @@ TEST(Pull, GatedRepositoriesNeedHfToken) {
   setenv("HF_TOKEN", "s3cret", 1);
   r = run_tzero({"pull", "acme/gated", "tiny-Q8_0.gguf"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Names from the command line or the hub never leave the cache: a file or revision with "..",
+// a commit header that climbs out, are refused before anything is written.
+TEST(Pull, NamesThatLeaveTheCacheAreRefused) {
+  FakeHub hub;
+  HubEnv env(hub);
+  auto r = run_tzero({"pull", "acme/tiny-GGUF", "../tiny-Q8_0.gguf"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is not a file name in a repository"), std::string::npos) << r.err;
+  r = run_tzero({"pull", "acme/tiny-GGUF", "tiny-Q8_0.gguf", "--revision", "../../x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is not a revision"), std::string::npos) << r.err;
+  hub.evil_commit = true;
+  r = run_tzero({"pull", "acme/tiny-GGUF", "tiny-Q8_0.gguf"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the hub did not say which commit and blob this is"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(env.cache + "/outside"));
+  EXPECT_EQ(hub.blob_gets(), 0);
 }

@@ -106,6 +106,13 @@ TEST(ServeConsole, PagesAreAuthenticatedLikeTheApi) {
   r = c->Get("/metrics", {{"Authorization", "Basic YW55b25lOmszeQ=="}});
   EXPECT_EQ(r->status, 200);  // the console's script reads it with the browser's credentials
   EXPECT_EQ(c->Get("/health")->status, 200);
+  int st = 0;  // generation takes the API's Bearer key only
+  httplib::Headers basic = {{"Authorization", "Basic YW55b25lOmszeQ=="}};
+  const auto post =
+      c->Post("/v1/completions", basic, R"({"prompt": "hi", "max_tokens": 2})", "application/json");
+  ASSERT_TRUE(post);
+  st = post->status;
+  EXPECT_EQ(st, 401);
   r = c->Get("/canary", {{"Authorization", "Bearer k3y"}});
   EXPECT_EQ(r->status, 404);
   EXPECT_EQ(srv.stop(SIGTERM), 0);

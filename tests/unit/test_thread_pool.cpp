@@ -13,6 +13,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -113,6 +114,25 @@ TEST(ThreadPool, TheCallerTakesOverSlicesOfWorkersNotRunning) {
   }
   EXPECT_GT(taken_over, 0u) << "no slice was ever taken over";
   std::printf("[ note ] the caller took over %zu of %d worker slices\n", taken_over, 200 * 31);
+}
+
+// Proves: an exception from any slice (the caller's or a worker's) comes out of run() after every
+// slice finished, and the pool keeps working.
+TEST(ThreadPool, ExceptionsComeOutOfRunAfterEverySlice) {
+  ThreadPool pool(4);
+  for (size_t bad = 0; bad < 4; ++bad) {
+    std::atomic<int> done{0};
+    EXPECT_THROW(pool.run(4,
+                          [&](size_t b, size_t) {
+                            if (b == bad) throw std::runtime_error("slice failed");
+                            done.fetch_add(1);
+                          }),
+                 std::runtime_error);
+    EXPECT_EQ(done.load(), 3) << "slice " << bad;
+    std::atomic<int> all{0};
+    pool.run(100, [&](size_t b, size_t e) { all.fetch_add(int(e - b)); });
+    EXPECT_EQ(all.load(), 100);
+  }
 }
 
 // Proves: a pool of one runs the whole range inline on the caller's thread, in one call.
