@@ -125,6 +125,17 @@ int main(int argc, char** argv) {
   }
   // TZERO_PARSE_ONLY=1 (tests: scripts/check_doc_commands.py): stop after a successful parse.
   if (const char* p = std::getenv("TZERO_PARSE_ONLY"); p && std::string(p) == "1") return 0;
+  // Started by mpirun with several ranks: this build has no MPI, so each rank would run the
+  // whole model on its own (N copies, N answers). Refused until the MPI build exists.
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"})
+    if (const char* v = std::getenv(var); v && std::atoi(v) > 1) {
+      std::fprintf(stderr,
+                   "tzero: error: started as one of %d MPI ranks (%s), but this build has no MPI: "
+                   "each rank would run the whole model alone. Run tzero without mpirun "
+                   "(docs/DISTRIBUTED.md: running over several hosts is designed, not built)\n",
+                   std::atoi(v), var);
+      return 2;
+    }
   try {
     for (const auto& c : commands)
       if (c.sub->parsed()) {

@@ -21,10 +21,10 @@ using tzero::test::run_tzero;
 
 namespace {
 
-const char* kCommands[] = {"run",   "tokenize", "info",   "convert",     "gen-model", "bench",
-                           "diff",  "demo",     "audit",  "fingerprint", "check-op",  "chat",
-                           "serve", "probe",    "device", "embed",       "lock",      "verify",
-                           "pull"};
+const char* kCommands[] = {"run",      "tokenize", "info",   "convert", "gen-model",
+                           "bench",    "diff",     "demo",   "audit",   "fingerprint",
+                           "check-op", "chat",     "serve",  "probe",   "device",
+                           "embed",    "lock",     "verify", "pull"};
 
 // Exactly the one line `message` on stderr, nothing on stdout, exit 2.
 void expect_usage_error(const std::vector<std::string>& args, const std::string& message) {
@@ -374,4 +374,23 @@ TEST(EmbedCli, RefusesToEmbedNothing) {
   expect_usage_error({"embed", "-m", model},
                      "embed: give -p TEXT, or -f FILE (one text a line; -: standard input)");
   expect_usage_error({"embed", "-m", model, "-p", ""}, "embed: -p is empty: nothing to embed");
+}
+
+// Under mpirun with several ranks, a build without MPI refuses instead of running N independent
+// copies of the model (docs/DISTRIBUTED.md); one rank is a plain run.
+TEST(CliUsage, SeveralMpiRanksWithoutAnMpiBuildAreRefused) {
+  const std::string model = tzero::test::generated_model("tiny", "q8_0");
+  setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+  CliResult r = run_tzero({"run", "-m", model, "-n", "2"});
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "tzero: error: started as one of 3 MPI ranks (OMPI_COMM_WORLD_SIZE), but this build "
+            "has no MPI: each rank would run the whole model alone. Run tzero without mpirun "
+            "(docs/DISTRIBUTED.md: running over several hosts is designed, not built)\n");
+  setenv("PMI_SIZE", "1", 1);
+  r = run_tzero({"run", "-m", model, "-n", "2"});
+  unsetenv("PMI_SIZE");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
