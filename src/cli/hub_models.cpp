@@ -50,15 +50,8 @@ void resolve_hub_models(CLI::App& sub) {
     CLI::Option* opt = sub.get_option_no_throw(name);
     if (!opt || opt->count() != 1) continue;
     const std::string value = opt->results()[0];
-    std::error_code ec;
-    // A local path (or a typo in one) stays a path: it exists, or its folder does.
-    if (std::filesystem::exists(value, ec) ||
-        std::filesystem::exists(value.substr(0, value.find('/')), ec))
-      continue;
-    const std::optional<hub::HubRef> ref = hub::parse_model_ref(value);
-    if (!ref) continue;
-    const std::string path =
-        hub::pull(*ref, hub::HubSettings::from_environment(), stderr_pull_events(value));
+    const std::string path = hub::model_path_or_pull(value, stderr_pull_events(value));
+    if (path == value) continue;
     opt->clear();
     opt->add_result(path);
     opt->run_callback();

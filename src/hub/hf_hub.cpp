@@ -464,6 +464,14 @@ std::string pull(const HubRef& ref, const HubSettings& settings, const PullEvent
   return Hub(ref, settings, events).pull();
 }
 
+std::string model_path_or_pull(const std::string& value, const PullEvents& events) {
+  std::error_code ec;
+  if (fs::exists(value, ec) || fs::exists(value.substr(0, value.find('/')), ec)) return value;
+  const std::optional<HubRef> ref = parse_model_ref(value);
+  if (!ref) return value;
+  return pull(*ref, HubSettings::from_environment(), events);
+}
+
 std::string sha256_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot read");

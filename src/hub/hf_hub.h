@@ -51,6 +51,12 @@ struct PullEvents {
 // wrong hash, no such quant: with the quants the repository has).
 std::string pull(const HubRef& ref, const HubSettings& settings, const PullEvents& events);
 
+// Where a model path goes (-m, --draft-model, Python's LLM(model)): the value itself when it is
+// a path (it exists, or its folder does, or it names a file), else, when it reads as
+// ORG/REPO[:QUANT], the cached file's path (downloaded when missing, from the environment's
+// hub settings). Throws tzero::Error as pull() does.
+std::string model_path_or_pull(const std::string& value, const PullEvents& events);
+
 // The hex sha256 of a file (OpenSSL's libcrypto).
 std::string sha256_file(const std::string& path);
 

@@ -25,6 +25,7 @@
 #include "base/error.h"
 #include "chat/template_choice.h"
 #include "grammar/json_schema.h"
+#include "hub/hf_hub.h"
 #include "runtime/generate.h"
 #include "runtime/prompt.h"
 #include "runtime/session.h"
@@ -140,14 +141,15 @@ class Model {
       c.kv_type = tzero::parse_kv_type_arg(kv_type);
       c.use_mmap = use_mmap;
       py::gil_scoped_release nogil;
-      session_ = tzero::Session::open(path, c);
+      // ORG/REPO:QUANT: from the Hugging Face cache, pulled when missing (hub/hf_hub.h).
+      session_ = tzero::Session::open(tzero::hub::model_path_or_pull(path, {}), c);
       tzero::EngineOptions eo;
       eo.max_seqs = max_seqs;
       eo.max_batch_tokens = std::max(batch, 1);
       eo.max_queue = 1 << 20;
       // Speculative decoding (runtime/speculative.h): the engine's, and solo runs' the same way.
       eo.spec_type = !draft_model.empty() && speculative == "none" ? "draft" : speculative;
-      eo.draft_model = draft_model;
+      eo.draft_model = tzero::hub::model_path_or_pull(draft_model, {});
       eo.draft_max = draft_max;
       eo.draft_min = draft_min;
       engine_ = std::make_unique<tzero::Engine>(session_, eo);
@@ -160,7 +162,8 @@ class Model {
           tzero::ComputeOptions dc = c;  // the draft on the CPU, with this model's context
           dc.gpu_layers = 0;
           dc.n_ctx = session_->n_ctx();
-          speculative_.draft = tzero::Session::open(draft_model, dc);
+          speculative_.draft =
+              tzero::Session::open(tzero::hub::model_path_or_pull(draft_model, {}), dc);
         }
       }
     } catch (...) {
