@@ -44,8 +44,8 @@ void Forward::trace(BackendOps& ops, std::string_view name, int layer, Act a, si
   if (trace_) trace_(name, layer, data, rows, a.len, pos);
 }
 
-void Forward::eval_single(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits,
-                          bool every_row) {
+const ForwardBatch& Forward::single_batch(const int32_t* tokens, int n, int pos, KvCache& kv,
+                                          bool logits, bool every_row) {
   check(n >= 1 && n <= n_batch_, "internal: eval batch size out of range");
   check(pos >= 0 && pos + n <= kv.n_ctx(), "context full: position " + std::to_string(pos + n) +
                                                " exceeds the context of " +
@@ -55,7 +55,26 @@ void Forward::eval_single(const int32_t* tokens, int n, int pos, KvCache& kv, fl
   single_.state_slots.push_back(*kv.state_slot());
   for (int t = 0; t < n; ++t)
     single_.add(tokens[t], pos + t, 0, logits && (every_row || t == n - 1));
-  eval_batch(single_, kv.store(), logits);
+  return single_;
+}
+
+void Forward::eval_single(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits,
+                          bool every_row) {
+  eval_batch(single_batch(tokens, n, pos, kv, logits != nullptr, every_row), kv.store(), logits);
+}
+
+void Forward::eval_stage(const int32_t* tokens, int n, int pos, KvCache& kv, int begin, int end,
+                         float* residual, float* logits, bool every_row) {
+  check(!device_, "internal: pipeline stages run on the CPU only");
+  check(0 <= begin && begin < end && end <= hp_.n_layer, "internal: stage layers out of range");
+  check(residual || (begin == 0 && end == hp_.n_layer), "internal: a stage needs its residual");
+  const bool last = end == hp_.n_layer;
+  for (int t = 0; t < n; ++t)
+    check(tokens[t] >= 0 && tokens[t] < hp_.n_vocab,
+          "token id " + std::to_string(tokens[t]) + " is outside the vocabulary");
+  const ForwardBatch& b = single_batch(tokens, n, pos, kv, last && logits, every_row);
+  run_layers(b, kv.store(), begin, end, residual, last && logits ? b.logits_rows.size() : 0, logits,
+             0, nullptr);
 }
 
 void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits) {
@@ -100,8 +119,14 @@ void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, flo
     merged_.hidden_rows.clear();
     pb = &merged_;
   }
-  const ForwardBatch& b = *pb;
-  const size_t n_out = n_logits + n_hidden;
+  run_layers(*pb, kv, 0, hp_.n_layer, nullptr, n_logits, logits, n_hidden, hidden);
+}
+
+void Forward::run_layers(const ForwardBatch& b, KvStore& kv, int begin, int end, float* residual_io,
+                         size_t n_logits, float* logits, size_t n_hidden, float* hidden) {
+  const size_t N = b.size();
+  const bool last = end == hp_.n_layer;
+  const size_t n_out = last ? n_logits + n_hidden : 0;
 
   // Traces name positions from the first token's: only one sequence's batch can be traced.
   // result_* rows carry the position of the row whose logits they are, one row at a time.
@@ -124,8 +149,11 @@ void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, flo
   host_->begin(b, kv);
   if (device_) device_->begin(b, kv);
   pass.ops = first_device_layer_ == 0 ? device_.get() : host_.get();
-  arch_->embed(pass);
-  for (int il = 0; il < hp_.n_layer; ++il) {
+  if (begin == 0)
+    arch_->embed(pass);
+  else  // a later pipeline stage: the stream the previous one left (host only)
+    host_->upload(arch_->residual(), residual_io, N);
+  for (int il = begin; il < end; ++il) {
     if (il == first_device_layer_ && il > 0) {
       // The residual stream moves to the device once per pass.
       const Act x = arch_->residual();
@@ -140,6 +168,7 @@ void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, flo
     }
     arch_->layer(pass, il);
   }
+  if (!last) host_->download(arch_->residual(), N, residual_io);  // for the next stage
   if (n_out > 0) {
     arch_->output(pass);
     if (n_logits > 0) pass.ops->download(arch_->logits(), n_logits, logits);

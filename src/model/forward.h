@@ -57,6 +57,15 @@ class Forward {
   // those the sequence would get alone. Traces only single-sequence batches.
   void eval_batch(const ForwardBatch& batch, KvStore& kv, float* logits, float* hidden = nullptr);
 
+  // A pipeline stage (docs/DISTRIBUTED.md): one sequence's pass over layers [begin, end) only.
+  // residual (n, n_embd) float32: the stream entering layer `begin` (unused at begin 0, where the
+  // tokens are embedded) and, when end < n_layer, the stream leaving layer end - 1 on return;
+  // at end == n_layer, logits as eval (the last row's) or eval_rows (every_row) write them. A
+  // chain of stages over a partition of the layers, each with its own KvCache and the residual
+  // handed on as float32, gives eval's bits. CPU only (no device layers).
+  void eval_stage(const int32_t* tokens, int n, int pos, KvCache& kv, int begin, int end,
+                  float* residual, float* logits, bool every_row = false);
+
   void set_trace(TraceHook hook) { trace_ = std::move(hook); }
   // Test hook for the proof tools: flips the lowest bit of the first element of tensor `op` of
   // `layer` at position `pos` when the pass computes it, so its effect can be traced.
@@ -71,6 +80,13 @@ class Forward {
   // eval (the last token's logits) and eval_rows (every token's): one sequence's batch.
   void eval_single(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits,
                    bool every_row);
+  // One sequence's batch of n tokens at pos (its logits rows: the last, or every one).
+  const ForwardBatch& single_batch(const int32_t* tokens, int n, int pos, KvCache& kv, bool logits,
+                                   bool every_row);
+  // eval_batch's pass over layers [begin, end): embedded at 0, else from residual_io; the
+  // residual stream left in residual_io when end < n_layer, else the output rows.
+  void run_layers(const ForwardBatch& in, KvStore& kv, int begin, int end, float* residual_io,
+                  size_t n_logits, float* logits, size_t n_hidden, float* hidden);
   // The trace of buffer a of `ops` (pos0: the first row's position).
   void trace(BackendOps& ops, std::string_view name, int layer, Act a, size_t rows, int pos0);
 
