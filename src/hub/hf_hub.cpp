@@ -289,7 +289,7 @@ class Hub {
     } catch (const std::exception&) {
       size = 0;
     }
-    std::string download = s_.endpoint.substr(0, 0) + base_.origin + url_path;
+    std::string download = base_.origin + url_path;
     if (r->status >= 300 && r->status < 400 && !r->get_header_value("Location").empty())
       download = r->get_header_value("Location");
 

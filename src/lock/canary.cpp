@@ -12,6 +12,7 @@
 #include "lock/environment.h"
 #include "lock/explain.h"
 #include "lock/runner.h"
+#include "server/metrics.h"
 
 namespace tzero::lock {
 
@@ -257,8 +258,8 @@ nlohmann::json Canary::health_json() const {
 void Canary::render_metrics(std::string& out) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto metric = [&](const char* name, const char* type, const char* help, double v) {
-    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
-           name + " " + nlohmann::json(v).dump() + "\n";
+    server::metric_header(out, name, type, help);
+    server::metric_line(out, name, v);
   };
   metric("tzero_canary_runs_total", "counter",
          "Drift canary: completed reruns of the lock's requests (--canary).", double(runs_));

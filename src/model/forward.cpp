@@ -69,10 +69,8 @@ void Forward::eval_stage(const int32_t* tokens, int n, int pos, KvCache& kv, int
   check(0 <= begin && begin < end && end <= hp_.n_layer, "internal: stage layers out of range");
   check(residual || (begin == 0 && end == hp_.n_layer), "internal: a stage needs its residual");
   const bool last = end == hp_.n_layer;
-  for (int t = 0; t < n; ++t)
-    check(tokens[t] >= 0 && tokens[t] < hp_.n_vocab,
-          "token id " + std::to_string(tokens[t]) + " is outside the vocabulary");
   const ForwardBatch& b = single_batch(tokens, n, pos, kv, last && logits, every_row);
+  validate(b, kv.store());
   run_layers(b, kv.store(), begin, end, residual, last && logits ? b.logits_rows.size() : 0, logits,
              0, nullptr);
 }
@@ -85,7 +83,7 @@ void Forward::eval_rows(const int32_t* tokens, int n, int pos, KvCache& kv, floa
   eval_single(tokens, n, pos, kv, logits, true);
 }
 
-void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, float* hidden) {
+void Forward::validate(const ForwardBatch& in, const KvStore& kv) const {
   const size_t N = in.size();
   check(N >= 1 && N <= size_t(n_batch_), "internal: eval batch size out of range");
   for (size_t t = 0; t < N; ++t) {
@@ -105,6 +103,10 @@ void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, flo
                 size_t(sv.seq) < in.tables.size(),
             "internal: a state snapshot out of range");
   }
+}
+
+void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, float* hidden) {
+  validate(in, kv);
   const size_t n_logits = logits ? in.logits_rows.size() : 0;
   const size_t n_hidden = hidden ? in.hidden_rows.size() : 0;
   // The backends gather the output rows from batch.logits_rows: with hidden rows, a copy lists

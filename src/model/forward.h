@@ -80,6 +80,8 @@ class Forward {
   // eval (the last token's logits) and eval_rows (every token's): one sequence's batch.
   void eval_single(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits,
                    bool every_row);
+  // Throws for a token outside the vocabulary, a position past the context, a bad state slot.
+  void validate(const ForwardBatch& in, const KvStore& kv) const;
   // One sequence's batch of n tokens at pos (its logits rows: the last, or every one).
   const ForwardBatch& single_batch(const int32_t* tokens, int n, int pos, KvCache& kv, bool logits,
                                    bool every_row);

@@ -13,15 +13,15 @@ std::string num(double v) {
   return buf;
 }
 
-void header(std::string& out, const std::string& name, const char* type, const char* help) {
+}  // namespace
+
+void metric_header(std::string& out, const std::string& name, const char* type, const char* help) {
   out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
-void line(std::string& out, const std::string& name, double v) {
+void metric_line(std::string& out, const std::string& name, double v) {
   out += name + " " + num(v) + "\n";
 }
-
-}  // namespace
 
 Histogram::Histogram(std::vector<double> bounds)
     : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
@@ -42,7 +42,7 @@ void Histogram::render(std::string& out, const std::string& name) const {
   }
   cum += counts_.back();
   out += name + "_bucket{le=\"+Inf\"} " + std::to_string(cum) + "\n";
-  line(out, name + "_sum", sum_);
+  metric_line(out, name + "_sum", sum_);
   out += name + "_count " + std::to_string(count_) + "\n";
 }
 
@@ -78,71 +78,78 @@ uint64_t Metrics::disconnects() const {
 std::string Metrics::render(const tzero::EngineStats& e, int in_flight) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
-  header(out, "tzero_http_requests_total", "counter", "HTTP requests by endpoint and status.");
+  metric_header(out, "tzero_http_requests_total", "counter",
+                "HTTP requests by endpoint and status.");
   for (const auto& [key, n] : requests_)
     out += "tzero_http_requests_total{endpoint=\"" + key.first + "\",status=\"" +
            std::to_string(key.second) + "\"} " + std::to_string(n) + "\n";
-  header(out, "tzero_requests_finished_total", "counter",
-         "Generated choices by outcome: stop, length, cancelled (shutdown), disconnected.");
+  metric_header(out, "tzero_requests_finished_total", "counter",
+                "Generated choices by outcome: stop, length, cancelled (shutdown), disconnected.");
   for (const auto& [reason, n] : outcomes_)
     out += "tzero_requests_finished_total{reason=\"" + reason + "\"} " + std::to_string(n) + "\n";
-  header(out, "tzero_client_disconnects_total", "counter",
-         "Streams whose client went away; their requests were cancelled.");
-  line(out, "tzero_client_disconnects_total", double(disconnects_));
-  header(out, "tzero_prompt_tokens_total", "counter", "Prompt tokens of finished choices.");
-  line(out, "tzero_prompt_tokens_total", double(prompt_tokens_));
-  header(out, "tzero_generated_tokens_total", "counter", "Generated tokens of finished choices.");
-  line(out, "tzero_generated_tokens_total", double(generated_tokens_));
-  header(out, "tzero_time_to_first_token_seconds", "histogram",
-         "From the request's arrival to its first generated token.");
+  metric_header(out, "tzero_client_disconnects_total", "counter",
+                "Streams whose client went away; their requests were cancelled.");
+  metric_line(out, "tzero_client_disconnects_total", double(disconnects_));
+  metric_header(out, "tzero_prompt_tokens_total", "counter", "Prompt tokens of finished choices.");
+  metric_line(out, "tzero_prompt_tokens_total", double(prompt_tokens_));
+  metric_header(out, "tzero_generated_tokens_total", "counter",
+                "Generated tokens of finished choices.");
+  metric_line(out, "tzero_generated_tokens_total", double(generated_tokens_));
+  metric_header(out, "tzero_time_to_first_token_seconds", "histogram",
+                "From the request's arrival to its first generated token.");
   ttft_.render(out, "tzero_time_to_first_token_seconds");
-  header(out, "tzero_time_per_output_token_seconds", "histogram",
-         "Mean time between generated tokens after the first, per choice.");
+  metric_header(out, "tzero_time_per_output_token_seconds", "histogram",
+                "Mean time between generated tokens after the first, per choice.");
   tpot_.render(out, "tzero_time_per_output_token_seconds");
-  header(out, "tzero_http_in_flight", "gauge", "Generation requests being served.");
-  line(out, "tzero_http_in_flight", in_flight);
-  header(out, "tzero_queue_depth", "gauge", "Engine requests waiting to be scheduled.");
-  line(out, "tzero_queue_depth", e.waiting);
-  header(out, "tzero_running", "gauge", "Engine sequences running.");
-  line(out, "tzero_running", e.running);
-  header(out, "tzero_kv_blocks_used", "gauge", "KV cache blocks held by running sequences.");
-  line(out, "tzero_kv_blocks_used", e.kv_blocks_used);
-  header(out, "tzero_kv_blocks_cached", "gauge", "Free KV blocks holding a reusable prefix.");
-  line(out, "tzero_kv_blocks_cached", e.kv_blocks_cached);
-  header(out, "tzero_kv_blocks_total", "gauge", "KV cache blocks in the pool.");
-  line(out, "tzero_kv_blocks_total", e.kv_blocks_total);
-  header(out, "tzero_prefix_cache_enabled", "gauge",
-         "1 when prompt prefixes are reused, 0 when the option turns it off.");
-  line(out, "tzero_prefix_cache_enabled", e.prefix_cache ? 1 : 0);
-  header(out, "tzero_recurrent_state_bytes", "gauge",
-         "Recurrent (linear-attention) state held beside the KV pool: every sequence slot's "
-         "and every snapshot slot's.");
-  line(out, "tzero_recurrent_state_bytes", double(e.state_bytes));
-  header(out, "tzero_recurrent_state_snapshots", "gauge",
-         "Snapshots of recurrent states at prompt block boundaries held for the prefix cache.");
-  line(out, "tzero_recurrent_state_snapshots", e.state_snapshots);
-  header(out, "tzero_engine_steps_total", "counter", "Batched forward passes.");
-  line(out, "tzero_engine_steps_total", double(e.steps));
-  header(out, "tzero_engine_preemptions_total", "counter", "Sequences preempted and recomputed.");
-  line(out, "tzero_engine_preemptions_total", double(e.preemptions));
-  header(out, "tzero_engine_drafted_tokens_total", "counter",
-         "Speculative decoding: draft tokens fed for verification (--spec-type).");
-  line(out, "tzero_engine_drafted_tokens_total", double(e.drafted_tokens));
-  header(out, "tzero_engine_accepted_tokens_total", "counter",
-         "Speculative decoding: drafts equal to the token sampled at their place.");
-  line(out, "tzero_engine_accepted_tokens_total", double(e.accepted_tokens));
-  header(out, "tzero_engine_rejected_tokens_total", "counter",
-         "Speculative decoding: drafts that differed from the token sampled at their place.");
-  line(out, "tzero_engine_rejected_tokens_total", double(e.drafted_tokens - e.accepted_tokens));
-  header(out, "tzero_engine_cached_tokens_total", "counter",
-         "Prompt tokens found in the prefix cache.");
-  line(out, "tzero_engine_cached_tokens_total", double(e.cached_tokens));
-  header(out, "tzero_engine_requests_finished_total", "counter",
-         "Engine requests that finished (stop or length).");
-  line(out, "tzero_engine_requests_finished_total", double(e.requests_finished));
-  header(out, "tzero_engine_requests_cancelled_total", "counter",
-         "Engine requests cancelled (client disconnect or shutdown).");
-  line(out, "tzero_engine_requests_cancelled_total", double(e.requests_cancelled));
+  metric_header(out, "tzero_http_in_flight", "gauge", "Generation requests being served.");
+  metric_line(out, "tzero_http_in_flight", in_flight);
+  metric_header(out, "tzero_queue_depth", "gauge", "Engine requests waiting to be scheduled.");
+  metric_line(out, "tzero_queue_depth", e.waiting);
+  metric_header(out, "tzero_running", "gauge", "Engine sequences running.");
+  metric_line(out, "tzero_running", e.running);
+  metric_header(out, "tzero_kv_blocks_used", "gauge", "KV cache blocks held by running sequences.");
+  metric_line(out, "tzero_kv_blocks_used", e.kv_blocks_used);
+  metric_header(out, "tzero_kv_blocks_cached", "gauge",
+                "Free KV blocks holding a reusable prefix.");
+  metric_line(out, "tzero_kv_blocks_cached", e.kv_blocks_cached);
+  metric_header(out, "tzero_kv_blocks_total", "gauge", "KV cache blocks in the pool.");
+  metric_line(out, "tzero_kv_blocks_total", e.kv_blocks_total);
+  metric_header(out, "tzero_prefix_cache_enabled", "gauge",
+                "1 when prompt prefixes are reused, 0 when the option turns it off.");
+  metric_line(out, "tzero_prefix_cache_enabled", e.prefix_cache ? 1 : 0);
+  metric_header(out, "tzero_recurrent_state_bytes", "gauge",
+                "Recurrent (linear-attention) state held beside the KV pool: every sequence slot's "
+                "and every snapshot slot's.");
+  metric_line(out, "tzero_recurrent_state_bytes", double(e.state_bytes));
+  metric_header(
+      out, "tzero_recurrent_state_snapshots", "gauge",
+      "Snapshots of recurrent states at prompt block boundaries held for the prefix cache.");
+  metric_line(out, "tzero_recurrent_state_snapshots", e.state_snapshots);
+  metric_header(out, "tzero_engine_steps_total", "counter", "Batched forward passes.");
+  metric_line(out, "tzero_engine_steps_total", double(e.steps));
+  metric_header(out, "tzero_engine_preemptions_total", "counter",
+                "Sequences preempted and recomputed.");
+  metric_line(out, "tzero_engine_preemptions_total", double(e.preemptions));
+  metric_header(out, "tzero_engine_drafted_tokens_total", "counter",
+                "Speculative decoding: draft tokens fed for verification (--spec-type).");
+  metric_line(out, "tzero_engine_drafted_tokens_total", double(e.drafted_tokens));
+  metric_header(out, "tzero_engine_accepted_tokens_total", "counter",
+                "Speculative decoding: drafts equal to the token sampled at their place.");
+  metric_line(out, "tzero_engine_accepted_tokens_total", double(e.accepted_tokens));
+  metric_header(
+      out, "tzero_engine_rejected_tokens_total", "counter",
+      "Speculative decoding: drafts that differed from the token sampled at their place.");
+  metric_line(out, "tzero_engine_rejected_tokens_total",
+              double(e.drafted_tokens - e.accepted_tokens));
+  metric_header(out, "tzero_engine_cached_tokens_total", "counter",
+                "Prompt tokens found in the prefix cache.");
+  metric_line(out, "tzero_engine_cached_tokens_total", double(e.cached_tokens));
+  metric_header(out, "tzero_engine_requests_finished_total", "counter",
+                "Engine requests that finished (stop or length).");
+  metric_line(out, "tzero_engine_requests_finished_total", double(e.requests_finished));
+  metric_header(out, "tzero_engine_requests_cancelled_total", "counter",
+                "Engine requests cancelled (client disconnect or shutdown).");
+  metric_line(out, "tzero_engine_requests_cancelled_total", double(e.requests_cancelled));
   return out;
 }
 

@@ -15,6 +15,10 @@
 
 namespace tzero::server {
 
+// The exposition lines of one metric: its HELP and TYPE, then a sample ("%.17g").
+void metric_header(std::string& out, const std::string& name, const char* type, const char* help);
+void metric_line(std::string& out, const std::string& name, double v);
+
 // A cumulative histogram with fixed upper bounds (seconds).
 class Histogram {
  public:
