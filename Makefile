@@ -17,8 +17,10 @@ DEB_PACKAGES = cmake ninja-build g++ clang libclang-rt-14-dev clang-format nlohm
                pkg-config libpcre2-dev libutf8proc-dev libcpp-httplib-dev libssl-dev libboost-dev \
                python3-jsonschema python3-yaml pybind11-dev python3-dev python3-numpy python3-pytest
 
-# What only the tests need: a real browser for the report pages' tests (installed by make test).
-TEST_DEB_PACKAGES = chromium
+# What only the tests need: a real browser for the report pages' tests, and Open MPI for the
+# ranks' tests (make test builds build-mpi/tzero with it and runs mpirun -np 2..4).
+TEST_DEB_PACKAGES = chromium openmpi-bin libopenmpi-dev
+MPI_BUILD ?= $(BUILD)-mpi
 
 # The aarch64 cross build and its check under qemu-user (make test-arm, docs/TESTING.md): Debian's
 # cross toolchain, qemu-user and the arm64 builds of the libraries the engine links (multiarch).
@@ -26,7 +28,7 @@ ARM_DEB_PACKAGES = g++-aarch64-linux-gnu qemu-user libpcre2-dev:arm64 libutf8pro
                    libgtest-dev:arm64 libxxhash-dev:arm64 libcpp-httplib-dev:arm64
 ARM_BUILD ?= $(BUILD)-arm
 
-.PHONY: all deps build run python test install bench format sanitize fuzz fuzz-build test-peer test-peer-keys test-openai \
+.PHONY: all deps build run python test mpi mpi-binary install bench format sanitize fuzz fuzz-build test-peer test-peer-keys test-openai \
         test-tokenizer-peer load-test replica-test clean cuda cuda-check docker arm-deps arm test-arm
 
 all: build
@@ -60,8 +62,19 @@ python: deps $(BUILD)/build.ninja
 # After the tests, every skipped test says why (its GTEST_SKIP message, from the CTest log).
 test: build
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(TEST_DEB_PACKAGES)"
-	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); rc=$$?; \
+	@$(MAKE) --no-print-directory mpi-binary
+	@cd $(BUILD) && { TZERO_MPI_BINARY=$(CURDIR)/$(MPI_BUILD)/tzero ctest --output-on-failure -j $(JOBS); rc=$$?; \
 	  python3 $(CURDIR)/scripts/report_skips.py Testing/Temporary/LastTest.log; exit $$rc; }
+
+# The MPI build (docs/DISTRIBUTED.md): build-mpi/tzero runs a model's layers over the ranks of
+# `mpirun -np N build-mpi/tzero run|serve|lock|verify ...`. mpi-binary builds only the binary.
+mpi: deps
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="openmpi-bin libopenmpi-dev"
+	@$(MAKE) --no-print-directory mpi-binary
+
+mpi-binary:
+	cmake -S . -B $(MPI_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTZERO_MPI=ON -DTZ_PYTHON=OFF $(CMAKE_ARGS)
+	cmake --build $(MPI_BUILD) -j $(JOBS) --target tzero
 
 # The tzero binary, the engine library (libtzero.a), include/tzero/ and a CMake package
 # (find_package(tzero), target tzero::tzero; examples/embed/) under PREFIX.

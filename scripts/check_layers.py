@@ -5,8 +5,9 @@ The layers, lowest first (docs/ARCHITECTURE.md). A file may include headers of i
 of a lower one; a header of a higher layer is an error. Folders on the same rank (kernels and
 tokenizer; chat, model and ops; the tools) are independent of each other.
 
-    base -> format -> kernels, tokenizer -> chat, grammar, model, ops (registry) -> backend -> trace
-         -> runtime -> batch -> tools (server, probe, audit, lock, hub, demo, convert, check_op) -> cli
+    base -> format -> kernels, tokenizer -> chat, grammar, model, ops (registry) -> backend
+         -> trace, distributed (MPI ranks) -> runtime -> batch
+         -> tools (server, probe, audit, lock, hub, demo, convert, check_op) -> cli
 
 Usage: check_layers.py [ROOT]        check the tree at ROOT (default: the repository of this script)
        check_layers.py --self-test   show that a planted upward include is caught
@@ -32,6 +33,7 @@ RANKS = {
     "ops": 3,
     "backend": 4,
     "trace": 5,
+    "distributed": 5,  # pipeline parallelism over MPI ranks: backends made on every rank
     "runtime": 6,
     "batch": 7,
     "server": 8,

@@ -97,6 +97,10 @@ struct EngineOptions {
   // What Pooling::model means for embedding requests: model (the file's {arch}.pooling_type
   // if it says mean, cls or last; none or absent: mean; rank: refused) or one of those.
   Pooling pooling = Pooling::model;
+  // Called once, on the stepping thread (start()), when a step fails for a reason no request
+  // caused: a pipeline rank that died or hangs (docs/DISTRIBUTED.md). Every request in flight
+  // has then ended "cancelled", and submit() throws EngineFailed. Null: the engine only stops.
+  std::function<void(const std::string& why)> on_failure;
 };
 
 struct EngineStats {
@@ -145,6 +149,11 @@ struct QueueFull : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The engine's stepping failed (EngineOptions::on_failure): it takes no more requests.
+struct EngineFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct ChatTurn {
   std::string role, content;
 };
@@ -162,7 +171,8 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Validates and queues a request; returns its id (> 0). Throws RequestError or QueueFull.
+  // Validates and queues a request; returns its id (> 0). Throws RequestError, QueueFull, or
+  // EngineFailed after a failed step.
   uint64_t submit(const RequestParams& request, TokenCallback on_event);
   // Cancels a waiting or running request (its final event says "cancelled") and frees its KV
   // blocks at the next step. Unknown or finished ids are ignored.

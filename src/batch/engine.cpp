@@ -137,7 +137,7 @@ struct Engine::Impl {
                   1, std::min<size_t>(size_t(2 * opt.max_seqs), (size_t(512) << 20) / state_bytes)))
             : 0;
     kv = std::make_unique<tzero::KvStore>(hp, n_blocks, opt.block_size, kv_type,
-                                          opt.max_seqs + n_snapshots);
+                                          opt.max_seqs + n_snapshots, session->local_layers());
     if (n_snapshots > 0)
       snapshots = std::make_unique<tzero::StateSnapshots>(opt.max_seqs, n_snapshots);
     blocks = std::make_unique<tzero::BlockManager>(n_blocks, opt.block_size, opt.prefix_cache);
@@ -195,6 +195,26 @@ struct Engine::Impl {
   }
 
   // --- called on the stepping thread --------------------------------------------------------
+
+  // A step failed for no request's reason: every request ends cancelled, none is taken again.
+  void fail(const std::string& why) {
+    std::vector<std::unique_ptr<Sequence>> arrived;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      failure = why.empty() ? "the engine failed" : why;
+      arrived.swap(inbox);
+    }
+    for (auto& s : arrived) {
+      sched->add(s.get());
+      const uint64_t id = s->id;
+      live.emplace(id, std::move(s));
+    }
+    std::vector<uint64_t> ids;
+    for (const auto& [id, s] : live) ids.push_back(id);
+    for (const uint64_t id : ids) finish(*live.at(id), StopReason::cancelled, "");
+    publish_stats();
+    if (opt.on_failure) opt.on_failure(failure);
+  }
 
   void emit(Sequence& s, TokenEvent& e) {
     e.request = s.id;
@@ -319,12 +339,12 @@ struct Engine::Impl {
       batch.tables.push_back(s.table.data());
       batch.state_slots.push_back(s.state_slot);
       if (s.restore_from >= 0) {  // a prefix-cache hit of a recurrent model: its state there
-        kv->copy_state(s.restore_from, s.state_slot);
+        batch.state_copies.push_back({int32_t(s.restore_from), int32_t(s.state_slot)});
         s.restore_from = -1;
       }
     }
-    // Snapshots of the recurrent states at the prompt block boundaries this pass crosses (after
-    // the restores above, which may read slots the reservations recycle).
+    // Snapshots of the recurrent states at the prompt block boundaries this pass crosses (the
+    // pass makes the copies above first: they may read slots the reservations recycle).
     if (snapshots)
       for (size_t i = 0; i < plan.size(); ++i) {
         const Sequence& s = *plan[i].seq;
@@ -522,6 +542,7 @@ struct Engine::Impl {
   int n_queued = 0, n_running = 0;  // as of the last step
   bool idle = true;
   bool stopping = false;
+  std::string failure;  // why a step failed (then submit refuses: EngineFailed)
   std::thread background;
 };
 
@@ -572,6 +593,7 @@ uint64_t Engine::submit(const RequestParams& request, TokenCallback on_event) {
                        "the request needs " + std::to_string(need) +
                            " KV positions but the whole cache holds " + std::to_string(capacity));
   std::lock_guard<std::mutex> lock(m.mu);
+  if (!m.failure.empty()) throw EngineFailed(m.failure);
   // Requests that will find a free slot at the next step do not wait: the bound is on the
   // ones that will.
   const int free_slots = std::max(0, m.opt.max_seqs - m.n_running - m.n_queued);
@@ -617,7 +639,12 @@ void Engine::start() {
         if (m.stopping) return;
       }
       std::lock_guard<std::mutex> step_lock(m.step_mu);
-      m.step();
+      try {
+        m.step();
+      } catch (const std::exception& e) {  // no request's doing: a pipeline rank lost
+        m.fail(e.what());
+        return;
+      }
       // Once the engine falls idle, the memory its requests freed (KV-sized scratch, grammar
       // states, masks, logprobs) goes back to the system: glibc keeps freed pages otherwise, and
       // a burst of large requests would leave the process that large for good.

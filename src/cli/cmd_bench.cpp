@@ -203,7 +203,7 @@ Command add_bench(CLI::App& app) {
         const std::string kernels = session->kernels_label();
         const auto fwd_ptr = session->make_forward();
         Forward& fwd = *fwd_ptr;
-        KvCache kv(hp, n_ctx, co.kv_type);
+        KvCache kv(hp, n_ctx, co.kv_type, session->local_layers());
         std::vector<float> logits(size_t(hp.n_vocab));
         std::vector<int32_t> tokens(size_t(depth + std::max(o->n_prompt, o->n_gen)));
         for (size_t i = 0; i < tokens.size(); ++i)

@@ -117,7 +117,7 @@ class ChatSession {
         tmpl_(load_chat_template(session_->model().gguf(), session_->vocab(), o.template_option)),
         hp_(session_->hparams()),
         n_ctx_(session_->n_ctx()),
-        kv_(hp_, n_ctx_, session_->options().kv_type),
+        kv_(hp_, n_ctx_, session_->options().kv_type, session_->local_layers()),
         logits_(size_t(hp_.n_vocab)) {
     fwd_ = session_->make_forward();
     if (fwd_->device()) device_ = fwd_->device()->describe();

@@ -19,6 +19,7 @@ Command add_gen_model(CLI::App& app) {
   struct Opts {
     std::string preset = "tiny", dtype = "f32", out;
     uint64_t seed = 1;
+    int layers = 0;  // 0: the preset's
     bool list = false, force = false;
   };
   auto o = std::make_shared<Opts>();
@@ -36,8 +37,13 @@ Command add_gen_model(CLI::App& app) {
           "UINT64"));
   sub->add_option(
       "-o,--output", o->out,
-      "Output GGUF file (default: PRESET-DTYPE.gguf here, -seedN added for a seed other "
+      "Output GGUF file (default: PRESET-DTYPE.gguf here, -NLl after PRESET with --layers, -seedN "
+      "added for a seed other "
       "than 1)");
+  sub->add_option("--layers", o->layers,
+                  "Layers instead of the preset's (a deeper model of the same shape: e.g. to "
+                  "split over MPI ranks)")
+      ->check(CLI::Range(1, 512));
   add_force_flag(sub, o->force);
   sub->add_flag("--list", o->list, "List the presets");
   return {sub, [o] {
@@ -56,15 +62,29 @@ Command add_gen_model(CLI::App& app) {
               }
               return 0;
             }
-            const ModelPreset* p = find_preset(o->preset);
-            if (!p) throw Error("gen-model: unknown preset '" + o->preset + "' (see --list)");
+            const ModelPreset* found = find_preset(o->preset);
+            if (!found) throw Error("gen-model: unknown preset '" + o->preset + "' (see --list)");
+            ModelPreset deeper = *found;
+            const ModelPreset* p = found;
+            if (o->layers > 0) {
+              if (!found->layer_pattern.empty())
+                throw Error("gen-model: --layers: " + found->name +
+                            " lists each layer's kind; it has no other depth");
+              if (o->layers <= found->n_dense_lead)
+                throw Error("gen-model: --layers: " + found->name + " leads with " +
+                            std::to_string(found->n_dense_lead) +
+                            " dense layers; give more layers than that");
+              deeper.n_layer = o->layers;
+              p = &deeper;
+            }
             const auto t = parse_weight_format(o->dtype);
             if (!t)
               throw Error("gen-model: unsupported dtype '" + o->dtype + "' (" +
                           weight_format_names() + ")");
             if (o->out.empty()) {
-              o->out = p->name + "-" + t->name +
-                       (o->seed == 1 ? "" : "-seed" + std::to_string(o->seed)) + ".gguf";
+              o->out = p->name + (o->layers > 0 ? "-" + std::to_string(o->layers) + "l" : "") +
+                       "-" + t->name + (o->seed == 1 ? "" : "-seed" + std::to_string(o->seed)) +
+                       ".gguf";
             }
             check_output_free(o->out, o->force, "-o FILE");
             const auto t0 = std::chrono::steady_clock::now();

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "cli/chat_prompt.h"
 #include "cli/commands.h"
+#include "distributed/pipeline.h"
 #include "cli/compute_flags.h"
 #include "cli/generation_flags.h"
 #include "cli/output_files.h"
@@ -178,6 +179,17 @@ Command add_run(CLI::App& app) {
               j["fingerprint"] = fingerprint().hash;
               j["fingerprint_manifest"] = fingerprint().manifest;
               if (!r.device.empty()) j["device"] = r.device;
+              if (const dist::StagePlan* plan = session->stage_plan()) {
+                // What crossed each boundary of the ring: every hop carries the same bytes.
+                const dist::RingTraffic t = dist::ring_traffic();
+                j["ranks"] = {{"n", plan->n_ranks()},
+                              {"first_layers", plan->first},
+                              {"passes", t.passes},
+                              {"rows", t.rows},
+                              {"bytes_per_hop", t.pass_bytes},
+                              {"bytes_per_row_per_hop",
+                               t.rows ? double(t.pass_bytes) / double(t.rows) : 0.0}};
+              }
               if (o->gen.speculative.source != DraftSource::none)
                 j["speculative"] = {{"drafted", r.speculative.drafted},
                                     {"accepted", r.speculative.accepted},

@@ -4,11 +4,13 @@
 // it exits 0. A second signal cancels what is still running at once.
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "base/error.h"
@@ -171,6 +173,18 @@ Command add_serve(CLI::App& app) {
         const std::shared_ptr<Session> session =
             Session::open(o->engine.model_path, o->compute.options());
         const std::string kernels_label = session->kernels_label();
+        // A failed step (a pipeline rank that died or hangs: docs/DISTRIBUTED.md) has cancelled
+        // every request (503) and refuses new ones; the server then stops as on a signal and
+        // exits non-zero.
+        std::mutex failure_mu;
+        std::string failure;
+        o->engine.on_failure = [&](const std::string& why) {
+          {
+            std::lock_guard<std::mutex> lock(failure_mu);
+            failure = why;
+          }
+          kill(getpid(), SIGTERM);
+        };
         tzero::Engine engine(session, o->engine);
         // The template is parsed now, so one tzero cannot run (a hostile one nested past the
         // limits included) is a load error, not a failure at the first chat request. The rule
@@ -255,7 +269,14 @@ Command add_serve(CLI::App& app) {
 
         int sig = 0;
         sigwait(&sigs, &sig);
-        std::fprintf(stderr, "tzero serve: signal %d, stopping (grace %.1f s)\n", sig, o->grace_s);
+        {
+          std::lock_guard<std::mutex> lock(failure_mu);
+          if (failure.empty())
+            std::fprintf(stderr, "tzero serve: signal %d, stopping (grace %.1f s)\n", sig,
+                         o->grace_s);
+          else
+            std::fprintf(stderr, "tzero serve: the engine failed, stopping\n");
+        }
         // A second signal cancels what is still running.
         std::atomic<bool> stopped{false};
         std::thread second([&] {
@@ -269,6 +290,13 @@ Command add_serve(CLI::App& app) {
         stopped = true;
         second.join();
         engine.stop();
+        {
+          std::lock_guard<std::mutex> lock(failure_mu);
+          if (!failure.empty()) {
+            std::fprintf(stderr, "tzero serve: error: the engine failed: %s\n", failure.c_str());
+            return 3;
+          }
+        }
         std::fprintf(stderr, "tzero serve: stopped\n");
         return 0;
       }};

@@ -21,6 +21,8 @@ ComputeOptions ComputeFlags::options() const {
   c.gpu_layers = parse_gpu_layers_arg(gpu_layers);
   c.kv_type = parse_kv_type_arg(kv_type);
   c.use_mmap = !no_mmap;
+  c.pipeline_split = pipeline_split;
+  c.rank_timeout_s = rank_timeout;
   return c;
 }
 
@@ -69,6 +71,18 @@ void add_compute_flags(CLI::App* sub, ComputeFlags& f, unsigned which,
                   "when it fits in half the available memory (decode streams it faster) and "
                   "mapped otherwise; TZ_MMAP=1 always maps (processes then share one copy). A "
                   "mapped file truncated while in use is a SIGBUS");
+  if (which & kRanks) {
+    sub->add_option("--pipeline-split", f.pipeline_split,
+                    "Under mpirun -np N (the MPI build): split the layers over the ranks by "
+                    "weight 'bytes', by 'layers', or at the first layer of ranks 1..N-1 "
+                    "(12,24,36). Results do not depend on it (docs/DISTRIBUTED.md)")
+        ->capture_default_str();
+    sub->add_option("--rank-timeout", f.rank_timeout,
+                    "Under mpirun: seconds a pass may take on the other ranks before the job "
+                    "ends with an error naming them")
+        ->capture_default_str()
+        ->check(CLI::Range(1.0, 86400.0));
+  }
 }
 
 }  // namespace tzero::cli

@@ -22,7 +22,8 @@ enum ComputeFlag : unsigned {
   kGpuLayers = 1u << 6,
   kKvType = 1u << 7,
   kMmap = 1u << 8,
-  kAllCompute = (1u << 9) - 1,
+  kRanks = 1u << 9,  // --pipeline-split, --rank-timeout (the MPI build under mpirun)
+  kAllCompute = (1u << 10) - 1,
 };
 
 struct ComputeFlags {
@@ -35,6 +36,8 @@ struct ComputeFlags {
   std::string gpu_layers = "0";
   std::string kv_type = "f32";
   bool no_mmap = false;
+  std::string pipeline_split = "bytes";
+  double rank_timeout = 60;
 
   // The typed options (tzero::Error naming the flag for a bad value).
   ComputeOptions options() const;

@@ -16,6 +16,8 @@
 #include "cli/hub_models.h"
 #include "cli/llama_flags.h"
 #include "cli/usage_errors.h"
+#include "distributed/pipeline.h"
+#include "distributed/transport.h"
 
 namespace tzero::cli {
 
@@ -90,7 +92,23 @@ std::string error_message(const char* what) {
 
 }  // namespace
 
+// Rank 0 of an MPI job, at its end however it ends (a return from main or exit()): the other
+// ranks stop, or after a fault the job ends (distributed/pipeline.h).
+void stop_other_ranks() {
+  tzero::dist::stop_ranks();
+}
+
 int main(int argc, char** argv) {
+  // Under mpirun with the MPI build: ranks 1..N-1 run their layers of rank 0's models and
+  // nothing else (they parse no flags: rank 0 sends them what they need).
+  try {
+    tzero::dist::init(&argc, &argv);
+  } catch (const tzero::Error& e) {
+    std::fprintf(stderr, "tzero: error: MPI: %s\n", error_message(e.what()).c_str());
+    return 2;
+  }
+  if (tzero::dist::world().rank > 0) return tzero::dist::serve_stages();
+  if (tzero::dist::world().several()) std::atexit(stop_other_ranks);
   CLI::App app{"tzero: LLM inference whose temperature-0 output is bit-for-bit reproducible",
                "tzero"};
   app.require_subcommand(1);
@@ -128,11 +146,12 @@ int main(int argc, char** argv) {
   // Started by mpirun with several ranks: this build has no MPI, so each rank would run the
   // whole model on its own (N copies, N answers). Refused until the MPI build exists.
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"})
-    if (const char* v = std::getenv(var); v && std::atoi(v) > 1) {
+    if (const char* v = std::getenv(var);
+        v && std::atoi(v) > 1 && !tzero::dist::built_with_mpi()) {
       std::fprintf(stderr,
                    "tzero: error: started as one of %d MPI ranks (%s), but this build has no MPI: "
-                   "each rank would run the whole model alone. Run tzero without mpirun "
-                   "(docs/DISTRIBUTED.md: running over several hosts is designed, not built)\n",
+                   "each rank would run the whole model alone. Build with MPI (make mpi: "
+                   "build-mpi/tzero, docs/DISTRIBUTED.md) or run tzero without mpirun\n",
                    std::atoi(v), var);
       return 2;
     }

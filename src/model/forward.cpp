@@ -71,8 +71,32 @@ void Forward::eval_stage(const int32_t* tokens, int n, int pos, KvCache& kv, int
   const bool last = end == hp_.n_layer;
   const ForwardBatch& b = single_batch(tokens, n, pos, kv, last && logits, every_row);
   validate(b, kv.store());
-  run_layers(b, kv.store(), begin, end, residual, last && logits ? b.logits_rows.size() : 0, logits,
-             0, nullptr);
+  run_layers(b, kv.store(), begin, end, residual, last ? nullptr : residual,
+             last && logits ? b.logits_rows.size() : 0, logits, 0, nullptr);
+}
+
+void Forward::eval_batch_stage(const ForwardBatch& b, KvStore& kv, int begin, int end,
+                               float* residual) {
+  check(!device_ && !remote_, "internal: a pipeline stage runs on the CPU only");
+  check(1 <= begin && begin < end && end <= hp_.n_layer, "internal: stage layers out of range");
+  validate(b, kv);
+  apply_state_copies(b, kv);
+  run_layers(b, kv, begin, end, residual, residual, 0, nullptr, 0, nullptr);
+}
+
+void Forward::set_remote_stages(std::unique_ptr<RemoteStages> remote) {
+  check(!device_, "internal: remote stages with device layers");
+  check(remote && remote->local_end() >= 1 && remote->local_end() < hp_.n_layer,
+        "internal: remote stages out of range");
+  remote_ = std::move(remote);
+}
+
+int Forward::local_end() const {
+  return remote_ ? remote_->local_end() : hp_.n_layer;
+}
+
+void Forward::apply_state_copies(const ForwardBatch& in, KvStore& kv) const {
+  for (const ForwardBatch::StateCopy& c : in.state_copies) kv.copy_state(c.from, c.to);
 }
 
 void Forward::eval(const int32_t* tokens, int n, int pos, KvCache& kv, float* logits) {
@@ -103,6 +127,10 @@ void Forward::validate(const ForwardBatch& in, const KvStore& kv) const {
                 size_t(sv.seq) < in.tables.size(),
             "internal: a state snapshot out of range");
   }
+  for (const ForwardBatch::StateCopy& c : in.state_copies)
+    check(hp_.recurrent() && c.from >= 0 && c.from < kv.n_state_slots() && c.to >= 0 &&
+              c.to < kv.n_state_slots(),
+          "internal: a state copy out of range");
 }
 
 void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, float* hidden) {
@@ -121,13 +149,28 @@ void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, flo
     merged_.hidden_rows.clear();
     pb = &merged_;
   }
-  run_layers(*pb, kv, 0, hp_.n_layer, nullptr, n_logits, logits, n_hidden, hidden);
+  apply_state_copies(in, kv);
+  if (!remote_) {
+    run_layers(*pb, kv, 0, hp_.n_layer, nullptr, nullptr, n_logits, logits, n_hidden, hidden);
+    return;
+  }
+  // A pipeline: the first layers here, the rest on the remote stages, the output head here.
+  check(!trace_ && !perturb_.on,
+        "--trace and --perturb need every layer in one process: not across MPI ranks "
+        "(docs/DISTRIBUTED.md)");
+  const int mid = remote_->local_end();
+  remote_rows_.resize(in.size() * size_t(hp_.n_embd));
+  run_layers(*pb, kv, 0, mid, nullptr, remote_rows_.data(), 0, nullptr, 0, nullptr);
+  remote_->run(in, kv, remote_rows_.data());
+  run_layers(*pb, kv, hp_.n_layer, hp_.n_layer, remote_rows_.data(), nullptr, n_logits, logits,
+             n_hidden, hidden);
 }
 
-void Forward::run_layers(const ForwardBatch& b, KvStore& kv, int begin, int end, float* residual_io,
-                         size_t n_logits, float* logits, size_t n_hidden, float* hidden) {
+void Forward::run_layers(const ForwardBatch& b, KvStore& kv, int begin, int end,
+                         const float* residual_in, float* residual_out, size_t n_logits,
+                         float* logits, size_t n_hidden, float* hidden) {
   const size_t N = b.size();
-  const bool last = end == hp_.n_layer;
+  const bool last = end == hp_.n_layer && !residual_out;
   const size_t n_out = last ? n_logits + n_hidden : 0;
 
   // Traces name positions from the first token's: only one sequence's batch can be traced.
@@ -154,7 +197,7 @@ void Forward::run_layers(const ForwardBatch& b, KvStore& kv, int begin, int end,
   if (begin == 0)
     arch_->embed(pass);
   else  // a later pipeline stage: the stream the previous one left (host only)
-    host_->upload(arch_->residual(), residual_io, N);
+    host_->upload(arch_->residual(), residual_in, N);
   for (int il = begin; il < end; ++il) {
     if (il == first_device_layer_ && il > 0) {
       // The residual stream moves to the device once per pass.
@@ -170,7 +213,7 @@ void Forward::run_layers(const ForwardBatch& b, KvStore& kv, int begin, int end,
     }
     arch_->layer(pass, il);
   }
-  if (!last) host_->download(arch_->residual(), N, residual_io);  // for the next stage
+  if (residual_out) host_->download(arch_->residual(), N, residual_out);  // for the next stage
   if (n_out > 0) {
     arch_->output(pass);
     if (n_logits > 0) pass.ops->download(arch_->logits(), n_logits, logits);

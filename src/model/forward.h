@@ -28,6 +28,19 @@
 
 namespace tzero {
 
+// Layers run elsewhere: a pipeline's later ranks (distributed/pipeline.h, docs/DISTRIBUTED.md).
+// A Forward given them runs the embedding, its layers [0, local_end()) and the output head; the
+// stream crosses to the remote stages and back once per pass, as float32 copied exactly.
+class RemoteStages {
+ public:
+  virtual ~RemoteStages() = default;
+  virtual int local_end() const = 0;  // the first layer not run here (>= 1)
+  // residual (b.size(), n_embd): in, the stream leaving layer local_end() - 1; out, the stream
+  // leaving the model's last layer. kv: the store the batch's tables index (its geometry is
+  // mirrored there). Throws tzero::Error when a stage fails or does not answer in time.
+  virtual void run(const ForwardBatch& b, const KvStore& kv, float* residual) = 0;
+};
+
 // Called with the tensor name, the layer (-1 outside layers), the data (n_tokens rows of
 // row_len floats, row-major, in host memory) and the positions' first index.
 using TraceHook = std::function<void(std::string_view name, int layer, const float* data,
@@ -65,6 +78,14 @@ class Forward {
   // handed on as float32, gives eval's bits. CPU only (no device layers).
   void eval_stage(const int32_t* tokens, int n, int pos, KvCache& kv, int begin, int end,
                   float* residual, float* logits, bool every_row = false);
+  // A pipeline rank's part of eval_batch: the batch's state copies, then layers [begin, end)
+  // (begin >= 1) over residual ((b.size(), n_embd), in and out). No output rows, no trace.
+  void eval_batch_stage(const ForwardBatch& b, KvStore& kv, int begin, int end, float* residual);
+
+  // From now on, layers [remote->local_end(), n_layer) run on `remote` (CPU only, no trace).
+  void set_remote_stages(std::unique_ptr<RemoteStages> remote);
+  // The first layer this Forward does not run itself: n_layer without remote stages.
+  int local_end() const;
 
   void set_trace(TraceHook hook) { trace_ = std::move(hook); }
   // Test hook for the proof tools: flips the lowest bit of the first element of tensor `op` of
@@ -87,8 +108,12 @@ class Forward {
                                    bool every_row);
   // eval_batch's pass over layers [begin, end): embedded at 0, else from residual_io; the
   // residual stream left in residual_io when end < n_layer, else the output rows.
-  void run_layers(const ForwardBatch& in, KvStore& kv, int begin, int end, float* residual_io,
-                  size_t n_logits, float* logits, size_t n_hidden, float* hidden);
+  // residual_in: the stream entering layer begin (begin > 0); residual_out, when not null: the
+  // stream leaving layer end - 1. begin == end == n_layer: the output head only.
+  void run_layers(const ForwardBatch& in, KvStore& kv, int begin, int end,
+                  const float* residual_in, float* residual_out, size_t n_logits, float* logits,
+                  size_t n_hidden, float* hidden);
+  void apply_state_copies(const ForwardBatch& in, KvStore& kv) const;
   // The trace of buffer a of `ops` (pos0: the first row's position).
   void trace(BackendOps& ops, std::string_view name, int layer, Act a, size_t rows, int pos0);
 
@@ -104,7 +129,9 @@ class Forward {
     std::string op;
     int pos = 0;
   } perturb_;
-  std::vector<float> staging_;  // (rows, len) host copy of a device buffer
+  std::unique_ptr<RemoteStages> remote_;  // null: every layer here
+  std::vector<float> remote_rows_;        // (n_batch, n_embd) the stream to and from remote_
+  std::vector<float> staging_;            // (rows, len) host copy of a device buffer
   ForwardBatch single_;         // eval()'s batch
   ForwardBatch merged_;         // a batch with hidden rows: its logits rows, then its hidden rows
 };

@@ -25,6 +25,13 @@ struct ForwardBatch {
     int32_t seq, pos, slot;
   };
   std::vector<StateSave> state_saves;
+  // Before the pass, slot `to` takes slot `from`'s whole recurrent state (a prefix-cache hit
+  // restored: KvStore::copy_state), in this order. Part of the batch so that every pipeline
+  // rank (docs/DISTRIBUTED.md) restores the states of its own layers.
+  struct StateCopy {
+    int32_t from, to;
+  };
+  std::vector<StateCopy> state_copies;
   std::vector<int32_t> logits_rows;  // token indices whose logits are wanted, in output order
   // Token indices whose final hidden state (after the output norm, before the head) is wanted
   // instead, in output order (embeddings). A token is in at most one of the two lists.
@@ -34,6 +41,7 @@ struct ForwardBatch {
   void clear() {
     tokens.clear(), pos.clear(), seq.clear(), tables.clear(), state_slots.clear();
     state_saves.clear();
+    state_copies.clear();
     logits_rows.clear();
     hidden_rows.clear();
   }

@@ -1,6 +1,7 @@
 #include "model/kv_cache.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "base/error.h"
 #include "base/fp16.h"
@@ -13,6 +14,13 @@ KvType parse_kv_type(const std::string& name) {
   throw Error("the KV cache type must be f32 or f16, not '" + name + "'");
 }
 
+namespace {
+uint64_t next_store_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}
+}  // namespace
+
 size_t KvStore::bytes_per_block(const HParams& hp, int block_size, KvType type) {
   const size_t n_kv_layers = size_t(std::max(1, hp.n_attention_layers()));
   return (hp.mla() ? 1 : 2) * n_kv_layers * size_t(block_size) * size_t(hp.kv_dim()) *
@@ -24,25 +32,33 @@ size_t KvStore::state_bytes_per_slot(const HParams& hp) {
          sizeof(float);
 }
 
-KvStore::KvStore(const HParams& hp, int n_blocks, int block_size, KvType type, int n_state_slots)
-    : n_layer_(0),
+KvStore::KvStore(const HParams& hp, int n_blocks, int block_size, KvType type, int n_state_slots,
+                 LayerRange layers)
+    : id_(next_store_id()),
+      n_layer_(0),
       n_blocks_(n_blocks),
       block_size_(block_size),
       kv_dim_(size_t(hp.kv_dim())),
       parts_(hp.mla() ? 1 : 2),
       type_(type) {
   check(n_blocks >= 1 && block_size >= 1, "internal: empty KV store");
+  const int end = layers.end < 0 ? hp.n_layer : layers.end;
+  check(0 <= layers.begin && layers.begin <= end && end <= hp.n_layer,
+        "internal: KV store layers out of range");
   for (int il = 0; il < hp.n_layer; ++il) {
-    const bool r = hp.recurrent_layer(il), a = hp.attention_layer(il);
+    const bool mine = il >= layers.begin && il < end;
+    const bool r = mine && hp.recurrent_layer(il), a = mine && hp.attention_layer(il);
     kv_layer_.push_back(a ? n_layer_ : -1);
     rec_layer_.push_back(r ? int(n_rec_) : -1);
     n_rec_ += r ? 1 : 0;
     n_layer_ += a ? 1 : 0;
   }
   if (n_layer_ == 0) n_layer_ = 1;  // no layer attends: one unused layer keeps sizes valid
-  if (n_rec_ > 0) {
+  if (hp.recurrent()) {  // (a range without recurrent layers still names the batch's slots)
     check(n_state_slots >= 1, "internal: a recurrent model's store needs a state slot");
     n_slots_ = n_state_slots;
+  }
+  if (n_rec_ > 0) {
     conv_floats_ = hp.conv_state_floats();
     delta_floats_ = hp.delta_state_floats();
     state_.assign(size_t(n_slots_) * n_rec_ * (conv_floats_ + delta_floats_), 0.0f);
@@ -72,6 +88,7 @@ void KvStore::restore_state(int slot, const std::vector<float>& saved) {
 }
 
 void KvStore::copy_state(int from, int to) {
+  if (n_rec_ == 0) return;  // none of this store's layers is recurrent
   const size_t per = n_rec_ * (conv_floats_ + delta_floats_);
   std::copy_n(&state_[size_t(from) * per], per, &state_[size_t(to) * per]);
   std::copy_n(&state_pos_[size_t(from) * n_rec_], n_rec_, &state_pos_[size_t(to) * n_rec_]);

@@ -28,12 +28,24 @@ namespace tzero {
 enum class KvType { F32, F16 };
 KvType parse_kv_type(const std::string& name);  // "f32" or "f16", else tzero::Error
 
+// Model layers [begin, end) (end -1: the last layer): the layers a store holds. A pipeline
+// rank (docs/DISTRIBUTED.md) keeps the keys, values and recurrent states of its own layers only.
+struct LayerRange {
+  int begin = 0, end = -1;
+};
+
 class KvStore {
  public:
   // n_state_slots: sequences whose recurrent state it holds at once (ignored, and 0, for models
-  // without recurrent layers).
+  // without recurrent layers). Only the layers of `layers` have storage: a pass over others
+  // must not touch it.
   KvStore(const HParams& hp, int n_blocks, int block_size, KvType type = KvType::F32,
-          int n_state_slots = 1);
+          int n_state_slots = 1, LayerRange layers = {});
+  KvStore(const KvStore&) = delete;  // (its id names one store's contents)
+  KvStore& operator=(const KvStore&) = delete;
+
+  // Unique in the process: a pipeline's other ranks keep a mirror of the store under it.
+  uint64_t id() const { return id_; }
 
   int n_blocks() const { return n_blocks_; }
   int block_size() const { return block_size_; }
@@ -87,6 +99,7 @@ class KvStore {
     return (size_t(slot) * n_rec_ + rec(layer)) * (conv_floats_ + delta_floats_);
   }
 
+  uint64_t id_;
   int n_layer_;                 // layers with keys and values
   std::vector<int> kv_layer_;   // model layer -> its index among them (-1: recurrent)
   std::vector<int> rec_layer_;  // model layer -> its index among the recurrent ones (-1)
@@ -106,8 +119,8 @@ class KvStore {
 // The cache of one sequence (`tzero run`, chat, bench): one block covering the whole context.
 class KvCache {
  public:
-  KvCache(const HParams& hp, int n_ctx, KvType type = KvType::F32)
-      : n_ctx_(n_ctx), store_(hp, 1, n_ctx, type, 1) {}
+  KvCache(const HParams& hp, int n_ctx, KvType type = KvType::F32, LayerRange layers = {})
+      : n_ctx_(n_ctx), store_(hp, 1, n_ctx, type, 1, layers) {}
   int n_ctx() const { return n_ctx_; }
   KvStore& store() { return store_; }
   const int32_t* table() const { return &table_; }

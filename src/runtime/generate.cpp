@@ -111,7 +111,7 @@ GenerateResult generate(Session& session, const GenerateOptions& opt,
   check(!drafter || (opt.trace_path.empty() && !opt.trace_hook && opt.perturb.empty()),
         "--trace and --perturb follow plain decoding's one-token passes: not with speculative "
         "decoding");
-  KvCache kv(hp, res.n_ctx, session.options().kv_type);
+  KvCache kv(hp, res.n_ctx, session.options().kv_type, session.local_layers());
   DecodeStep decode(vocab, started.params.sampling, started.rules, res.prompt_tokens);
   if (started.constraint) decode.constrain(std::move(started.constraint));
   std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from

@@ -8,6 +8,8 @@
 #include "backend/backend.h"
 #include "backend/backends.h"
 #include "base/error.h"
+#include "distributed/pipeline.h"
+#include "distributed/transport.h"
 #include "ops/registry.h"
 
 namespace tzero {
@@ -56,8 +58,16 @@ Session::Session(const Model* model, const Vocab* vocab, const ComputeOptions& o
 }
 
 std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOptions& options) {
-  // Layers on a GPU stream from its memory: the host copy would only be uploaded, so map.
-  const MappedFile::Load load = !options.use_mmap         ? MappedFile::Load::Read
+  // Over MPI ranks each maps the file and reads in only its own layers' pages (a model larger
+  // than one host); layers on a GPU stream from its memory: the host copy would only be
+  // uploaded, so map.
+  const bool ranks = dist::world().several();
+  check(!ranks || options.gpu_layers == 0,
+        "--gpu-layers: not over several MPI ranks yet (docs/DISTRIBUTED.md)");
+  check(options.rank_timeout_s >= 1 && options.rank_timeout_s <= 86400,
+        "--rank-timeout must be in [1, 86400] seconds");
+  const MappedFile::Load load = ranks                     ? MappedFile::Load::Map
+                                : !options.use_mmap       ? MappedFile::Load::Read
                                 : options.gpu_layers != 0 ? MappedFile::Load::Map
                                                           : MappedFile::Load::Auto;
   // The matrices are laid out for the kernels that will compute with them (model/weights.h);
@@ -72,6 +82,16 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
   s->owned_model_ = std::move(model);
   s->owned_vocab_ = std::move(vocab);
   s->path_ = path;
+  if (ranks) {
+    dist::PipelineOptions po;
+    po.split = options.pipeline_split;
+    po.rank_timeout_s = options.rank_timeout_s;
+    po.n_threads = options.n_threads;
+    po.kernels = options.kernels;
+    po.op_overrides = options.op_overrides;
+    po.fast = options.mode == Mode::fast;
+    s->pipeline_ = dist::Pipeline::open(*s->model_, path, po);
+  }
   return s;
 }
 
@@ -101,8 +121,18 @@ std::string Session::kernels_label() const {
 std::unique_ptr<Forward> Session::make_forward(int n_batch) {
   // A sequence's chunk never exceeds its context; a batch of sequences (the engine) may.
   const int b = n_batch > 0 ? n_batch : std::min(options_.n_batch, n_ctx_);
-  return tzero::make_forward(*model_, *pool_,
-                             {n_ctx_, b, kernels_, options_.mode == Mode::fast, gpu_layers_});
+  std::unique_ptr<Forward> fwd = tzero::make_forward(
+      *model_, *pool_, {n_ctx_, b, kernels_, options_.mode == Mode::fast, gpu_layers_});
+  if (pipeline_) fwd->set_remote_stages(pipeline_->stages(n_ctx_, b));
+  return fwd;
+}
+
+LayerRange Session::local_layers() const {
+  return {0, pipeline_ ? pipeline_->local_end() : model_->hparams().n_layer};
+}
+
+const dist::StagePlan* Session::stage_plan() const {
+  return pipeline_ ? &pipeline_->plan() : nullptr;
 }
 
 Fingerprint Session::fingerprint() const {
@@ -116,7 +146,10 @@ std::string Session::describe() const {
          std::to_string(vocab_->n_tokens()) + " tokens), kernels " + kernels_label() +
          ", threads " + std::to_string(options_.n_threads) + ", mode " + to_string(options_.mode) +
          ", context " + std::to_string(n_ctx_) +
-         (gpu_layers_ > 0 ? ", " + std::to_string(gpu_layers_) + " layers on the GPU" : "");
+         (gpu_layers_ > 0 ? ", " + std::to_string(gpu_layers_) + " layers on the GPU" : "") +
+         (pipeline_ ? ", " + std::to_string(pipeline_->plan().n_ranks()) + " MPI ranks (" +
+                          pipeline_->plan().describe() + ")"
+                    : "");
 }
 
 }  // namespace tzero

@@ -29,6 +29,11 @@
 
 namespace tzero {
 
+namespace dist {
+class Pipeline;    // distributed/pipeline.h
+struct StagePlan;  // distributed/stage_plan.h
+}  // namespace dist
+
 // How to compute, parsed once at the edge (cli/compute_flags.h, EngineOptions, the Python
 // package). Only mode, kv_type and op_overrides can change the bits (the fingerprint says so);
 // the rest is speed and sizes.
@@ -42,6 +47,11 @@ struct ComputeOptions {
   int n_batch = 64;    // most tokens per forward pass (prefill chunk)
   KvType kv_type = KvType::F32;
   bool use_mmap = true;  // true: MappedFile::Load::Auto (read if it fits, else map); false: read
+  // Under mpirun with the MPI build (docs/DISTRIBUTED.md): how the layers are split over the
+  // ranks (bytes, layers, or the first layer of ranks 1..N-1) and how long a pass may take
+  // there. Neither changes the bits.
+  std::string pipeline_split = "bytes";
+  double rank_timeout_s = 60;
 };
 constexpr int kAllGpuLayers = -1;
 
@@ -83,6 +93,11 @@ class Session {
   // A forward pass over n_ctx positions, at most n_batch tokens per pass (0: the options'
   // n_batch, at most n_ctx: one sequence's prefill chunk; the engine asks for its budget).
   std::unique_ptr<Forward> make_forward(int n_batch = 0);
+  // The layers this process runs, whose KV caches it keeps: all of them, except on rank 0 of a
+  // pipeline over MPI ranks (its first range; the others run the rest).
+  LayerRange local_layers() const;
+  // How the layers are split over the MPI ranks; null in one process.
+  const dist::StagePlan* stage_plan() const;
   // The numerics fingerprint of this model under these options (runtime/fingerprint.h).
   Fingerprint fingerprint() const;
   // "model NAME (arch, N layers, V tokens), kernels K, threads T, mode M, context C".
@@ -105,6 +120,7 @@ class Session {
   int n_ctx_ = 0, gpu_layers_ = 0;
   KernelSet kernels_;
   std::unique_ptr<ThreadPool> pool_;
+  std::shared_ptr<dist::Pipeline> pipeline_;  // null: every layer in this process
 };
 
 }  // namespace tzero

@@ -44,7 +44,7 @@ ModelDrafter::ModelDrafter(Session& draft, int target_n_vocab)
     : session_(draft),
       n_vocab_(std::min(target_n_vocab, draft.hparams().n_vocab)),
       fwd_(draft.make_forward()),
-      kv_(draft.hparams(), draft.n_ctx(), draft.options().kv_type),
+      kv_(draft.hparams(), draft.n_ctx(), draft.options().kv_type, draft.local_layers()),
       logits_(size_t(draft.hparams().n_vocab)) {}
 
 std::vector<int32_t> ModelDrafter::propose(const std::vector<int32_t>& context, int max) {

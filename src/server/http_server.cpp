@@ -477,6 +477,11 @@ struct HttpServer::Impl {
       job->cancel(engine);
       throw ApiError(429, std::string("The server is busy: ") + e.what() + ". Retry later.", "",
                      "queue_full");
+    } catch (const tzero::EngineFailed& e) {
+      job->cancel(engine);
+      throw ApiError(503, std::string("The server's engine failed and it is stopping: ") +
+                              e.what(),
+                     "", "engine_failed");
     } catch (const tzero::RequestError& e) {
       job->cancel(engine);
       throw api_error_of(e);

@@ -387,8 +387,8 @@ TEST(CliUsage, SeveralMpiRanksWithoutAnMpiBuildAreRefused) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "tzero: error: started as one of 3 MPI ranks (OMPI_COMM_WORLD_SIZE), but this build "
-            "has no MPI: each rank would run the whole model alone. Run tzero without mpirun "
-            "(docs/DISTRIBUTED.md: running over several hosts is designed, not built)\n");
+            "has no MPI: each rank would run the whole model alone. Build with MPI (make mpi: "
+            "build-mpi/tzero, docs/DISTRIBUTED.md) or run tzero without mpirun\n");
   setenv("PMI_SIZE", "1", 1);
   r = run_tzero({"run", "-m", model, "-n", "2"});
   unsetenv("PMI_SIZE");

@@ -1,0 +1,448 @@
+// Pipeline parallelism over MPI ranks (distributed/pipeline.h).
+#include "distributed/pipeline.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "backend/backends.h"
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/thread_pool.h"
+#include "distributed/transport.h"
+#include "distributed/wire.h"
+#include "kernels/kernel_set.h"
+#include "ops/registry.h"
+
+namespace tzero::dist {
+
+// ---- rank 0: the ring ----------------------------------------------------------------------
+
+struct Ring {
+  std::mutex mu;
+  uint64_t next_id = 1;
+  bool broken = false;  // a message was lost or late: no orderly stop any more
+  std::string broken_why;
+  RingTraffic traffic;
+
+  // Sends msg to rank 1 and waits for it to come back from rank N-1. Throws tzero::Error with
+  // a rank's error (the ring stays usable), or for a deadline missed (the ring breaks).
+  std::vector<uint8_t> round_trip(const std::vector<uint8_t>& msg, double timeout_s) {
+    std::lock_guard<std::mutex> lock(mu);
+    check(!broken, "the pipeline over MPI ranks failed earlier: " + broken_why);
+    const World w = world();
+    std::vector<uint8_t> back;
+    try {
+      send(1, msg, timeout_s);
+      back = receive(w.size - 1, timeout_s);
+    } catch (const Error& e) {
+      broken = true;
+      const std::string ranks =
+          w.size == 2 ? "rank 1" : "ranks 1-" + std::to_string(w.size - 1);
+      broken_why = "a message to " + ranks + " did not come back within " +
+                   std::to_string(int(timeout_s)) + " s (--rank-timeout " +
+                   std::to_string(int(timeout_s)) + " s): a rank hangs or died (" + e.what() +
+                   ")";
+      throw Error("the pipeline over MPI ranks failed: " + broken_why);
+    }
+    WireReader r(back);
+    if (r.get<MsgKind>() == MsgKind::error) throw Error(r.get_string());
+    return back;
+  }
+};
+
+namespace {
+
+// Never destroyed: stop_ranks() runs from atexit, after the statics made later are gone.
+std::shared_ptr<Ring> the_ring() {
+  static const auto* ring = new std::shared_ptr<Ring>(std::make_shared<Ring>());
+  return *ring;
+}
+
+// A message's round trip, for messages that must not throw (destructors): an error is printed.
+// After a fault nothing is sent (stop_ranks ends the job, and the fault was said once).
+void round_trip_quietly(Ring& ring, const std::vector<uint8_t>& msg, double timeout_s) {
+  {
+    std::lock_guard<std::mutex> lock(ring.mu);
+    if (ring.broken) return;
+  }
+  try {
+    ring.round_trip(msg, timeout_s);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tzero: %s\n", e.what());
+  }
+}
+
+std::string header_hash(const GgufFile& f) {
+  return xxh128_hex(f.file_data(), f.data_offset());
+}
+
+// The stages after rank 0's, for one Forward: its batches go round the ring.
+class RingStages : public RemoteStages {
+ public:
+  RingStages(std::shared_ptr<Ring> ring, uint64_t id, int local_end, size_t n_embd,
+             double timeout_s)
+      : ring_(std::move(ring)),
+        id_(id),
+        local_end_(local_end),
+        n_embd_(n_embd),
+        timeout_s_(timeout_s) {}
+  ~RingStages() override {
+    WireWriter w;
+    w.put(MsgKind::close_forward);
+    w.put(id_);
+    round_trip_quietly(*ring_, w.bytes(), timeout_s_);
+  }
+  int local_end() const override { return local_end_; }
+
+  void run(const ForwardBatch& b, const KvStore& kv, float* residual) override {
+    const uint64_t store = kv.id();
+    check(!dropped_.count(store),
+          "internal: a KV store the pipeline's ranks dropped was used again");
+    uint64_t drop = 0;  // the ranks keep the last kMaxStores stores of a Forward
+    if (std::find(stores_.begin(), stores_.end(), store) == stores_.end()) {
+      stores_.push_back(store);
+      if (stores_.size() > kMaxStores) {
+        drop = stores_.front();
+        stores_.pop_front();
+        dropped_.insert(drop);
+      }
+    }
+    const size_t E = n_embd_;
+    WireWriter w;
+    w.put(MsgKind::pass);
+    w.put(id_);
+    w.put(store);
+    w.put(drop);
+    w.put(int32_t(kv.n_blocks()));
+    w.put(int32_t(kv.block_size()));
+    w.put(uint8_t(kv.type() == KvType::F16));
+    w.put(int32_t(kv.n_state_slots()));
+    w.put_vector(b.tokens);
+    w.put_vector(b.pos);
+    w.put_vector(b.seq);
+    // Each sequence's table up to the block of its last position in the batch (attention reads
+    // positions 0..pos of its own sequence only).
+    std::vector<int32_t> last(b.tables.size(), 0);
+    for (size_t t = 0; t < b.size(); ++t)
+      last[size_t(b.seq[t])] = std::max(last[size_t(b.seq[t])], b.pos[t]);
+    w.put(uint64_t(b.tables.size()));
+    for (size_t s = 0; s < b.tables.size(); ++s)
+      w.put_array(b.tables[s], size_t(last[s] / kv.block_size()) + 1);
+    w.put_vector(b.state_slots);
+    w.put_vector(b.state_saves);
+    w.put_vector(b.state_copies);
+    const size_t at = w.bytes().size() + sizeof(uint64_t);  // where the rows start
+    w.put_array(residual, b.size() * E);
+    const std::vector<uint8_t> back = ring_->round_trip(w.bytes(), timeout_s_);
+    check(back.size() == w.bytes().size(), "internal: a pipeline pass came back resized");
+    std::memcpy(residual, back.data() + at, b.size() * E * sizeof(float));
+    std::lock_guard<std::mutex> lock(ring_->mu);
+    ring_->traffic.passes += 1;
+    ring_->traffic.rows += b.size();
+    ring_->traffic.pass_bytes += back.size();
+  }
+
+ private:
+  static constexpr size_t kMaxStores = 4;
+  std::shared_ptr<Ring> ring_;
+  uint64_t id_;
+  int local_end_;
+  size_t n_embd_;  // a row of the stream
+  double timeout_s_;
+  std::deque<uint64_t> stores_;
+  std::set<uint64_t> dropped_;
+};
+
+}  // namespace
+
+std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& path,
+                                         const PipelineOptions& o) {
+  const World w = world();
+  check(w.several() && w.rank == 0, "internal: a pipeline opens on rank 0 of several");
+  std::shared_ptr<Pipeline> p(new Pipeline());
+  p->ring_ = the_ring();
+  p->options_ = o;
+  p->n_embd_ = size_t(model.hparams().n_embd);
+  p->plan_ = plan_stages(layer_bytes(model), head_bytes(model), w.size, o.split);
+  {
+    std::lock_guard<std::mutex> lock(p->ring_->mu);
+    p->id_ = p->ring_->next_id++;
+  }
+  WireWriter m;
+  m.put(MsgKind::open_model);
+  m.put(p->id_);
+  m.put_string(TZ_VERSION);
+  m.put_string(path);
+  m.put(uint64_t(model.gguf().file_size()));
+  m.put_string(header_hash(model.gguf()));
+  m.put(int32_t(o.n_threads));
+  m.put_string(o.kernels);
+  m.put(uint64_t(o.op_overrides.size()));
+  for (const std::string& s : o.op_overrides) m.put_string(s);
+  m.put(uint8_t(o.fast));
+  m.put(o.rank_timeout_s);
+  m.put_vector(p->plan_.first);
+  // Opening reads each rank's layers in: minutes for a large model, whatever the pass deadline.
+  const double open_timeout = std::max(o.rank_timeout_s, 1800.0);
+  try {
+    p->ring_->round_trip(m.bytes(), open_timeout);
+  } catch (const Error&) {
+    WireWriter c;  // the ranks before the one that failed opened it
+    c.put(MsgKind::close_model);
+    c.put(p->id_);
+    p->id_ = 0;
+    if (!p->ring_->broken) round_trip_quietly(*p->ring_, c.bytes(), o.rank_timeout_s);
+    throw;
+  }
+  std::fprintf(stderr, "tzero: %s over %d MPI ranks: %s\n", path.c_str(), w.size,
+               p->plan_.describe().c_str());
+  return p;
+}
+
+Pipeline::~Pipeline() {
+  if (id_ == 0) return;
+  WireWriter w;
+  w.put(MsgKind::close_model);
+  w.put(id_);
+  round_trip_quietly(*ring_, w.bytes(), options_.rank_timeout_s);
+}
+
+std::unique_ptr<RemoteStages> Pipeline::stages(int n_ctx, int n_batch) {
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(ring_->mu);
+    id = ring_->next_id++;
+  }
+  WireWriter w;
+  w.put(MsgKind::open_forward);
+  w.put(id);
+  w.put(id_);
+  w.put(int32_t(n_ctx));
+  w.put(int32_t(n_batch));
+  ring_->round_trip(w.bytes(), options_.rank_timeout_s);
+  return std::make_unique<RingStages>(ring_, id, local_end(), n_embd_, options_.rank_timeout_s);
+}
+
+RingTraffic ring_traffic() {
+  const std::shared_ptr<Ring> ring = the_ring();
+  std::lock_guard<std::mutex> lock(ring->mu);
+  return ring->traffic;
+}
+
+void stop_ranks(int fault_code) {
+  const World w = world();
+  if (!w.several() || w.rank != 0) return;
+  const std::shared_ptr<Ring> ring = the_ring();
+  bool broken;
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(ring->mu);
+    broken = ring->broken;
+    why = ring->broken_why;
+  }
+  if (!broken) {
+    WireWriter s;
+    s.put(MsgKind::stop);
+    try {
+      ring->round_trip(s.bytes(), 30);
+    } catch (const Error& e) {
+      broken = true;
+      why = e.what();
+    }
+  }
+  if (broken) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "tzero: ending the MPI job: %s\n", why.c_str());
+    abort_job(fault_code);
+  }
+  finalize();
+}
+
+// ---- ranks 1..N-1 --------------------------------------------------------------------------
+
+namespace {
+
+struct RankModel {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<ThreadPool> pool;
+  KernelSet kernels = scalar_kernels();
+  bool fast = false;
+  int begin = 0, end = 0;
+};
+
+struct RankForward {
+  uint64_t model = 0;
+  std::unique_ptr<Forward> fwd;
+  std::map<uint64_t, std::unique_ptr<KvStore>> stores;  // by rank 0's KvStore::id
+};
+
+class Stages {
+ public:
+  explicit Stages(World w) : w_(w) {}
+  double timeout_s() const { return timeout_s_; }
+
+  // Runs one message; a pass's residual rows are replaced in msg by this rank's output.
+  void handle(std::vector<uint8_t>& msg) {
+    WireReader r(msg);
+    switch (r.get<MsgKind>()) {
+      case MsgKind::open_model:
+        open_model(r);
+        break;
+      case MsgKind::close_model:
+        models_.erase(r.get<uint64_t>());
+        break;
+      case MsgKind::open_forward: {
+        const uint64_t id = r.get<uint64_t>(), model = r.get<uint64_t>();
+        const int n_ctx = r.get<int32_t>(), n_batch = r.get<int32_t>();
+        const RankModel& m = *models_.at(model);
+        RankForward f;
+        f.model = model;
+        f.fwd = make_forward(*m.model, *m.pool, {n_ctx, n_batch, m.kernels, m.fast, 0});
+        forwards_[id] = std::move(f);
+        break;
+      }
+      case MsgKind::close_forward:
+        forwards_.erase(r.get<uint64_t>());
+        break;
+      case MsgKind::pass:
+        pass(r, msg);
+        break;
+      default:
+        throw Error("internal: an unknown pipeline message");
+    }
+  }
+
+ private:
+  void open_model(WireReader& r) {
+    const uint64_t id = r.get<uint64_t>();
+    const std::string version = r.get_string();
+    check(version == TZ_VERSION, "this rank's tzero is " + std::string(TZ_VERSION) +
+                                     ", rank 0's is " + version + ": run one build everywhere");
+    const std::string path = r.get_string();
+    const uint64_t size = r.get<uint64_t>();
+    const std::string header = r.get_string();
+    auto m = std::make_unique<RankModel>();
+    const int n_threads = r.get<int32_t>();
+    const std::string kernels = r.get_string();
+    std::vector<std::string> overrides(size_t(r.get<uint64_t>()));
+    for (std::string& s : overrides) s = r.get_string();
+    m->fast = r.get<uint8_t>() != 0;
+    timeout_s_ = r.get<double>();
+    StagePlan plan;
+    plan.first = r.get_vector<int>();
+    check(plan.n_ranks() == w_.size, "internal: a plan for another number of ranks");
+    m->begin = plan.begin(w_.rank);
+    m->end = plan.end(w_.rank);
+    // Mapped, never read whole: only this rank's layers' pages are read in (below).
+    m->model = Model::load(path, MappedFile::Load::Map);
+    const GgufFile& f = m->model->gguf();
+    check(f.file_size() == size && header_hash(f) == header,
+          path + " here is not rank 0's file (" + std::to_string(f.file_size()) + " bytes, " +
+              std::to_string(size) + " there): every host needs the same file at the same path");
+    m->kernels = with_overrides(select_kernels(kernels), overrides);
+    m->pool = std::make_unique<ThreadPool>(n_threads);
+    touch_layers(*m->model, m->begin, m->end);
+    models_[id] = std::move(m);
+  }
+
+  // Reads one byte of every page of layers [begin, end)'s tensors, so the first pass does not
+  // wait for the disk (and the deadline of a pass measures compute, not loading).
+  static void touch_layers(const Model& model, int begin, int end) {
+    volatile uint8_t sink = 0;
+    for (const GgufTensorInfo& t : model.gguf().tensors()) {
+      if (t.name.rfind("blk.", 0) != 0) continue;
+      const int il = std::atoi(t.name.c_str() + 4);
+      if (il < begin || il >= end) continue;
+      for (size_t off = 0; off < t.n_bytes; off += 4096) sink = sink + t.data[off];
+    }
+    (void)sink;
+  }
+
+  void pass(WireReader& r, std::vector<uint8_t>& msg) {
+    RankForward& f = forwards_.at(r.get<uint64_t>());
+    const RankModel& m = *models_.at(f.model);
+    const uint64_t store = r.get<uint64_t>(), drop = r.get<uint64_t>();
+    const int n_blocks = r.get<int32_t>(), block_size = r.get<int32_t>();
+    const KvType type = r.get<uint8_t>() ? KvType::F16 : KvType::F32;
+    const int n_slots = r.get<int32_t>();
+    if (drop) f.stores.erase(drop);
+    std::unique_ptr<KvStore>& kv = f.stores[store];
+    if (!kv)
+      kv = std::make_unique<KvStore>(m.model->hparams(), n_blocks, block_size, type,
+                                     std::max(n_slots, 1), LayerRange{m.begin, m.end});
+    ForwardBatch& b = batch_;
+    b.clear();
+    b.tokens = r.get_vector<int32_t>();
+    b.pos = r.get_vector<int32_t>();
+    b.seq = r.get_vector<int32_t>();
+    tables_.resize(size_t(r.get<uint64_t>()));
+    for (std::vector<int32_t>& t : tables_) {
+      t = r.get_vector<int32_t>();
+      for (const int32_t block : t)
+        check(block >= 0 && block < n_blocks, "internal: a block table out of the store");
+      b.tables.push_back(t.data());
+    }
+    b.state_slots = r.get_vector<int32_t>();
+    b.state_saves = r.get_vector<ForwardBatch::StateSave>();
+    b.state_copies = r.get_vector<ForwardBatch::StateCopy>();
+    const size_t n_rows = size_t(r.get<uint64_t>());
+    const size_t E = size_t(m.model->hparams().n_embd);
+    check(n_rows == b.size() * E && b.pos.size() == b.size() && b.seq.size() == b.size(),
+          "internal: a pipeline pass of another shape");
+    for (const int32_t s : b.seq)
+      check(s >= 0 && size_t(s) < tables_.size(), "internal: a sequence without a table");
+    float* rows = reinterpret_cast<float*>(msg.data() + r.offset());  // (n_tokens, n_embd)
+    residual_.assign(rows, rows + n_rows);  // (aligned for the backend)
+    f.fwd->eval_batch_stage(b, *kv, m.begin, m.end, residual_.data());
+    std::memcpy(rows, residual_.data(), n_rows * sizeof(float));
+  }
+
+  World w_;
+  double timeout_s_ = 60;
+  std::map<uint64_t, std::unique_ptr<RankModel>> models_;
+  std::map<uint64_t, RankForward> forwards_;
+  ForwardBatch batch_;
+  std::vector<std::vector<int32_t>> tables_;
+  std::vector<float> residual_;
+};
+
+}  // namespace
+
+int serve_stages() {
+  const World w = world();
+  const int prev = w.rank - 1, next = (w.rank + 1) % w.size;
+  Stages stages(w);
+  while (true) {
+    std::vector<uint8_t> msg;
+    MsgKind kind = MsgKind::error;
+    try {
+      msg = receive(prev, 0);
+      kind = WireReader(msg).get<MsgKind>();
+      if (kind != MsgKind::error && kind != MsgKind::stop) {
+        try {
+          stages.handle(msg);
+        } catch (const std::exception& e) {
+          WireWriter err;  // the ranks after this one pass it on to rank 0
+          err.put(MsgKind::error);
+          err.put_string("rank " + std::to_string(w.rank) + " (" + host_name() + "): " +
+                         e.what());
+          msg = std::move(err.bytes());
+        }
+      }
+      send(next, msg, stages.timeout_s());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tzero: rank %d: %s: ending the MPI job\n", w.rank, e.what());
+      abort_job(3);
+    }
+    if (kind == MsgKind::stop) break;
+  }
+  finalize();
+  return 0;
+}
+
+}  // namespace tzero::dist

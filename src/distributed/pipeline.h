@@ -1,0 +1,81 @@
+// Pipeline parallelism over MPI ranks (docs/DISTRIBUTED.md): a model's layers split into
+// contiguous ranges, rank r running layers [plan.begin(r), plan.end(r)) with the weights and the
+// KV cache of those layers only. Rank 0 holds everything else (tokenizer, scheduler, sampler,
+// server, embedding, output head); the residual stream crosses the ranks as float32, copied
+// exactly, so each rank computes exactly the ops the single process computes for its layers, in
+// the same order: the bits are the single process's for any N and any split.
+//
+// Every message travels a ring, rank 0 -> 1 -> ... -> N-1 -> 0, and rank 0 waits for it to come
+// back before the next (one pass in flight). A rank that fails a message turns it into an error
+// that names it, which the later ranks pass on; rank 0 throws it as a tzero::Error. A pass that
+// does not come back within the rank timeout breaks the pipeline: every later use throws, and
+// stop_ranks() then ends the whole job (MPI_Abort) instead of waiting for a rank that hangs.
+//
+//   rank 0: Session::open -> Pipeline::open -> Forward::set_remote_stages(pipeline->stages(...))
+//   ranks 1..N-1: serve_stages() until rank 0's stop_ranks()
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distributed/stage_plan.h"
+#include "model/forward.h"
+#include "model/weights.h"
+
+namespace tzero::dist {
+
+struct PipelineOptions {
+  std::string split = "bytes";  // plan_stages's spelling (--pipeline-split)
+  double rank_timeout_s = 60;   // most seconds a pass may take on the other ranks
+  int n_threads = 1;            // each rank's threads
+  std::string kernels = "auto";
+  std::vector<std::string> op_overrides;
+  bool fast = false;  // --mode fast
+};
+
+struct Ring;  // the ring's connection (pipeline.cpp)
+
+class Pipeline {
+ public:
+  // Opens `model` (loaded here from `path`) on ranks 1..N-1 of the world: each maps the file,
+  // checks it is rank 0's (size and header), and reads its layers' pages in. Throws tzero::Error
+  // naming the rank (and host) that failed. Needs world().several().
+  static std::shared_ptr<Pipeline> open(const Model& model, const std::string& path,
+                                        const PipelineOptions& options);
+  ~Pipeline();  // closes the model on the other ranks
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  const StagePlan& plan() const { return plan_; }
+  int local_end() const { return plan_.end(0); }
+  // The stages after rank 0's for a Forward of n_ctx positions and n_batch tokens a pass
+  // (Forward::set_remote_stages). Each Forward has its own, and its own KV caches there.
+  std::unique_ptr<RemoteStages> stages(int n_ctx, int n_batch);
+
+ private:
+  Pipeline() = default;
+  std::shared_ptr<Ring> ring_;
+  uint64_t id_ = 0;  // 0: not open on the other ranks
+  size_t n_embd_ = 0;
+  PipelineOptions options_;
+  StagePlan plan_;
+};
+
+// Ranks 1..N-1: runs the messages of the ring until rank 0 stops it, then finalizes MPI.
+// Returns the process's exit status.
+int serve_stages();
+// Rank 0, at its end: the other ranks stop and MPI finalizes; after a fault (a rank that hung,
+// a message lost), the whole job ends through MPI_Abort with `fault_code` instead. Nothing in a
+// world of one. Called once (main's exit path).
+void stop_ranks(int fault_code = 3);
+
+// What crossed the ring so far (rank 0, docs/BENCHMARKS.md): passes, their rows (tokens), and
+// their bytes, which every hop of the ring (each boundary between two ranks) carries once.
+struct RingTraffic {
+  uint64_t passes = 0, rows = 0, pass_bytes = 0;
+};
+RingTraffic ring_traffic();
+
+}  // namespace tzero::dist

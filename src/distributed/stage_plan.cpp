@@ -1,0 +1,117 @@
+#include "distributed/stage_plan.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "base/error.h"
+
+namespace tzero::dist {
+
+std::string StagePlan::describe() const {
+  std::string out;
+  for (int r = 0; r < n_ranks(); ++r)
+    out += (r ? ", rank " : "rank ") + std::to_string(r) +
+           (end(r) - begin(r) == 1 ? ": layer " + std::to_string(begin(r))
+                                   : ": layers " + std::to_string(begin(r)) + "-" +
+                                         std::to_string(end(r) - 1));
+  return out;
+}
+
+std::vector<size_t> layer_bytes(const Model& model) {
+  std::vector<size_t> bytes(size_t(model.hparams().n_layer), 0);
+  for (const GgufTensorInfo& t : model.gguf().tensors()) {
+    if (t.name.rfind("blk.", 0) != 0) continue;
+    const size_t dot = t.name.find('.', 4);
+    if (dot == std::string::npos) continue;
+    int il = -1;
+    try {
+      il = std::stoi(t.name.substr(4, dot - 4));
+    } catch (const std::logic_error&) {
+      continue;
+    }
+    if (il >= 0 && il < int(bytes.size())) bytes[size_t(il)] += t.n_bytes;
+  }
+  return bytes;
+}
+
+size_t head_bytes(const Model& model) {
+  const GgufTensorInfo* t = model.gguf().find_tensor(model.tied_output() ? "token_embd.weight"
+                                                                          : "output.weight");
+  return t ? t->n_bytes : 0;
+}
+
+namespace {
+
+// The contiguous split of `w` into n parts whose largest sum is least (w[0] carries the head).
+std::vector<int> balanced(const std::vector<size_t>& w, int n) {
+  const int L = int(w.size());
+  std::vector<size_t> prefix(size_t(L) + 1, 0);
+  for (int i = 0; i < L; ++i) prefix[size_t(i) + 1] = prefix[size_t(i)] + w[size_t(i)];
+  const size_t inf = std::numeric_limits<size_t>::max();
+  // cost[k][i]: the least largest part when the first i layers make k parts; cut[k][i] its last cut.
+  std::vector<std::vector<size_t>> cost(size_t(n) + 1, std::vector<size_t>(size_t(L) + 1, inf));
+  std::vector<std::vector<int>> cut(size_t(n) + 1, std::vector<int>(size_t(L) + 1, 0));
+  cost[0][0] = 0;
+  for (int k = 1; k <= n; ++k)
+    for (int i = k; i <= L; ++i)
+      for (int j = k - 1; j < i; ++j) {
+        if (cost[size_t(k) - 1][size_t(j)] == inf) continue;
+        const size_t c =
+            std::max(cost[size_t(k) - 1][size_t(j)], prefix[size_t(i)] - prefix[size_t(j)]);
+        if (c < cost[size_t(k)][size_t(i)]) {  // (strict: the earliest cut among equals)
+          cost[size_t(k)][size_t(i)] = c;
+          cut[size_t(k)][size_t(i)] = j;
+        }
+      }
+  std::vector<int> first(size_t(n) + 1, L);
+  for (int k = n, i = L; k >= 1; --k) {
+    first[size_t(k) - 1] = cut[size_t(k)][size_t(i)];
+    i = first[size_t(k) - 1];
+  }
+  return first;
+}
+
+}  // namespace
+
+StagePlan plan_stages(const std::vector<size_t>& bytes, size_t head, int n_ranks,
+                      const std::string& split) {
+  const int L = int(bytes.size());
+  check(n_ranks >= 1, "internal: a pipeline of no ranks");
+  check(n_ranks <= L, std::to_string(n_ranks) + " ranks but the model has " + std::to_string(L) +
+                          " layers: at most one rank per layer (start fewer with mpirun -np)");
+  StagePlan plan;
+  if (split == "bytes") {
+    std::vector<size_t> w = bytes;
+    if (!w.empty()) w[0] += head;
+    plan.first = balanced(w, n_ranks);
+  } else if (split == "layers") {
+    plan.first.push_back(0);
+    for (int r = 0; r < n_ranks; ++r)
+      plan.first.push_back(plan.first.back() + L / n_ranks + (r < L % n_ranks ? 1 : 0));
+  } else {
+    plan.first.push_back(0);
+    size_t at = 0;
+    while (at <= split.size()) {
+      const size_t comma = std::min(split.find(',', at), split.size());
+      const std::string item = split.substr(at, comma - at);
+      bool digits = !item.empty() && item.size() <= 6;
+      for (const char c : item) digits = digits && c >= '0' && c <= '9';
+      check(digits, "--pipeline-split wants bytes, layers or the first layer of ranks 1..N-1 "
+                    "(e.g. 12,24,36), not '" + split + "'");
+      plan.first.push_back(std::stoi(item));
+      at = comma + 1;
+    }
+    check(int(plan.first.size()) == n_ranks,
+          "--pipeline-split " + split + " names " + std::to_string(plan.first.size() - 1) +
+              " first layers but " + std::to_string(n_ranks) + " ranks need " +
+              std::to_string(n_ranks - 1));
+    plan.first.push_back(L);
+    for (size_t r = 1; r < plan.first.size(); ++r)
+      check(plan.first[r] > plan.first[r - 1],
+            "--pipeline-split " + split + ": each rank needs at least one layer, in order, within "
+            "the model's " + std::to_string(L) + " layers");
+  }
+  return plan;
+}
+
+}  // namespace tzero::dist

@@ -1,0 +1,44 @@
+// The ranks of an MPI job (docs/DISTRIBUTED.md): who this process is, and bytes to and from the
+// others. Built on MPI with -DTZERO_MPI=ON (transport_mpi.cpp); without it (transport_none.cpp)
+// every process is a world of one and nothing here sends. MPI is the transport and the launcher
+// (mpirun); tzero adds no discovery or transport of its own.
+//
+// Threads: any thread may call send and receive, one at a time (the caller serialises: the
+// pipeline's mutex, distributed/pipeline.h). Every wait has a deadline, so a rank that hangs
+// becomes a tzero::Error here instead of a hang; a dead rank ends the job through mpirun.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tzero::dist {
+
+struct World {
+  int rank = 0, size = 1;
+  bool several() const { return size > 1; }
+};
+
+// Starts MPI when this build has it and the process was started by a launcher (MPI_Init_thread,
+// errors returned instead of aborting). Safe to call once; world() is {0, 1} before and without.
+void init(int* argc, char*** argv);
+World world();
+bool built_with_mpi();
+// This host's name, as MPI names it (gethostname without MPI): for error messages.
+std::string host_name();
+
+// Sends bytes to rank `to`; throws tzero::Error when they are not taken within timeout_s seconds
+// (a receiver that hangs) or on an MPI error.
+void send(int to, const std::vector<uint8_t>& bytes, double timeout_s);
+// The next message from rank `from` (messages from one rank arrive in the order sent). Waits at
+// most timeout_s seconds (<= 0: for ever, polling gently: an idle rank does not spin) and throws
+// tzero::Error then.
+std::vector<uint8_t> receive(int from, double timeout_s);
+
+// Ends the whole job now (MPI_Abort: mpirun stops every rank) with exit status `code`: after a
+// rank hung, when no orderly stop can be agreed. Without MPI, std::_Exit(code).
+[[noreturn]] void abort_job(int code);
+// MPI_Finalize (nothing without MPI or before init). Every rank calls it once, at the end.
+void finalize();
+
+}  // namespace tzero::dist

@@ -1,0 +1,348 @@
+// Pipeline parallelism over MPI ranks (docs/DISTRIBUTED.md, issue #36): the MPI build
+// (build-mpi/tzero: make mpi; make test builds it) under the real `mpirun --oversubscribe -np
+// 2|3|4` on this machine, over loopback TCP. Every answer is compared with the single process's
+// (the default build, no mpirun): the logits digest, the tokens and the text, for a dense, a MoE,
+// a sliding-window and a recurrent model, at every rank count and several splits; the batched
+// engine through lock/verify and the server; and the faults: a rank that hangs (the server
+// answers 503 and the job ends within the deadline), a rank that is killed, and SIGTERM.
+// Skipped, with the reason, where mpirun or the MPI build is missing.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/serve_process.h"
+#include "support/test_support.h"
+
+namespace {
+
+using nlohmann::json;
+using tzero::test::CliResult;
+using tzero::test::run_command;
+using tzero::test::run_tzero;
+
+bool executable(const std::string& p) {
+  return !p.empty() && access(p.c_str(), X_OK) == 0;
+}
+
+// The MPI build: TZERO_MPI_BINARY (make test sets it), else BUILD-mpi/tzero beside this build.
+std::string mpi_binary() {
+  if (const char* e = std::getenv("TZERO_MPI_BINARY"); e && executable(e)) return e;
+  const std::string own = tzero::test::tzero_command().back();
+  const size_t slash = own.rfind('/');
+  if (slash == std::string::npos) return "";
+  const std::string dir = own.substr(0, slash);
+  const std::string sibling = dir + "-mpi/tzero";
+  return executable(sibling) ? sibling : "";
+}
+
+#define TZ_REQUIRE_MPI()                                                                       \
+  if (!executable("/usr/bin/mpirun") || mpi_binary().empty())                                  \
+  GTEST_SKIP() << "no MPI here: needs Debian's openmpi-bin (mpirun) and the MPI build "        \
+                  "(make mpi: build-mpi/tzero, or TZERO_MPI_BINARY); make test installs and " \
+                  "builds both"
+
+// mpirun over loopback TCP, as many ranks as asked on this machine's 2 cores. `timeout` ends a
+// job that would hang, so a bug fails the test instead of stalling the suite.
+std::vector<std::string> mpirun_words(int np) {
+  std::vector<std::string> a = {"/usr/bin/mpirun", "--oversubscribe", "-np", std::to_string(np),
+                                "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo",
+                                "--mca", "oob_tcp_if_include", "lo"};
+  if (getuid() == 0) a.push_back("--allow-run-as-root");
+  return a;
+}
+
+CliResult run_ranks(int np, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/timeout", "-k", "5", "180"};
+  for (const std::string& w : mpirun_words(np)) argv.push_back(w);
+  argv.push_back(mpi_binary());
+  for (const std::string& a : args) argv.push_back(a);
+  return run_command(argv);
+}
+
+// A gen-model file with `layers` layers (enough for 4 ranks), made once per process.
+std::string deep_model(const std::string& preset, const std::string& dtype, int layers) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> made;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string key = preset + "-" + std::to_string(layers) + "l-" + dtype;
+  if (auto it = made.find(key); it != made.end()) return it->second;
+  const std::string path = tzero::test::scratch_dir() + "/" + key + ".gguf";
+  const CliResult r = run_tzero({"gen-model", "--preset", preset, "--dtype", dtype, "--layers",
+                                 std::to_string(layers), "-o", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  made[key] = path;
+  return path;
+}
+
+json run_json(const CliResult& r) {
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  try {
+    return json::parse(r.out);
+  } catch (const json::exception&) {
+    ADD_FAILURE() << "not JSON: " << r.out << "\n" << r.err;
+    return json::object();
+  }
+}
+
+void expect_same_run(const json& want, const json& got, const std::string& what) {
+  EXPECT_EQ(got.value("logits_digest", ""), want.value("logits_digest", "")) << what;
+  EXPECT_EQ(got["tokens"], want["tokens"]) << what;
+  EXPECT_EQ(got.value("text", ""), want.value("text", "")) << what;
+}
+
+// The pid of rank `rank` among mpirun's children (OMPI_COMM_WORLD_RANK in its environment).
+pid_t rank_pid(pid_t mpirun, int rank, double timeout_s = 30) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() <
+         timeout_s) {
+    DIR* d = opendir("/proc");
+    for (dirent* e = d ? readdir(d) : nullptr; e; e = readdir(d)) {
+      const pid_t pid = pid_t(std::atoi(e->d_name));
+      if (pid <= 0) continue;
+      std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+      std::string line;
+      std::getline(stat, line);
+      const size_t close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(line.substr(close + 2));
+      char state;
+      pid_t ppid = 0;
+      rest >> state >> ppid;
+      if (ppid != mpirun) continue;
+      std::ifstream env("/proc/" + std::string(e->d_name) + "/environ", std::ios::binary);
+      std::string var;
+      while (std::getline(env, var, '\0'))
+        if (var == want) {
+          closedir(d);
+          return pid;
+        }
+    }
+    if (d) closedir(d);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return -1;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] != 'Z';
+}
+
+// `tzero serve ARGS` under mpirun -np N (ServeProcess runs the wrapper with the default
+// build's path first: the script drops it and execs mpirun with the MPI build instead).
+std::vector<std::string> serve_wrapper(int np) {
+  std::string script = "shift; exec";
+  for (const std::string& w : mpirun_words(np)) script += " " + w;
+  script += " " + mpi_binary() + " \"$@\"";
+  return {"/bin/sh", "-c", script, "sh"};
+}
+
+const std::vector<std::string> kPrompts = {"Once upon a time", "The little dog saw",
+                                           "1 2 3 4 5 6", "She said"};
+
+json complete(httplib::Client& c, const std::string& prompt, int* status = nullptr) {
+  return tzero::test::post_json(
+      c, "/v1/completions",
+      {{"prompt", prompt}, {"max_tokens", 12}, {"temperature", 0}, {"seed", 3}}, status);
+}
+
+// Each prompt's answer (text and logits digest) from a server, the requests in flight at once.
+std::vector<std::string> answers(const tzero::test::ServeProcess& srv) {
+  std::vector<std::future<std::string>> futures;
+  for (const std::string& p : kPrompts)
+    futures.push_back(std::async(std::launch::async, [&srv, p] {
+      auto c = srv.client(120);
+      int status = 0;
+      const json j = complete(*c, p, &status);
+      if (status != 200) return "status " + std::to_string(status) + ": " + j.dump();
+      return j["choices"][0]["text"].get<std::string>() + " | " +
+             j["choices"][0]["tzero"]["logits_digest"].get<std::string>();
+    }));
+  std::vector<std::string> out;
+  for (auto& f : futures) out.push_back(f.get());
+  return out;
+}
+
+}  // namespace
+
+TEST(DistributedRun, EveryRankCountAndSplitGivesTheSingleProcessBits) {
+  TZ_REQUIRE_MPI();
+  struct Case {
+    std::string preset, dtype;
+    int layers;
+  };
+  // dense (llama), MoE (qwen3moe), sliding window (gemma3), recurrent (qwen35: Gated DeltaNet).
+  for (const Case& c : {Case{"tiny", "q8_0", 5}, Case{"tiny-qwen3moe", "q4_k", 4},
+                        Case{"tiny-gemma3", "q8_0", 6}, Case{"tiny-qwen35", "q8_0", 4}}) {
+    const std::string model = deep_model(c.preset, c.dtype, c.layers);
+    const std::vector<std::string> args = {"run", "-m",        model, "-p", "Once upon a time",
+                                           "-n",  "20",        "-t",  "1",  "-c",
+                                           "128", "--json",    "-b",  "4"};
+    const json want = run_json(run_tzero(args));
+    ASSERT_EQ(want["tokens"].size(), 20u) << c.preset;
+    for (int np = 2; np <= 4; ++np) {
+      const json got = run_json(run_ranks(np, args));
+      expect_same_run(want, got, c.preset + " -np " + std::to_string(np));
+      // The layers did cross the ranks: every pass of the prompt (chunks of 4) and the steps.
+      EXPECT_EQ(got["ranks"]["n"], np);
+      EXPECT_EQ(got["ranks"]["passes"], 3 + 19) << got["ranks"].dump();
+      EXPECT_GT(got["ranks"]["bytes_per_row_per_hop"].get<double>(), 256 * 4);
+    }
+    // Other splits of the layers: equal counts, and named cuts.
+    for (const std::string& split : {std::string("layers"), std::string("1,3")}) {
+      std::vector<std::string> a = args;
+      a.insert(a.end(), {"--pipeline-split", split});
+      expect_same_run(want, run_json(run_ranks(3, a)), c.preset + " split " + split);
+    }
+  }
+}
+
+TEST(DistributedRun, SeedsAndSamplingAreTheSingleProcessOnes) {
+  TZ_REQUIRE_MPI();
+  const std::string model = deep_model("tiny", "q4_k", 4);
+  const std::vector<std::string> args = {"run", "-m", model,  "-p",     "The little dog saw",
+                                         "-n",  "16", "--temp", "0.9", "--seed",
+                                         "11",  "-t", "1",      "--json"};
+  expect_same_run(run_json(run_tzero(args)), run_json(run_ranks(2, args)), "sampled -np 2");
+}
+
+TEST(DistributedUsage, BadSplitsAndTooManyRanksAreRefusedByName) {
+  TZ_REQUIRE_MPI();
+  const std::string model = deep_model("tiny", "q8_0", 3);
+  const std::vector<std::string> base = {"run", "-m", model, "-p", "hi", "-n", "2", "-t", "1"};
+  std::vector<std::string> a = base;
+  a.insert(a.end(), {"--pipeline-split", "2,1"});
+  CliResult r = run_ranks(3, a);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--pipeline-split 2,1"), std::string::npos) << r.err;
+  r = run_ranks(4, base);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("4 ranks but the model has 3 layers"), std::string::npos) << r.err;
+  // --trace needs every layer in one process.
+  a = base;
+  a.insert(a.end(), {"--trace", tzero::test::scratch_dir() + "/t.trace"});
+  r = run_ranks(2, a);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("not across MPI ranks"), std::string::npos) << r.err;
+}
+
+TEST(DistributedEngine, ALockMadeInOneProcessVerifiesOverRanksAndBack) {
+  TZ_REQUIRE_MPI();
+  const std::string dir = tzero::test::scratch_dir();
+  const std::string model = deep_model("tiny-qwen3moe", "q8_0", 4);
+  const std::string prompts = dir + "/prompts.jsonl";
+  tzero::test::write_file(
+      prompts,
+      R"({"id": "greedy", "prompt": "Once upon a time", "max_tokens": 12, "temperature": 0}
+{"id": "sampled", "prompt": "The little dog saw", "max_tokens": 10, "temperature": 0.8, "seed": 7, "top_k": 20}
+{"id": "long", "prompt": "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16", "max_tokens": 16, "temperature": 0}
+{"id": "stopped", "prompt": "She said", "max_tokens": 16, "stop": ["e"], "temperature": 0.5}
+)");
+  // A lock made in one process verifies over 3 ranks (the engine's batches cross the ring)...
+  const std::string single = dir + "/single.json";
+  CliResult r = run_tzero({"lock", prompts, "-o", single, "-m", model, "-t", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_ranks(3, {"verify", single, "-t", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // ...and one made over 2 ranks verifies in one process.
+  const std::string ranked = dir + "/ranked.json";
+  r = run_ranks(2, {"lock", prompts, "-o", ranked, "-m", model, "-t", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_tzero({"verify", ranked, "-t", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(json::parse(tzero::test::read_file(single))["fingerprint"],
+            json::parse(tzero::test::read_file(ranked))["fingerprint"]);
+}
+
+TEST(DistributedServe, AnswersAreTheSingleProcessOnesAndSigtermStopsEveryRank) {
+  TZ_REQUIRE_MPI();
+  const std::string model = deep_model("tiny-gemma3", "q8_0", 6);
+  // 2 slots for 4 requests, and a KV pool of 2 blocks of 16 positions (each answer needs 2):
+  // requests wait, batch and preempt one another.
+  const std::vector<std::string> args = {"-m",         model, "-t",          "1",  "--ctx", "64",
+                                         "--parallel", "2",   "--kv-tokens", "32"};
+  std::vector<std::string> want;
+  {
+    tzero::test::ServeProcess one(args);
+    ASSERT_TRUE(one.ok()) << one.stderr_text();
+    want = answers(one);
+  }
+  tzero::test::ServeProcess ranks(args, 120, serve_wrapper(3));
+  ASSERT_TRUE(ranks.ok()) << ranks.stderr_text();
+  EXPECT_EQ(answers(ranks), want);
+  const pid_t r1 = rank_pid(ranks.pid(), 1), r2 = rank_pid(ranks.pid(), 2);
+  ASSERT_GT(r1, 0);
+  ASSERT_GT(r2, 0);
+  const int code = ranks.stop(SIGTERM, 60);
+  EXPECT_NE(code, -1) << "mpirun did not end after SIGTERM\n" << ranks.stderr_text();
+  EXPECT_FALSE(alive(r1));
+  EXPECT_FALSE(alive(r2));
+}
+
+TEST(DistributedFaults, AHungRankGets503AndEndsTheJobWithinTheDeadline) {
+  TZ_REQUIRE_MPI();
+  const std::string model = deep_model("tiny", "q8_0", 4);
+  tzero::test::ServeProcess srv({"-m", model, "-t", "1", "--ctx", "64", "--rank-timeout", "3"},
+                                120, serve_wrapper(2));
+  ASSERT_TRUE(srv.ok()) << srv.stderr_text();
+  auto c = srv.client(60);
+  int status = 0;
+  complete(*c, "Once upon a time", &status);
+  ASSERT_EQ(status, 200);
+  const pid_t r1 = rank_pid(srv.pid(), 1);
+  ASSERT_GT(r1, 0);
+  ASSERT_EQ(kill(r1, SIGSTOP), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const json j = complete(*c, "The little dog saw", &status);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(status, 503) << j.dump();
+  EXPECT_LT(waited, 30.0);
+  // The server stops by itself, non-zero, naming the deadline; the job ends (MPI_Abort).
+  const auto t1 = std::chrono::steady_clock::now();
+  int code = -1;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() < 60 &&
+         alive(srv.pid()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(alive(srv.pid())) << "the job did not end after the deadline";
+  code = srv.stop(SIGKILL, 10);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(srv.stderr_text().find("--rank-timeout 3 s"), std::string::npos)
+      << srv.stderr_text();
+  kill(r1, SIGKILL);
+}
+
+TEST(DistributedFaults, AKilledRankEndsTheJob) {
+  TZ_REQUIRE_MPI();
+  const std::string model = deep_model("tiny", "q8_0", 4);
+  tzero::test::ServeProcess srv({"-m", model, "-t", "1", "--ctx", "64"}, 120, serve_wrapper(3));
+  ASSERT_TRUE(srv.ok()) << srv.stderr_text();
+  const pid_t r2 = rank_pid(srv.pid(), 2);
+  ASSERT_GT(r2, 0);
+  ASSERT_EQ(kill(r2, SIGKILL), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 60 &&
+         alive(srv.pid()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(alive(srv.pid())) << "the job went on without rank 2";
+  EXPECT_NE(srv.stop(SIGKILL, 10), 0);
+  EXPECT_NE(srv.stderr_text().find("rank 2"), std::string::npos) << srv.stderr_text();
+}

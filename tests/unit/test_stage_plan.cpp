@@ -1,0 +1,72 @@
+// How a pipeline splits the layers over its ranks (distributed/stage_plan.h), and the ring's
+// message reader refusing a cut message (distributed/wire.h).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "distributed/stage_plan.h"
+#include "distributed/wire.h"
+
+using tzero::dist::plan_stages;
+using tzero::dist::StagePlan;
+
+TEST(StagePlan, BytesBalanceTheLargestShareWithTheHeadOnRankZero) {
+  // 8 equal layers and a head worth 2 of them: rank 0 takes fewer layers.
+  const std::vector<size_t> layers(8, 100);
+  const StagePlan p = plan_stages(layers, 200, 2, "bytes");
+  EXPECT_EQ(p.first, (std::vector<int>{0, 3, 8}));  // 200 + 300 = 500 against 500
+  EXPECT_EQ(p.describe(), "rank 0: layers 0-2, rank 1: layers 3-7");
+  // Uneven layers: the largest share is the least one possible (a 400-byte layer alone).
+  const StagePlan q = plan_stages({100, 100, 400, 100, 100, 100}, 0, 3, "bytes");
+  EXPECT_EQ(q.first, (std::vector<int>{0, 2, 3, 6}));
+  // As many ranks as layers: one each.
+  EXPECT_EQ(plan_stages({5, 5, 5}, 50, 3, "bytes").first, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(StagePlan, LayersAndNamedCuts) {
+  const std::vector<size_t> layers(10, 1);
+  EXPECT_EQ(plan_stages(layers, 0, 3, "layers").first, (std::vector<int>{0, 4, 7, 10}));
+  EXPECT_EQ(plan_stages(layers, 0, 4, "1,2,9").first, (std::vector<int>{0, 1, 2, 9, 10}));
+}
+
+TEST(StagePlan, BadSplitsAndTooManyRanksAreRefusedByName) {
+  const std::vector<size_t> layers(4, 1);
+  auto message = [&](int n, const std::string& split) {
+    try {
+      plan_stages(layers, 0, n, split);
+    } catch (const tzero::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message(5, "bytes").find("5 ranks but the model has 4 layers"), std::string::npos);
+  EXPECT_NE(message(3, "2,1").find("at least one layer, in order"), std::string::npos);
+  EXPECT_NE(message(3, "1,4").find("at least one layer"), std::string::npos);
+  EXPECT_NE(message(3, "0,2").find("at least one layer"), std::string::npos);
+  EXPECT_NE(message(3, "2").find("names 1 first layers but 3 ranks need 2"), std::string::npos);
+  EXPECT_NE(message(2, "half").find("--pipeline-split wants bytes, layers"), std::string::npos);
+  EXPECT_NE(message(2, "1,").find("--pipeline-split wants"), std::string::npos);
+  EXPECT_NE(message(2, "-1").find("--pipeline-split wants"), std::string::npos);
+}
+
+TEST(RingWire, ValuesComeBackInOrderAndACutMessageIsRefused) {
+  tzero::dist::WireWriter w;
+  w.put(tzero::dist::MsgKind::pass);
+  w.put_string("model.gguf");
+  w.put_vector(std::vector<int32_t>{3, 1, 4});
+  w.put(2.5);
+  std::vector<uint8_t> bytes = w.bytes();
+  tzero::dist::WireReader r(bytes);
+  EXPECT_EQ(r.get<tzero::dist::MsgKind>(), tzero::dist::MsgKind::pass);
+  EXPECT_EQ(r.get_string(), "model.gguf");
+  EXPECT_EQ(r.get_vector<int32_t>(), (std::vector<int32_t>{3, 1, 4}));
+  EXPECT_EQ(r.get<double>(), 2.5);
+  EXPECT_THROW(r.get<uint8_t>(), tzero::Error);
+  bytes.resize(bytes.size() - 10);  // the vector's last element and the double lost
+  tzero::dist::WireReader cut(bytes);
+  cut.get<tzero::dist::MsgKind>();
+  cut.get_string();
+  EXPECT_THROW(cut.get_vector<int32_t>(), tzero::Error);
+}
