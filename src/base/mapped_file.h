@@ -45,6 +45,10 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
   bool mapped() const { return mapped_; }  // the file is mapped (else read into private memory)
+  // A mapped file: the pages wholly inside [p, p + n) leave this process's resident memory (they
+  // stay in the page cache, and a later read maps them again). Nothing when read into memory.
+  // For bytes read once and kept elsewhere (GgufFile::own_tensors) or hashed (the fingerprint).
+  void release(const uint8_t* p, size_t n) const;
 
  private:
   std::string path_;

@@ -144,6 +144,7 @@ struct Engine::Impl {
     sched = std::make_unique<tzero::Scheduler>(*blocks, opt.max_batch_tokens, opt.max_seqs,
                                                opt.prefill_chunk, snapshots.get());
     fwd = session->make_forward(opt.max_batch_tokens);
+    fwd->prepare(*kv);  // (a pipeline's ranks make their part of the pool now)
     logits.resize(size_t(opt.max_seqs) * size_t(hp.n_vocab));
     tzero::check(
         opt.spec_type == "none" || opt.spec_type == "ngram-simple" || opt.spec_type == "draft",

@@ -120,6 +120,7 @@ class ChatSession {
         kv_(hp_, n_ctx_, session_->options().kv_type, session_->local_layers()),
         logits_(size_t(hp_.n_vocab)) {
     fwd_ = session_->make_forward();
+    fwd_->prepare(kv_.store());
     if (fwd_->device()) device_ = fwd_->device()->describe();
     speculative_ = speculative_options(o.speculative, *session_);
     drafter_ = make_drafter(*session_, speculative_);

@@ -99,29 +99,18 @@ class RingStages : public RemoteStages {
   }
   int local_end() const override { return local_end_; }
 
+  void prepare(const KvStore& kv) override {
+    WireWriter w;
+    w.put(MsgKind::open_store);
+    put_store(w, kv);
+    ring_->round_trip(w.bytes(), std::max(timeout_s_, 600.0));  // (allocating a large pool)
+  }
+
   void run(const ForwardBatch& b, const KvStore& kv, float* residual) override {
-    const uint64_t store = kv.id();
-    check(!dropped_.count(store),
-          "internal: a KV store the pipeline's ranks dropped was used again");
-    uint64_t drop = 0;  // the ranks keep the last kMaxStores stores of a Forward
-    if (std::find(stores_.begin(), stores_.end(), store) == stores_.end()) {
-      stores_.push_back(store);
-      if (stores_.size() > kMaxStores) {
-        drop = stores_.front();
-        stores_.pop_front();
-        dropped_.insert(drop);
-      }
-    }
     const size_t E = n_embd_;
     WireWriter w;
     w.put(MsgKind::pass);
-    w.put(id_);
-    w.put(store);
-    w.put(drop);
-    w.put(int32_t(kv.n_blocks()));
-    w.put(int32_t(kv.block_size()));
-    w.put(uint8_t(kv.type() == KvType::F16));
-    w.put(int32_t(kv.n_state_slots()));
+    put_store(w, kv);
     w.put_vector(b.tokens);
     w.put_vector(b.pos);
     w.put_vector(b.seq);
@@ -148,6 +137,30 @@ class RingStages : public RemoteStages {
   }
 
  private:
+  // The forward, and the store the message is about: the ranks mirror it (its geometry, their
+  // layers) and keep the last kMaxStores stores of a Forward, dropping the oldest.
+  void put_store(WireWriter& w, const KvStore& kv) {
+    const uint64_t store = kv.id();
+    check(!dropped_.count(store),
+          "internal: a KV store the pipeline's ranks dropped was used again");
+    uint64_t drop = 0;
+    if (std::find(stores_.begin(), stores_.end(), store) == stores_.end()) {
+      stores_.push_back(store);
+      if (stores_.size() > kMaxStores) {
+        drop = stores_.front();
+        stores_.pop_front();
+        dropped_.insert(drop);
+      }
+    }
+    w.put(id_);
+    w.put(store);
+    w.put(drop);
+    w.put(int32_t(kv.n_blocks()));
+    w.put(int32_t(kv.block_size()));
+    w.put(uint8_t(kv.type() == KvType::F16));
+    w.put(int32_t(kv.n_state_slots()));
+  }
+
   static constexpr size_t kMaxStores = 4;
   std::shared_ptr<Ring> ring_;
   uint64_t id_;
@@ -161,14 +174,15 @@ class RingStages : public RemoteStages {
 }  // namespace
 
 std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& path,
-                                         const PipelineOptions& o) {
+                                         const StagePlan& plan, const PipelineOptions& o) {
   const World w = world();
   check(w.several() && w.rank == 0, "internal: a pipeline opens on rank 0 of several");
   std::shared_ptr<Pipeline> p(new Pipeline());
   p->ring_ = the_ring();
   p->options_ = o;
   p->n_embd_ = size_t(model.hparams().n_embd);
-  p->plan_ = plan_stages(layer_bytes(model), head_bytes(model), w.size, o.split);
+  check(plan.n_ranks() == w.size, "internal: a plan for another number of ranks");
+  p->plan_ = plan;
   {
     std::lock_guard<std::mutex> lock(p->ring_->mu);
     p->id_ = p->ring_->next_id++;
@@ -185,6 +199,7 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
   m.put(uint64_t(o.op_overrides.size()));
   for (const std::string& s : o.op_overrides) m.put_string(s);
   m.put(uint8_t(o.fast));
+  m.put(uint8_t(o.repack));
   m.put(o.rank_timeout_s);
   m.put_vector(p->plan_.first);
   // Opening reads each rank's layers in: minutes for a large model, whatever the pass deadline.
@@ -309,6 +324,9 @@ class Stages {
       case MsgKind::close_forward:
         forwards_.erase(r.get<uint64_t>());
         break;
+      case MsgKind::open_store:
+        store(r);
+        break;
       case MsgKind::pass:
         pass(r, msg);
         break;
@@ -332,49 +350,54 @@ class Stages {
     std::vector<std::string> overrides(size_t(r.get<uint64_t>()));
     for (std::string& s : overrides) s = r.get_string();
     m->fast = r.get<uint8_t>() != 0;
+    const bool repack = r.get<uint8_t>() != 0;
     timeout_s_ = r.get<double>();
     StagePlan plan;
     plan.first = r.get_vector<int>();
     check(plan.n_ranks() == w_.size, "internal: a plan for another number of ranks");
     m->begin = plan.begin(w_.rank);
     m->end = plan.end(w_.rank);
-    // Mapped, never read whole: only this rank's layers' pages are read in (below).
-    m->model = Model::load(path, MappedFile::Load::Map);
-    const GgufFile& f = m->model->gguf();
-    check(f.file_size() == size && header_hash(f) == header,
-          path + " here is not rank 0's file (" + std::to_string(f.file_size()) + " bytes, " +
-              std::to_string(size) + " there): every host needs the same file at the same path");
     m->kernels = with_overrides(select_kernels(kernels), overrides);
+    // Mapped; only this rank's layers are read, into private memory (load_stage).
+    auto file = std::make_unique<GgufFile>(path, MappedFile::Load::Map);
+    check(file->file_size() == size && header_hash(*file) == header,
+          path + " here is not rank 0's file (" + std::to_string(file->file_size()) +
+              " bytes, " + std::to_string(size) +
+              " there): every host needs the same file at the same path");
+    m->model = load_stage(std::move(file), m->begin, m->end, false, repack ? &m->kernels : nullptr);
     m->pool = std::make_unique<ThreadPool>(n_threads);
-    touch_layers(*m->model, m->begin, m->end);
     models_[id] = std::move(m);
   }
 
-  // Reads one byte of every page of layers [begin, end)'s tensors, so the first pass does not
-  // wait for the disk (and the deadline of a pass measures compute, not loading).
-  static void touch_layers(const Model& model, int begin, int end) {
-    volatile uint8_t sink = 0;
-    for (const GgufTensorInfo& t : model.gguf().tensors()) {
-      if (t.name.rfind("blk.", 0) != 0) continue;
-      const int il = std::atoi(t.name.c_str() + 4);
-      if (il < begin || il >= end) continue;
-      for (size_t off = 0; off < t.n_bytes; off += 4096) sink = sink + t.data[off];
-    }
-    (void)sink;
-  }
-
-  void pass(WireReader& r, std::vector<uint8_t>& msg) {
+  // A message's forward and store (RingStages::put_store): the mirror, made when first named.
+  struct Target {
+    RankForward* f;
+    const RankModel* m;
+    KvStore* kv;
+  };
+  Target store(WireReader& r) {
     RankForward& f = forwards_.at(r.get<uint64_t>());
     const RankModel& m = *models_.at(f.model);
-    const uint64_t store = r.get<uint64_t>(), drop = r.get<uint64_t>();
+    const uint64_t id = r.get<uint64_t>(), drop = r.get<uint64_t>();
     const int n_blocks = r.get<int32_t>(), block_size = r.get<int32_t>();
     const KvType type = r.get<uint8_t>() ? KvType::F16 : KvType::F32;
     const int n_slots = r.get<int32_t>();
     if (drop) f.stores.erase(drop);
-    std::unique_ptr<KvStore>& kv = f.stores[store];
+    std::unique_ptr<KvStore>& kv = f.stores[id];
     if (!kv)
       kv = std::make_unique<KvStore>(m.model->hparams(), n_blocks, block_size, type,
                                      std::max(n_slots, 1), LayerRange{m.begin, m.end});
+    check(kv->n_blocks() == n_blocks && kv->block_size() == block_size,
+          "internal: a KV store changed its geometry");
+    return {&f, &m, kv.get()};
+  }
+
+  void pass(WireReader& r, std::vector<uint8_t>& msg) {
+    const Target at = store(r);
+    RankForward& f = *at.f;
+    const RankModel& m = *at.m;
+    const int n_blocks = at.kv->n_blocks();
+    KvStore* kv = at.kv;
     ForwardBatch& b = batch_;
     b.clear();
     b.tokens = r.get_vector<int32_t>();
@@ -396,10 +419,11 @@ class Stages {
           "internal: a pipeline pass of another shape");
     for (const int32_t s : b.seq)
       check(s >= 0 && size_t(s) < tables_.size(), "internal: a sequence without a table");
-    float* rows = reinterpret_cast<float*>(msg.data() + r.offset());  // (n_tokens, n_embd)
-    residual_.assign(rows, rows + n_rows);  // (aligned for the backend)
+    uint8_t* rows = msg.data() + r.offset();  // (n_tokens, n_embd) float32, unaligned
+    residual_.resize(n_rows);
+    std::memcpy(residual_.data(), rows, n_rows * sizeof(float));
     f.fwd->eval_batch_stage(b, *kv, m.begin, m.end, residual_.data());
-    std::memcpy(rows, residual_.data(), n_rows * sizeof(float));
+    std::memcpy(rows, residual_.data(), n_rows * sizeof(float));  // passed on in place
   }
 
   World w_;

@@ -32,18 +32,20 @@ struct PipelineOptions {
   int n_threads = 1;            // each rank's threads
   std::string kernels = "auto";
   std::vector<std::string> op_overrides;
-  bool fast = false;  // --mode fast
+  bool fast = false;    // --mode fast
+  bool repack = true;   // lay the matrices out for the kernels (Session::open's rule)
 };
 
 struct Ring;  // the ring's connection (pipeline.cpp)
 
 class Pipeline {
  public:
-  // Opens `model` (loaded here from `path`) on ranks 1..N-1 of the world: each maps the file,
-  // checks it is rank 0's (size and header), and reads its layers' pages in. Throws tzero::Error
-  // naming the rank (and host) that failed. Needs world().several().
+  // Opens `model` (rank 0's part of `path`: load_stage) on ranks 1..N-1 of the world, split by
+  // `plan`: each maps the file, checks it is rank 0's (size and header), and reads its own
+  // layers into memory (load_stage). Throws tzero::Error naming the rank (and host) that failed.
+  // Needs world().several().
   static std::shared_ptr<Pipeline> open(const Model& model, const std::string& path,
-                                        const PipelineOptions& options);
+                                        const StagePlan& plan, const PipelineOptions& options);
   ~Pipeline();  // closes the model on the other ranks
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;

@@ -17,27 +17,37 @@ std::string StagePlan::describe() const {
   return out;
 }
 
-std::vector<size_t> layer_bytes(const Model& model) {
-  std::vector<size_t> bytes(size_t(model.hparams().n_layer), 0);
-  for (const GgufTensorInfo& t : model.gguf().tensors()) {
-    if (t.name.rfind("blk.", 0) != 0) continue;
-    const size_t dot = t.name.find('.', 4);
-    if (dot == std::string::npos) continue;
-    int il = -1;
-    try {
-      il = std::stoi(t.name.substr(4, dot - 4));
-    } catch (const std::logic_error&) {
-      continue;
-    }
-    if (il >= 0 && il < int(bytes.size())) bytes[size_t(il)] += t.n_bytes;
+int tensor_layer(const std::string& name) {
+  if (name.rfind("blk.", 0) != 0) return -1;
+  int il = 0;
+  size_t i = 4;
+  for (; i < name.size() && i < 12 && name[i] >= '0' && name[i] <= '9'; ++i)
+    il = il * 10 + (name[i] - '0');
+  return i > 4 && i < name.size() && name[i] == '.' ? il : -1;
+}
+
+std::vector<size_t> layer_bytes(const GgufFile& file, int n_layer) {
+  std::vector<size_t> bytes(size_t(std::max(n_layer, 0)), 0);
+  for (const GgufTensorInfo& t : file.tensors()) {
+    const int il = tensor_layer(t.name);
+    if (il >= 0 && il < n_layer) bytes[size_t(il)] += t.n_bytes;
   }
   return bytes;
 }
 
-size_t head_bytes(const Model& model) {
-  const GgufTensorInfo* t = model.gguf().find_tensor(model.tied_output() ? "token_embd.weight"
-                                                                          : "output.weight");
+size_t head_bytes(const GgufFile& file) {
+  const GgufTensorInfo* t = file.find_tensor("output.weight");
+  if (!t) t = file.find_tensor("token_embd.weight");
   return t ? t->n_bytes : 0;
+}
+
+std::unique_ptr<Model> load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io,
+                                  const KernelSet* layout_for) {
+  file->own_tensors([&](const GgufTensorInfo& t) {
+    const int il = tensor_layer(t.name);
+    return il < 0 ? io : il >= begin && il < end;
+  });
+  return std::make_unique<Model>(std::move(file), layout_for);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,18 @@ struct StagePlan {
   std::string describe() const;  // "rank 0: layers 0-10, rank 1: layers 11-21"
 };
 
-// The weight bytes of each layer's tensors ("blk.N.*"), and of the output head.
-std::vector<size_t> layer_bytes(const Model& model);
-size_t head_bytes(const Model& model);
+// The layer of a tensor ("blk.N.*": N), or -1 for the others (embedding, head, norms).
+int tensor_layer(const std::string& name);
+// The weight bytes of each of the n_layer layers' tensors, and of the output head (output.weight,
+// else the tied token_embd.weight).
+std::vector<size_t> layer_bytes(const GgufFile& file, int n_layer);
+size_t head_bytes(const GgufFile& file);
+
+// A rank's part of a model (a mapped file): the tensors of layers [begin, end), and with `io`
+// the embedding, head and every tensor outside the layers (rank 0), read into private memory
+// (GgufFile::own_tensors) and laid out for `layout_for` (Model); nothing else of the file is read.
+std::unique_ptr<Model> load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io,
+                                  const KernelSet* layout_for);
 
 // split: "bytes" (the ranges whose largest share of weight bytes is least, the head counted on
 // rank 0), "layers" (equal layer counts, the first ranks one more), or the first layer of ranks

@@ -17,12 +17,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/huge_pages.h"
 #include "base/mapped_file.h"
 #include "format/tensor_type.h"
 
@@ -102,9 +104,17 @@ class GgufFile {
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
 
   // Tensor t's bytes, writable, when the file was read into memory this object owns (not
-  // mapped, not a caller's buffer): the loader lays some matrices out anew (model/weights.h).
-  // nullptr otherwise.
+  // mapped, not a caller's buffer), or t was copied by own_tensors: the loader lays some
+  // matrices out anew (model/weights.h). nullptr otherwise.
   uint8_t* writable_data(const GgufTensorInfo& t);
+  // A mapped file: copies the bytes of the tensors `keep` chooses into memory this object owns
+  // (2 MiB pages: base/huge_pages.h) and points them there, leaving the others mapped and
+  // unread. A pipeline rank (docs/DISTRIBUTED.md) keeps its own layers so: it reads only them,
+  // and they stream as fast as a whole model read into memory. Returns the bytes copied.
+  size_t own_tensors(const std::function<bool(const GgufTensorInfo&)>& keep);
+  // The file's pages of bytes [offset, offset + n) leave resident memory (MappedFile::release):
+  // read once and not needed again. Nothing unless mapped.
+  void release_file_bytes(size_t offset, size_t n) const;
 
   const GgufValue* find(const std::string& key) const;
   const GgufTensorInfo* find_tensor(const std::string& name) const;
@@ -129,6 +139,7 @@ class GgufFile {
  private:
   void parse();
   std::unique_ptr<MappedFile> map_;
+  HugePageBuffer owned_;  // own_tensors' copies
   std::string name_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;

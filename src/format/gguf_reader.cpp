@@ -332,9 +332,36 @@ const GgufValue* GgufFile::find(const std::string& key) const {
 }
 
 uint8_t* GgufFile::writable_data(const GgufTensorInfo& t) {
+  if (owned_ && t.data >= owned_.data() && t.data < owned_.data() + owned_.size())
+    return const_cast<uint8_t*>(t.data);  // an own_tensors copy
   if (!map_ || map_->mapped()) return nullptr;
   // The bytes are in map_'s private buffer (read(2) into memory this object owns).
   return const_cast<uint8_t*>(t.data);
+}
+
+size_t GgufFile::own_tensors(const std::function<bool(const GgufTensorInfo&)>& keep) {
+  if (!map_ || !map_->mapped() || owned_) return 0;  // already private memory, or done
+  constexpr size_t kAlign = 64;
+  size_t total = 0;
+  for (const GgufTensorInfo& t : tensors_)
+    if (t.n_bytes > 0 && keep(t)) total += (t.n_bytes + kAlign - 1) / kAlign * kAlign;
+  if (total == 0) return 0;
+  HugePageBuffer buf(total);
+  if (!buf) fail("cannot allocate " + std::to_string(total >> 20) + " MiB for its tensors");
+  size_t at = 0;
+  for (GgufTensorInfo& t : tensors_) {
+    if (t.n_bytes == 0 || !keep(t)) continue;
+    std::memcpy(buf.data() + at, t.data, t.n_bytes);
+    release_file_bytes(size_t(t.data - data_), t.n_bytes);  // (the copy is what stays)
+    t.data = buf.data() + at;
+    at += (t.n_bytes + kAlign - 1) / kAlign * kAlign;
+  }
+  owned_ = std::move(buf);
+  return total;
+}
+
+void GgufFile::release_file_bytes(size_t offset, size_t n) const {
+  if (map_ && offset <= size_ && n <= size_ - offset) map_->release(data_ + offset, n);
 }
 
 const GgufTensorInfo* GgufFile::find_tensor(const std::string& name) const {

@@ -95,6 +95,10 @@ int Forward::local_end() const {
   return remote_ ? remote_->local_end() : hp_.n_layer;
 }
 
+void Forward::prepare(const KvStore& kv) {
+  if (remote_) remote_->prepare(kv);
+}
+
 void Forward::apply_state_copies(const ForwardBatch& in, KvStore& kv) const {
   for (const ForwardBatch::StateCopy& c : in.state_copies) kv.copy_state(c.from, c.to);
 }

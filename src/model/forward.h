@@ -39,6 +39,8 @@ class RemoteStages {
   // leaving the model's last layer. kv: the store the batch's tables index (its geometry is
   // mirrored there). Throws tzero::Error when a stage fails or does not answer in time.
   virtual void run(const ForwardBatch& b, const KvStore& kv, float* residual) = 0;
+  // Makes kv's mirror there now rather than at its first pass (a large pool takes a while).
+  virtual void prepare(const KvStore& kv) = 0;
 };
 
 // Called with the tensor name, the layer (-1 outside layers), the data (n_tokens rows of
@@ -86,6 +88,9 @@ class Forward {
   void set_remote_stages(std::unique_ptr<RemoteStages> remote);
   // The first layer this Forward does not run itself: n_layer without remote stages.
   int local_end() const;
+  // The store this Forward will run passes on: with remote stages their mirror of it is made now
+  // (else at the first pass). Nothing without.
+  void prepare(const KvStore& kv);
 
   void set_trace(TraceHook hook) { trace_ = std::move(hook); }
   // Test hook for the proof tools: flips the lowest bit of the first element of tensor `op` of

@@ -82,14 +82,26 @@ std::string Model::file_xxh128() const {
     const uint8_t* base = file_->file_data();
     std::vector<const GgufTensorInfo*> repacked;
     for (const auto& [name, layout] : repacked_) repacked.push_back(file_->find_tensor(name));
+    // (By file position: a tensor's bytes may have been copied out of the file, own_tensors.)
     std::sort(repacked.begin(), repacked.end(),
-              [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->data < b->data; });
+              [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
     Hasher128 h;
+    // The file's bytes [from, to), in pieces whose mapped pages leave resident memory once
+    // hashed: a model larger than memory (a pipeline rank's whole file) hashes in passing.
+    auto hash_file = [&](size_t from, size_t to) {
+      for (size_t at = from; at < to;) {
+        const size_t n = std::min<size_t>(to - at, size_t(64) << 20);
+        h.update(base + at, n);
+        file_->release_file_bytes(at, n);
+        at += n;
+      }
+    };
     size_t pos = 0;
     std::vector<uint8_t> rows;
     for (const GgufTensorInfo* t : repacked) {
-      const size_t at = size_t(t->data - base), rb = row_bytes(t->type, size_t(t->ne[0]));
-      h.update(base + pos, at - pos);
+      const size_t at = file_->data_offset() + size_t(t->offset);
+      const size_t rb = row_bytes(t->type, size_t(t->ne[0]));
+      hash_file(pos, at);
       const WeightLayout l = repacked_.at(t->name);
       const size_t q = layout_row_quantum(l);  // whole Rows16 panels per chunk
       const size_t chunk = std::max<size_t>(1, (4 << 20) / (rb * q)) * q, n_rows = t->n_bytes / rb;
@@ -101,7 +113,7 @@ std::string Model::file_xxh128() const {
       }
       pos = at + t->n_bytes;
     }
-    h.update(base + pos, file_->file_size() - pos);
+    hash_file(pos, file_->file_size());
     xxh128_ = h.hex();
   });
   return xxh128_;
@@ -317,16 +329,17 @@ Model::Model(std::unique_ptr<GgufFile> file, const KernelSet* layout_for)
   // the data section): such tensors are never repacked, so each view reads the file's bytes.
   std::vector<const GgufTensorInfo*> by_start;
   for (const auto& t : file_->tensors()) by_start.push_back(&t);
+  // (By file position: a tensor's bytes may have been copied out of the file, own_tensors.)
   std::sort(by_start.begin(), by_start.end(),
-            [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->data < b->data; });
+            [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
   const GgufTensorInfo* reach = nullptr;  // of the tensors so far, the one ending furthest
   for (const GgufTensorInfo* t : by_start) {
     if (t->n_bytes == 0) continue;
-    if (reach && t->data < reach->data + reach->n_bytes) {
+    if (reach && t->offset < reach->offset + reach->n_bytes) {
       overlapping_.insert(t->name);
       overlapping_.insert(reach->name);
     }
-    if (!reach || t->data + t->n_bytes > reach->data + reach->n_bytes) reach = t;
+    if (!reach || t->offset + t->n_bytes > reach->offset + reach->n_bytes) reach = t;
   }
   const GgufTensorInfo* embd = file_->find_tensor("token_embd.weight");
   if (!embd) file_->fail("missing tensor 'token_embd.weight'");

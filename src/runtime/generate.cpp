@@ -112,6 +112,7 @@ GenerateResult generate(Session& session, const GenerateOptions& opt,
         "--trace and --perturb follow plain decoding's one-token passes: not with speculative "
         "decoding");
   KvCache kv(hp, res.n_ctx, session.options().kv_type, session.local_layers());
+  fwd.prepare(kv.store());
   DecodeStep decode(vocab, started.params.sampling, started.rules, res.prompt_tokens);
   if (started.constraint) decode.constrain(std::move(started.constraint));
   std::vector<float> logits(size_t(hp.n_vocab));  // (n_vocab): the row the next token comes from

@@ -2,6 +2,7 @@
 #include "runtime/session.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -58,16 +59,15 @@ Session::Session(const Model* model, const Vocab* vocab, const ComputeOptions& o
 }
 
 std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOptions& options) {
-  // Over MPI ranks each maps the file and reads in only its own layers' pages (a model larger
-  // than one host); layers on a GPU stream from its memory: the host copy would only be
+  // Over MPI ranks each maps the file and reads only its own layers (dist::load_stage: a model
+  // larger than one host); layers on a GPU stream from its memory: the host copy would only be
   // uploaded, so map.
   const bool ranks = dist::world().several();
   check(!ranks || options.gpu_layers == 0,
         "--gpu-layers: not over several MPI ranks yet (docs/DISTRIBUTED.md)");
   check(options.rank_timeout_s >= 1 && options.rank_timeout_s <= 86400,
         "--rank-timeout must be in [1, 86400] seconds");
-  const MappedFile::Load load = ranks                     ? MappedFile::Load::Map
-                                : !options.use_mmap       ? MappedFile::Load::Read
+  const MappedFile::Load load = !options.use_mmap         ? MappedFile::Load::Read
                                 : options.gpu_layers != 0 ? MappedFile::Load::Map
                                                           : MappedFile::Load::Auto;
   // The matrices are laid out for the kernels that will compute with them (model/weights.h);
@@ -76,7 +76,19 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
   const KernelSet kernels = with_overrides(select_kernels(options.kernels), options.op_overrides);
   const char* layout = std::getenv("TZ_WEIGHT_LAYOUT");
   const bool repack = options.gpu_layers == 0 && !(layout && std::string(layout) == "file");
-  std::unique_ptr<Model> model = Model::load(path, load, repack ? &kernels : nullptr);
+  std::unique_ptr<Model> model;
+  dist::StagePlan plan;
+  if (ranks) {  // rank 0's part: the embedding, the head and the first layers
+    auto file = std::make_unique<GgufFile>(path, MappedFile::Load::Map);
+    const int n_layer = read_hparams(*file).n_layer;
+    plan = dist::plan_stages(dist::layer_bytes(*file, n_layer), dist::head_bytes(*file),
+                             dist::world().size, options.pipeline_split);
+    model = dist::load_stage(std::move(file), 0, plan.end(0), true, repack ? &kernels : nullptr);
+    if (const std::string note = unknown_keys_note(*model); !note.empty())
+      std::fprintf(stderr, "tzero: note: %s\n", note.c_str());
+  } else {
+    model = Model::load(path, load, repack ? &kernels : nullptr);
+  }
   auto vocab = std::make_unique<Vocab>(Vocab::from_gguf(model->gguf()));
   std::shared_ptr<Session> s(new Session(model.get(), vocab.get(), options));
   s->owned_model_ = std::move(model);
@@ -90,7 +102,8 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
     po.kernels = options.kernels;
     po.op_overrides = options.op_overrides;
     po.fast = options.mode == Mode::fast;
-    s->pipeline_ = dist::Pipeline::open(*s->model_, path, po);
+    po.repack = repack;
+    s->pipeline_ = dist::Pipeline::open(*s->model_, path, plan, po);
   }
   return s;
 }

@@ -70,3 +70,12 @@ TEST(RingWire, ValuesComeBackInOrderAndACutMessageIsRefused) {
   cut.get_string();
   EXPECT_THROW(cut.get_vector<int32_t>(), tzero::Error);
 }
+
+TEST(StagePlan, TensorsBelongToTheLayerTheirNameSays) {
+  EXPECT_EQ(tzero::dist::tensor_layer("blk.0.attn_q.weight"), 0);
+  EXPECT_EQ(tzero::dist::tensor_layer("blk.61.ffn_down_exps.weight"), 61);
+  EXPECT_EQ(tzero::dist::tensor_layer("token_embd.weight"), -1);
+  EXPECT_EQ(tzero::dist::tensor_layer("output.weight"), -1);
+  EXPECT_EQ(tzero::dist::tensor_layer("blk.x.attn_q.weight"), -1);
+  EXPECT_EQ(tzero::dist::tensor_layer("blk.7"), -1);
+}
