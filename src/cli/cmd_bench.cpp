@@ -201,6 +201,9 @@ Command add_bench(CLI::App& app) {
         const Model* model = &session->model();
         const HParams& hp = session->hparams();
         const std::string kernels = session->kernels_label();
+        check(!hp.recurrent() || !session->stage_plan(),
+              "bench: a recurrent model's measurements restore its state at the depth in this "
+              "process only, not on the other MPI ranks: run it without mpirun");
         const auto fwd_ptr = session->make_forward();
         Forward& fwd = *fwd_ptr;
         KvCache kv(hp, n_ctx, co.kv_type, session->local_layers());
