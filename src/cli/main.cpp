@@ -1,5 +1,8 @@
 // tzero: a reproducible LLM inference engine. Exit status: 0 success, 1 a check failed,
 // 2 bad input (unusable file, bad flag, prompt too long): one line on stderr says what.
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -101,14 +104,23 @@ void stop_other_ranks() {
 int main(int argc, char** argv) {
   // Under mpirun with the MPI build: ranks 1..N-1 run their layers of rank 0's models and
   // nothing else (they parse no flags: rank 0 sends them what they need).
+  // MPI's own threads start in init: SIGINT and SIGTERM stay blocked in them, so that a signal
+  // reaches this thread (serve's sigwait, run's interrupt handler), never kills the process
+  // from a thread that does not expect it.
+  sigset_t sigs, before;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, &before);
   try {
     tzero::dist::init(&argc, &argv);
   } catch (const tzero::Error& e) {
     std::fprintf(stderr, "tzero: error: MPI: %s\n", error_message(e.what()).c_str());
     return 2;
   }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (tzero::dist::world().rank > 0) return tzero::dist::serve_stages();
-  if (tzero::dist::world().several()) std::atexit(stop_other_ranks);
+  std::atexit(stop_other_ranks);  // (a world of one: MPI_Finalize when MPI started)
   CLI::App app{"tzero: LLM inference whose temperature-0 output is bit-for-bit reproducible",
                "tzero"};
   app.require_subcommand(1);

@@ -1,6 +1,9 @@
 // Pipeline parallelism over MPI ranks (distributed/pipeline.h).
 #include "distributed/pipeline.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -30,23 +33,23 @@ struct Ring {
   RingTraffic traffic;
 
   // Sends msg to rank 1 and waits for it to come back from rank N-1. Throws tzero::Error with
-  // a rank's error (the ring stays usable), or for a deadline missed (the ring breaks).
-  std::vector<uint8_t> round_trip(const std::vector<uint8_t>& msg, double timeout_s) {
+  // a rank's error (the ring stays usable), or for a deadline missed (the ring breaks). `limit`
+  // names the deadline in the error ("--rank-timeout 60 s").
+  std::vector<uint8_t> round_trip(std::vector<uint8_t> msg, double timeout_s,
+                                  const std::string& limit) {
     std::lock_guard<std::mutex> lock(mu);
     check(!broken, "the pipeline over MPI ranks failed earlier: " + broken_why);
     const World w = world();
     std::vector<uint8_t> back;
     try {
-      send(1, msg, timeout_s);
+      send(1, std::move(msg), timeout_s);
       back = receive(w.size - 1, timeout_s);
     } catch (const Error& e) {
       broken = true;
       const std::string ranks =
           w.size == 2 ? "rank 1" : "ranks 1-" + std::to_string(w.size - 1);
-      broken_why = "a message to " + ranks + " did not come back within " +
-                   std::to_string(int(timeout_s)) + " s (--rank-timeout " +
-                   std::to_string(int(timeout_s)) + " s): a rank hangs or died (" + e.what() +
-                   ")";
+      broken_why = "a message to " + ranks + " did not come back within " + limit +
+                   ": a rank hangs or died (" + e.what() + ")";
       throw Error("the pipeline over MPI ranks failed: " + broken_why);
     }
     WireReader r(back);
@@ -63,15 +66,19 @@ std::shared_ptr<Ring> the_ring() {
   return *ring;
 }
 
+std::string rank_timeout(double s) {
+  return "--rank-timeout " + std::to_string(int(s)) + " s";
+}
+
 // A message's round trip, for messages that must not throw (destructors): an error is printed.
 // After a fault nothing is sent (stop_ranks ends the job, and the fault was said once).
-void round_trip_quietly(Ring& ring, const std::vector<uint8_t>& msg, double timeout_s) {
+void round_trip_quietly(Ring& ring, std::vector<uint8_t> msg, double timeout_s) {
   {
     std::lock_guard<std::mutex> lock(ring.mu);
     if (ring.broken) return;
   }
   try {
-    ring.round_trip(msg, timeout_s);
+    ring.round_trip(std::move(msg), timeout_s, rank_timeout(timeout_s));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tzero: %s\n", e.what());
   }
@@ -95,7 +102,7 @@ class RingStages : public RemoteStages {
     WireWriter w;
     w.put(MsgKind::close_forward);
     w.put(id_);
-    round_trip_quietly(*ring_, w.bytes(), timeout_s_);
+    round_trip_quietly(*ring_, std::move(w.bytes()), timeout_s_);
   }
   int local_end() const override { return local_end_; }
 
@@ -103,7 +110,10 @@ class RingStages : public RemoteStages {
     WireWriter w;
     w.put(MsgKind::open_store);
     put_store(w, kv);
-    ring_->round_trip(w.bytes(), std::max(timeout_s_, 600.0));  // (allocating a large pool)
+    // (Allocating a large pool, one rank after another.)
+    const double limit = std::max(timeout_s_, 600.0) * double(world().size - 1);
+    ring_->round_trip(std::move(w.bytes()), limit,
+                      "the KV cache's making on the ranks: " + std::to_string(int(limit)) + " s");
   }
 
   void run(const ForwardBatch& b, const KvStore& kv, float* residual) override {
@@ -127,8 +137,10 @@ class RingStages : public RemoteStages {
     w.put_vector(b.state_copies);
     const size_t at = w.bytes().size() + sizeof(uint64_t);  // where the rows start
     w.put_array(residual, b.size() * E);
-    const std::vector<uint8_t> back = ring_->round_trip(w.bytes(), timeout_s_);
-    check(back.size() == w.bytes().size(), "internal: a pipeline pass came back resized");
+    const size_t sent = w.bytes().size();
+    const std::vector<uint8_t> back =
+        ring_->round_trip(std::move(w.bytes()), timeout_s_, rank_timeout(timeout_s_));
+    check(back.size() == sent, "internal: a pipeline pass came back resized");
     std::memcpy(residual, back.data() + at, b.size() * E * sizeof(float));
     std::lock_guard<std::mutex> lock(ring_->mu);
     ring_->traffic.passes += 1;
@@ -202,16 +214,38 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
   m.put(uint8_t(o.repack));
   m.put(o.rank_timeout_s);
   m.put_vector(p->plan_.first);
-  // Opening reads each rank's layers in: minutes for a large model, whatever the pass deadline.
-  const double open_timeout = std::max(o.rank_timeout_s, 1800.0);
+  // Opening reads each rank's layers in, one rank after another: minutes for a large model,
+  // whatever the pass deadline.
+  const double open_timeout = std::max(o.rank_timeout_s, 1800.0) * double(w.size - 1);
+  const size_t sent = m.bytes().size();
   try {
-    p->ring_->round_trip(m.bytes(), open_timeout);
+    // Each rank appends its rank and the hash of its layers' bytes (load_stage); rank 0 checks
+    // them against its own file: a same-header file of other weights is named, never run.
+    const std::vector<uint8_t> back =
+        p->ring_->round_trip(std::move(m.bytes()), open_timeout,
+                             "the model's opening on the ranks: " +
+                                 std::to_string(int(open_timeout)) + " s");
+    check(back.size() > sent, "internal: no layer hashes came back");
+    const std::vector<uint8_t> tail(back.begin() + std::ptrdiff_t(sent), back.end());
+    WireReader r(tail);
+    for (int k = 1; k < w.size; ++k) {
+      const int rank = r.get<int32_t>();
+      const std::string host = r.get_string(), hash = r.get_string();
+      check(rank >= 1 && rank < w.size, "internal: a layer hash of no rank");
+      const std::string mine = layers_xxh128(model.gguf(), plan.begin(rank), plan.end(rank));
+      check(hash == mine, "rank " + std::to_string(rank) + " (" + host + "): " + path +
+                              " there has other weights in layers " +
+                              std::to_string(plan.begin(rank)) + "-" +
+                              std::to_string(plan.end(rank) - 1) + " than rank 0's (xxh128 " +
+                              hash + ", here " + mine +
+                              "): every host needs the same file at the same path");
+    }
   } catch (const Error&) {
     WireWriter c;  // the ranks before the one that failed opened it
     c.put(MsgKind::close_model);
     c.put(p->id_);
     p->id_ = 0;
-    if (!p->ring_->broken) round_trip_quietly(*p->ring_, c.bytes(), o.rank_timeout_s);
+    round_trip_quietly(*p->ring_, std::move(c.bytes()), o.rank_timeout_s);
     throw;
   }
   std::fprintf(stderr, "tzero: %s over %d MPI ranks: %s\n", path.c_str(), w.size,
@@ -224,7 +258,7 @@ Pipeline::~Pipeline() {
   WireWriter w;
   w.put(MsgKind::close_model);
   w.put(id_);
-  round_trip_quietly(*ring_, w.bytes(), options_.rank_timeout_s);
+  round_trip_quietly(*ring_, std::move(w.bytes()), options_.rank_timeout_s);
 }
 
 std::unique_ptr<RemoteStages> Pipeline::stages(int n_ctx, int n_batch) {
@@ -239,7 +273,8 @@ std::unique_ptr<RemoteStages> Pipeline::stages(int n_ctx, int n_batch) {
   w.put(id_);
   w.put(int32_t(n_ctx));
   w.put(int32_t(n_batch));
-  ring_->round_trip(w.bytes(), options_.rank_timeout_s);
+  ring_->round_trip(std::move(w.bytes()), options_.rank_timeout_s,
+                    rank_timeout(options_.rank_timeout_s));
   return std::make_unique<RingStages>(ring_, id, local_end(), n_embd_, options_.rank_timeout_s);
 }
 
@@ -251,7 +286,11 @@ RingTraffic ring_traffic() {
 
 void stop_ranks(int fault_code) {
   const World w = world();
-  if (!w.several() || w.rank != 0) return;
+  if (w.rank != 0) return;
+  if (!w.several()) {  // mpirun -np 1, or no MPI: nothing to stop
+    finalize();
+    return;
+  }
   const std::shared_ptr<Ring> ring = the_ring();
   bool broken;
   std::string why;
@@ -264,7 +303,7 @@ void stop_ranks(int fault_code) {
     WireWriter s;
     s.put(MsgKind::stop);
     try {
-      ring->round_trip(s.bytes(), 30);
+      ring->round_trip(std::move(s.bytes()), 30, "the stop's 30 s");
     } catch (const Error& e) {
       broken = true;
       why = e.what();
@@ -306,11 +345,15 @@ class Stages {
     WireReader r(msg);
     switch (r.get<MsgKind>()) {
       case MsgKind::open_model:
-        open_model(r);
+        open_model(r, msg);
         break;
-      case MsgKind::close_model:
-        models_.erase(r.get<uint64_t>());
+      case MsgKind::close_model: {
+        const uint64_t id = r.get<uint64_t>();
+        for (auto it = forwards_.begin(); it != forwards_.end();)  // (none should be left)
+          it = it->second.model == id ? forwards_.erase(it) : std::next(it);
+        models_.erase(id);
         break;
+      }
       case MsgKind::open_forward: {
         const uint64_t id = r.get<uint64_t>(), model = r.get<uint64_t>();
         const int n_ctx = r.get<int32_t>(), n_batch = r.get<int32_t>();
@@ -336,7 +379,7 @@ class Stages {
   }
 
  private:
-  void open_model(WireReader& r) {
+  void open_model(WireReader& r, std::vector<uint8_t>& msg) {
     const uint64_t id = r.get<uint64_t>();
     const std::string version = r.get_string();
     check(version == TZ_VERSION, "this rank's tzero is " + std::string(TZ_VERSION) +
@@ -360,13 +403,23 @@ class Stages {
     m->kernels = with_overrides(select_kernels(kernels), overrides);
     // Mapped; only this rank's layers are read, into private memory (load_stage).
     auto file = std::make_unique<GgufFile>(path, MappedFile::Load::Map);
-    check(file->file_size() == size && header_hash(*file) == header,
-          path + " here is not rank 0's file (" + std::to_string(file->file_size()) +
+    check(file->file_size() == size,
+          path + " here is not rank 0's file: " + std::to_string(file->file_size()) +
               " bytes, " + std::to_string(size) +
-              " there): every host needs the same file at the same path");
-    m->model = load_stage(std::move(file), m->begin, m->end, false, repack ? &m->kernels : nullptr);
+              " there (every host needs the same file at the same path)");
+    check(header_hash(*file) == header,
+          path + " here is not rank 0's file: its metadata or tensor table differs (every host "
+                 "needs the same file at the same path)");
+    StagePart part =
+        load_stage(std::move(file), m->begin, m->end, false, repack ? &m->kernels : nullptr);
+    m->model = std::move(part.model);
     m->pool = std::make_unique<ThreadPool>(n_threads);
     models_[id] = std::move(m);
+    WireWriter tail;  // rank 0 checks the hash against its own file
+    tail.put(int32_t(w_.rank));
+    tail.put_string(host_name());
+    tail.put_string(part.weights_xxh128);
+    msg.insert(msg.end(), tail.bytes().begin(), tail.bytes().end());
   }
 
   // A message's forward and store (RingStages::put_store): the mirror, made when first named.
@@ -403,7 +456,9 @@ class Stages {
     b.tokens = r.get_vector<int32_t>();
     b.pos = r.get_vector<int32_t>();
     b.seq = r.get_vector<int32_t>();
-    tables_.resize(size_t(r.get<uint64_t>()));
+    const uint64_t n_tables = r.get<uint64_t>();
+    check(n_tables <= b.size(), "internal: more tables than tokens in a pass");
+    tables_.resize(size_t(n_tables));
     for (std::vector<int32_t>& t : tables_) {
       t = r.get_vector<int32_t>();
       for (const int32_t block : t)
@@ -419,6 +474,8 @@ class Stages {
           "internal: a pipeline pass of another shape");
     for (const int32_t s : b.seq)
       check(s >= 0 && size_t(s) < tables_.size(), "internal: a sequence without a table");
+    check(n_rows <= (msg.size() - r.offset()) / sizeof(float),
+          "internal: a pipeline pass cut short");
     uint8_t* rows = msg.data() + r.offset();  // (n_tokens, n_embd) float32, unaligned
     residual_.resize(n_rows);
     std::memcpy(residual_.data(), rows, n_rows * sizeof(float));
@@ -438,6 +495,14 @@ class Stages {
 }  // namespace
 
 int serve_stages() {
+  // SIGINT and SIGTERM (mpirun passes them to every rank) are rank 0's to act on: it stops its
+  // server gracefully, then stops these ranks through the ring. A rank that must go now is
+  // killed (mpirun's SIGKILL), which ends the job.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   const World w = world();
   const int prev = w.rank - 1, next = (w.rank + 1) % w.size;
   Stages stages(w);
@@ -458,7 +523,7 @@ int serve_stages() {
           msg = std::move(err.bytes());
         }
       }
-      send(next, msg, stages.timeout_s());
+      send(next, std::move(msg), stages.timeout_s());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tzero: rank %d: %s: ending the MPI job\n", w.rank, e.what());
       abort_job(3);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "base/hash.h"
 
 namespace tzero::dist {
 
@@ -41,13 +42,28 @@ size_t head_bytes(const GgufFile& file) {
   return t ? t->n_bytes : 0;
 }
 
-std::unique_ptr<Model> load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io,
-                                  const KernelSet* layout_for) {
+std::string layers_xxh128(const GgufFile& file, int begin, int end) {
+  Hasher128 h;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    const int il = tensor_layer(t.name);
+    if (il < begin || il >= end || t.n_bytes == 0) continue;
+    h.update(t.data, t.n_bytes);
+    if (t.data >= file.file_data() && t.data < file.file_data() + file.file_size())
+      file.release_file_bytes(size_t(t.data - file.file_data()), t.n_bytes);
+  }
+  return h.hex();
+}
+
+StagePart load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io,
+                     const KernelSet* layout_for) {
   file->own_tensors([&](const GgufTensorInfo& t) {
     const int il = tensor_layer(t.name);
     return il < 0 ? io : il >= begin && il < end;
   });
-  return std::make_unique<Model>(std::move(file), layout_for);
+  StagePart part;
+  part.weights_xxh128 = layers_xxh128(*file, begin, end);  // (the copies, before any repacking)
+  part.model = std::make_unique<Model>(std::move(file), layout_for);
+  return part;
 }
 
 namespace {

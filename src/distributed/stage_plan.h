@@ -31,8 +31,18 @@ size_t head_bytes(const GgufFile& file);
 // A rank's part of a model (a mapped file): the tensors of layers [begin, end), and with `io`
 // the embedding, head and every tensor outside the layers (rank 0), read into private memory
 // (GgufFile::own_tensors) and laid out for `layout_for` (Model); nothing else of the file is read.
-std::unique_ptr<Model> load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io,
-                                  const KernelSet* layout_for);
+// weights_xxh128: layers_xxh128 of its layers, from the bytes read.
+struct StagePart {
+  std::unique_ptr<Model> model;
+  std::string weights_xxh128;
+};
+StagePart load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io,
+                     const KernelSet* layout_for);
+// XXH3-128 of the bytes of layers [begin, end)'s tensors, in the order of the file's tensor
+// table, as the file has them: rank 0 checks each rank's against its own file (a file at the
+// same path on another host with the same header but other weights). Mapped pages are released
+// as they are hashed.
+std::string layers_xxh128(const GgufFile& file, int begin, int end);
 
 // split: "bytes" (the ranges whose largest share of weight bytes is least, the head counted on
 // rank 0), "layers" (equal layer counts, the first ranks one more), or the first layer of ranks

@@ -28,8 +28,9 @@ bool built_with_mpi();
 std::string host_name();
 
 // Sends bytes to rank `to`; throws tzero::Error when they are not taken within timeout_s seconds
-// (a receiver that hangs) or on an MPI error.
-void send(int to, const std::vector<uint8_t>& bytes, double timeout_s);
+// (a receiver that hangs) or on an MPI error. After a timeout the bytes stay allocated for good:
+// MPI may still read them if the receiver wakes.
+void send(int to, std::vector<uint8_t>&& bytes, double timeout_s);
 // The next message from rank `from` (messages from one rank arrive in the order sent). Waits at
 // most timeout_s seconds (<= 0: for ever, polling gently: an idle rank does not spin) and throws
 // tzero::Error then.

@@ -84,7 +84,7 @@ std::string host_name() {
   return name;
 }
 
-void send(int to, const std::vector<uint8_t>& bytes, double timeout_s) {
+void send(int to, std::vector<uint8_t>&& bytes, double timeout_s) {
   check(g_started, "internal: a send without MPI");
   check(bytes.size() <= size_t(INT_MAX), "internal: a message over 2 GiB");
   MPI_Request req;
@@ -98,9 +98,12 @@ void send(int to, const std::vector<uint8_t>& bytes, double timeout_s) {
         return rc != MPI_SUCCESS || flag != 0;
       },
       timeout_s);
-  if (!done)
+  if (!done) {
+    // The send may still complete if the receiver wakes: its buffer must outlive it.
+    new std::vector<uint8_t>(std::move(bytes));  // (a moved vector keeps its buffer)
     throw Error("rank " + std::to_string(to) + " took no message for " +
                 std::to_string(int(timeout_s)) + " s");
+  }
   check_mpi(rc, "MPI_Isend");
 }
 

@@ -24,7 +24,7 @@ std::string host_name() {
   return name;
 }
 
-void send(int, const std::vector<uint8_t>&, double) {
+void send(int, std::vector<uint8_t>&&, double) {
   throw Error("internal: a send in a build without MPI");
 }
 

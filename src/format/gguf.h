@@ -112,6 +112,7 @@ class GgufFile {
   // unread. A pipeline rank (docs/DISTRIBUTED.md) keeps its own layers so: it reads only them,
   // and they stream as fast as a whole model read into memory. Returns the bytes copied.
   size_t own_tensors(const std::function<bool(const GgufTensorInfo&)>& keep);
+  bool owns_tensors() const { return bool(owned_); }  // own_tensors copied some
   // The file's pages of bytes [offset, offset + n) leave resident memory (MappedFile::release):
   // read once and not needed again. Nothing unless mapped.
   void release_file_bytes(size_t offset, size_t n) const;

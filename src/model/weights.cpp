@@ -86,13 +86,16 @@ std::string Model::file_xxh128() const {
     std::sort(repacked.begin(), repacked.end(),
               [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
     Hasher128 h;
-    // The file's bytes [from, to), in pieces whose mapped pages leave resident memory once
-    // hashed: a model larger than memory (a pipeline rank's whole file) hashes in passing.
+    // The file's bytes [from, to). Where the tensors this process computes with were copied out
+    // of the mapped file (a pipeline rank: GgufFile::own_tensors), the mapped pages leave
+    // resident memory once hashed: the rest of a model larger than memory hashes in passing.
+    // (Elsewhere they are the weights themselves: released, the next pass would fault them in.)
+    const bool release = file_->owns_tensors();
     auto hash_file = [&](size_t from, size_t to) {
       for (size_t at = from; at < to;) {
         const size_t n = std::min<size_t>(to - at, size_t(64) << 20);
         h.update(base + at, n);
-        file_->release_file_bytes(at, n);
+        if (release) file_->release_file_bytes(at, n);
         at += n;
       }
     };

@@ -83,7 +83,8 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
     const int n_layer = read_hparams(*file).n_layer;
     plan = dist::plan_stages(dist::layer_bytes(*file, n_layer), dist::head_bytes(*file),
                              dist::world().size, options.pipeline_split);
-    model = dist::load_stage(std::move(file), 0, plan.end(0), true, repack ? &kernels : nullptr);
+    model =
+        dist::load_stage(std::move(file), 0, plan.end(0), true, repack ? &kernels : nullptr).model;
     if (const std::string note = unknown_keys_note(*model); !note.empty())
       std::fprintf(stderr, "tzero: note: %s\n", note.c_str());
   } else {

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "format/gguf.h"
 #include "support/serve_process.h"
 #include "support/test_support.h"
 
@@ -345,4 +346,46 @@ TEST(DistributedFaults, AKilledRankEndsTheJob) {
   EXPECT_FALSE(alive(srv.pid())) << "the job went on without rank 2";
   EXPECT_NE(srv.stop(SIGKILL, 10), 0);
   EXPECT_NE(srv.stderr_text().find("rank 2"), std::string::npos) << srv.stderr_text();
+}
+
+TEST(DistributedUsage, AnotherFileAtTheSamePathOnAnotherRankIsNamed) {
+  TZ_REQUIRE_MPI();
+  // Rank 1 runs in another directory (mpirun --wdir), so the relative path names another file
+  // there, as on another host: the same header with one byte of a layer changed, then another
+  // model altogether. Neither runs; both are named.
+  const std::string model = deep_model("tiny", "q8_0", 4);
+  const std::string a = tzero::test::scratch_dir() + "/host-a", b = tzero::test::scratch_dir() + "/host-b";
+  mkdir(a.c_str(), 0755);
+  mkdir(b.c_str(), 0755);
+  const std::string bytes = tzero::test::read_file(model);
+  tzero::test::write_file(a + "/m.gguf", bytes);
+  std::string changed = bytes;
+  {
+    const tzero::GgufFile f(model);
+    const tzero::GgufTensorInfo* t = f.find_tensor("blk.3.ffn_down.weight");
+    ASSERT_NE(t, nullptr);
+    changed[f.data_offset() + t->offset + 7] ^= 0x10;
+  }
+  tzero::test::write_file(b + "/m.gguf", changed);
+  auto run_split = [&] {
+    std::vector<std::string> argv = {"/usr/bin/timeout", "-k", "5", "120"};
+    for (const std::string& w : mpirun_words(1)) argv.push_back(w);
+    argv.insert(argv.end(), {"--wdir", a, mpi_binary(), "run", "-m", "m.gguf", "-p", "hi", "-n",
+                             "2", "-t", "1", ":", "-np", "1", "--wdir", b, mpi_binary(), "run"});
+    return run_command(argv);
+  };
+  CliResult r = run_split();
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("rank 1 ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("m.gguf there has other weights in layers 2-3 than rank 0's"),
+            std::string::npos)
+      << r.err;
+  tzero::test::write_file(b + "/m.gguf", tzero::test::read_file(deep_model("tiny", "q4_k", 4)));
+  r = run_split();
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("m.gguf here is not rank 0's file"), std::string::npos) << r.err;
+  // The same file on both: it runs.
+  tzero::test::write_file(b + "/m.gguf", bytes);
+  r = run_split();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
