@@ -158,8 +158,7 @@ int main(int argc, char** argv) {
   // Started by mpirun with several ranks: this build has no MPI, so each rank would run the
   // whole model on its own (N copies, N answers). Refused until the MPI build exists.
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"})
-    if (const char* v = std::getenv(var);
-        v && std::atoi(v) > 1 && !tzero::dist::built_with_mpi()) {
+    if (const char* v = std::getenv(var); v && std::atoi(v) > 1 && !tzero::dist::built_with_mpi()) {
       std::fprintf(stderr,
                    "tzero: error: started as one of %d MPI ranks (%s), but this build has no MPI: "
                    "each rank would run the whole model alone. Build with MPI (make mpi: "

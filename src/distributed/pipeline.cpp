@@ -46,8 +46,7 @@ struct Ring {
       back = receive(w.size - 1, timeout_s);
     } catch (const Error& e) {
       broken = true;
-      const std::string ranks =
-          w.size == 2 ? "rank 1" : "ranks 1-" + std::to_string(w.size - 1);
+      const std::string ranks = w.size == 2 ? "rank 1" : "ranks 1-" + std::to_string(w.size - 1);
       broken_why = "a message to " + ranks + " did not come back within " + limit +
                    ": a rank hangs or died (" + e.what() + ")";
       throw Error("the pipeline over MPI ranks failed: " + broken_why);
@@ -221,10 +220,9 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
   try {
     // Each rank appends its rank and the hash of its layers' bytes (load_stage); rank 0 checks
     // them against its own file: a same-header file of other weights is named, never run.
-    const std::vector<uint8_t> back =
-        p->ring_->round_trip(std::move(m.bytes()), open_timeout,
-                             "the model's opening on the ranks: " +
-                                 std::to_string(int(open_timeout)) + " s");
+    const std::vector<uint8_t> back = p->ring_->round_trip(
+        std::move(m.bytes()), open_timeout,
+        "the model's opening on the ranks: " + std::to_string(int(open_timeout)) + " s");
     check(back.size() > sent, "internal: no layer hashes came back");
     const std::vector<uint8_t> tail(back.begin() + std::ptrdiff_t(sent), back.end());
     WireReader r(tail);
@@ -233,12 +231,11 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
       const std::string host = r.get_string(), hash = r.get_string();
       check(rank >= 1 && rank < w.size, "internal: a layer hash of no rank");
       const std::string mine = layers_xxh128(model.gguf(), plan.begin(rank), plan.end(rank));
-      check(hash == mine, "rank " + std::to_string(rank) + " (" + host + "): " + path +
-                              " there has other weights in layers " +
-                              std::to_string(plan.begin(rank)) + "-" +
-                              std::to_string(plan.end(rank) - 1) + " than rank 0's (xxh128 " +
-                              hash + ", here " + mine +
-                              "): every host needs the same file at the same path");
+      check(hash == mine,
+            "rank " + std::to_string(rank) + " (" + host + "): " + path +
+                " there has other weights in layers " + std::to_string(plan.begin(rank)) + "-" +
+                std::to_string(plan.end(rank) - 1) + " than rank 0's (xxh128 " + hash + ", here " +
+                mine + "): every host needs the same file at the same path");
     }
   } catch (const Error&) {
     WireWriter c;  // the ranks before the one that failed opened it
@@ -404,12 +401,12 @@ class Stages {
     // Mapped; only this rank's layers are read, into private memory (load_stage).
     auto file = std::make_unique<GgufFile>(path, MappedFile::Load::Map);
     check(file->file_size() == size,
-          path + " here is not rank 0's file: " + std::to_string(file->file_size()) +
-              " bytes, " + std::to_string(size) +
-              " there (every host needs the same file at the same path)");
+          path + " here is not rank 0's file: " + std::to_string(file->file_size()) + " bytes, " +
+              std::to_string(size) + " there (every host needs the same file at the same path)");
     check(header_hash(*file) == header,
-          path + " here is not rank 0's file: its metadata or tensor table differs (every host "
-                 "needs the same file at the same path)");
+          path +
+              " here is not rank 0's file: its metadata or tensor table differs (every host "
+              "needs the same file at the same path)");
     StagePart part =
         load_stage(std::move(file), m->begin, m->end, false, repack ? &m->kernels : nullptr);
     m->model = std::move(part.model);
@@ -518,8 +515,7 @@ int serve_stages() {
         } catch (const std::exception& e) {
           WireWriter err;  // the ranks after this one pass it on to rank 0
           err.put(MsgKind::error);
-          err.put_string("rank " + std::to_string(w.rank) + " (" + host_name() + "): " +
-                         e.what());
+          err.put_string("rank " + std::to_string(w.rank) + " (" + host_name() + "): " + e.what());
           msg = std::move(err.bytes());
         }
       }

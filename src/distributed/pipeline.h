@@ -32,8 +32,8 @@ struct PipelineOptions {
   int n_threads = 1;            // each rank's threads
   std::string kernels = "auto";
   std::vector<std::string> op_overrides;
-  bool fast = false;    // --mode fast
-  bool repack = true;   // lay the matrices out for the kernels (Session::open's rule)
+  bool fast = false;   // --mode fast
+  bool repack = true;  // lay the matrices out for the kernels (Session::open's rule)
 };
 
 struct Ring;  // the ring's connection (pipeline.cpp)

@@ -12,9 +12,9 @@ std::string StagePlan::describe() const {
   std::string out;
   for (int r = 0; r < n_ranks(); ++r)
     out += (r ? ", rank " : "rank ") + std::to_string(r) +
-           (end(r) - begin(r) == 1 ? ": layer " + std::to_string(begin(r))
-                                   : ": layers " + std::to_string(begin(r)) + "-" +
-                                         std::to_string(end(r) - 1));
+           (end(r) - begin(r) == 1
+                ? ": layer " + std::to_string(begin(r))
+                : ": layers " + std::to_string(begin(r)) + "-" + std::to_string(end(r) - 1));
   return out;
 }
 
@@ -74,7 +74,8 @@ std::vector<int> balanced(const std::vector<size_t>& w, int n) {
   std::vector<size_t> prefix(size_t(L) + 1, 0);
   for (int i = 0; i < L; ++i) prefix[size_t(i) + 1] = prefix[size_t(i)] + w[size_t(i)];
   const size_t inf = std::numeric_limits<size_t>::max();
-  // cost[k][i]: the least largest part when the first i layers make k parts; cut[k][i] its last cut.
+  // cost[k][i]: the least largest part when the first i layers make k parts; cut[k][i] its last
+  // cut.
   std::vector<std::vector<size_t>> cost(size_t(n) + 1, std::vector<size_t>(size_t(L) + 1, inf));
   std::vector<std::vector<int>> cut(size_t(n) + 1, std::vector<int>(size_t(L) + 1, 0));
   cost[0][0] = 0;
@@ -122,20 +123,24 @@ StagePlan plan_stages(const std::vector<size_t>& bytes, size_t head, int n_ranks
       const std::string item = split.substr(at, comma - at);
       bool digits = !item.empty() && item.size() <= 6;
       for (const char c : item) digits = digits && c >= '0' && c <= '9';
-      check(digits, "--pipeline-split wants bytes, layers or the first layer of ranks 1..N-1 "
-                    "(e.g. 12,24,36), not '" + split + "'");
+      check(digits,
+            "--pipeline-split wants bytes, layers or the first layer of ranks 1..N-1 "
+            "(e.g. 12,24,36), not '" +
+                split + "'");
       plan.first.push_back(std::stoi(item));
       at = comma + 1;
     }
-    check(int(plan.first.size()) == n_ranks,
-          "--pipeline-split " + split + " names " + std::to_string(plan.first.size() - 1) +
-              " first layers but " + std::to_string(n_ranks) + " ranks need " +
-              std::to_string(n_ranks - 1));
+    check(int(plan.first.size()) == n_ranks, "--pipeline-split " + split + " names " +
+                                                 std::to_string(plan.first.size() - 1) +
+                                                 " first layers but " + std::to_string(n_ranks) +
+                                                 " ranks need " + std::to_string(n_ranks - 1));
     plan.first.push_back(L);
     for (size_t r = 1; r < plan.first.size(); ++r)
       check(plan.first[r] > plan.first[r - 1],
-            "--pipeline-split " + split + ": each rank needs at least one layer, in order, within "
-            "the model's " + std::to_string(L) + " layers");
+            "--pipeline-split " + split +
+                ": each rank needs at least one layer, in order, within "
+                "the model's " +
+                std::to_string(L) + " layers");
   }
   return plan;
 }

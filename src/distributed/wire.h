@@ -19,9 +19,9 @@ enum class MsgKind : uint32_t {
   open_forward,  // a forward pass over a model (n_ctx, n_batch)
   close_forward,
   open_store,  // a KV store's mirror, made before its first pass (a large pool takes a while)
-  pass,   // a batch: its tables, and the residual stream to run through this rank's layers
-  stop,   // the job ends: every rank finalizes
-  error,  // a rank failed the message: the ranks after it pass this on to rank 0
+  pass,        // a batch: its tables, and the residual stream to run through this rank's layers
+  stop,        // the job ends: every rank finalizes
+  error,       // a rank failed the message: the ranks after it pass this on to rank 0
 };
 
 class WireWriter {

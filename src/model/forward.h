@@ -115,9 +115,9 @@ class Forward {
   // residual stream left in residual_io when end < n_layer, else the output rows.
   // residual_in: the stream entering layer begin (begin > 0); residual_out, when not null: the
   // stream leaving layer end - 1. begin == end == n_layer: the output head only.
-  void run_layers(const ForwardBatch& in, KvStore& kv, int begin, int end,
-                  const float* residual_in, float* residual_out, size_t n_logits, float* logits,
-                  size_t n_hidden, float* hidden);
+  void run_layers(const ForwardBatch& in, KvStore& kv, int begin, int end, const float* residual_in,
+                  float* residual_out, size_t n_logits, float* logits, size_t n_hidden,
+                  float* hidden);
   void apply_state_copies(const ForwardBatch& in, KvStore& kv) const;
   // The trace of buffer a of `ops` (pos0: the first row's position).
   void trace(BackendOps& ops, std::string_view name, int layer, Act a, size_t rows, int pos0);
@@ -137,8 +137,8 @@ class Forward {
   std::unique_ptr<RemoteStages> remote_;  // null: every layer here
   std::vector<float> remote_rows_;        // (n_batch, n_embd) the stream to and from remote_
   std::vector<float> staging_;            // (rows, len) host copy of a device buffer
-  ForwardBatch single_;         // eval()'s batch
-  ForwardBatch merged_;         // a batch with hidden rows: its logits rows, then its hidden rows
+  ForwardBatch single_;                   // eval()'s batch
+  ForwardBatch merged_;  // a batch with hidden rows: its logits rows, then its hidden rows
 };
 
 }  // namespace tzero

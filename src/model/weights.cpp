@@ -83,8 +83,9 @@ std::string Model::file_xxh128() const {
     std::vector<const GgufTensorInfo*> repacked;
     for (const auto& [name, layout] : repacked_) repacked.push_back(file_->find_tensor(name));
     // (By file position: a tensor's bytes may have been copied out of the file, own_tensors.)
-    std::sort(repacked.begin(), repacked.end(),
-              [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
+    std::sort(
+        repacked.begin(), repacked.end(),
+        [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->offset < b->offset; });
     Hasher128 h;
     // The file's bytes [from, to). Where the tensors this process computes with were copied out
     // of the mapped file (a pipeline rank: GgufFile::own_tensors), the mapped pages leave

@@ -479,8 +479,7 @@ struct HttpServer::Impl {
                      "queue_full");
     } catch (const tzero::EngineFailed& e) {
       job->cancel(engine);
-      throw ApiError(503, std::string("The server's engine failed and it is stopping: ") +
-                              e.what(),
+      throw ApiError(503, std::string("The server's engine failed and it is stopping: ") + e.what(),
                      "", "engine_failed");
     } catch (const tzero::RequestError& e) {
       job->cancel(engine);

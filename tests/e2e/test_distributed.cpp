@@ -50,18 +50,28 @@ std::string mpi_binary() {
   return executable(sibling) ? sibling : "";
 }
 
-#define TZ_REQUIRE_MPI()                                                                       \
-  if (!executable("/usr/bin/mpirun") || mpi_binary().empty())                                  \
-  GTEST_SKIP() << "no MPI here: needs Debian's openmpi-bin (mpirun) and the MPI build "        \
+#define TZ_REQUIRE_MPI()                                                                      \
+  if (!executable("/usr/bin/mpirun") || mpi_binary().empty())                                 \
+  GTEST_SKIP() << "no MPI here: needs Debian's openmpi-bin (mpirun) and the MPI build "       \
                   "(make mpi: build-mpi/tzero, or TZERO_MPI_BINARY); make test installs and " \
                   "builds both"
 
 // mpirun over loopback TCP, as many ranks as asked on this machine's 2 cores. `timeout` ends a
 // job that would hang, so a bug fails the test instead of stalling the suite.
 std::vector<std::string> mpirun_words(int np) {
-  std::vector<std::string> a = {"/usr/bin/mpirun", "--oversubscribe", "-np", std::to_string(np),
-                                "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo",
-                                "--mca", "oob_tcp_if_include", "lo"};
+  std::vector<std::string> a = {"/usr/bin/mpirun",
+                                "--oversubscribe",
+                                "-np",
+                                std::to_string(np),
+                                "--mca",
+                                "btl",
+                                "self,tcp",
+                                "--mca",
+                                "btl_tcp_if_include",
+                                "lo",
+                                "--mca",
+                                "oob_tcp_if_include",
+                                "lo"};
   if (getuid() == 0) a.push_back("--allow-run-as-root");
   return a;
 }
@@ -109,8 +119,7 @@ void expect_same_run(const json& want, const json& got, const std::string& what)
 pid_t rank_pid(pid_t mpirun, int rank, double timeout_s = 30) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() <
-         timeout_s) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < timeout_s) {
     DIR* d = opendir("/proc");
     for (dirent* e = d ? readdir(d) : nullptr; e; e = readdir(d)) {
       const pid_t pid = pid_t(std::atoi(e->d_name));
@@ -156,8 +165,8 @@ std::vector<std::string> serve_wrapper(int np) {
   return {"/bin/sh", "-c", script, "sh"};
 }
 
-const std::vector<std::string> kPrompts = {"Once upon a time", "The little dog saw",
-                                           "1 2 3 4 5 6", "She said"};
+const std::vector<std::string> kPrompts = {"Once upon a time", "The little dog saw", "1 2 3 4 5 6",
+                                           "She said"};
 
 json complete(httplib::Client& c, const std::string& prompt, int* status = nullptr) {
   return tzero::test::post_json(
@@ -194,9 +203,9 @@ TEST(DistributedRun, EveryRankCountAndSplitGivesTheSingleProcessBits) {
   for (const Case& c : {Case{"tiny", "q8_0", 5}, Case{"tiny-qwen3moe", "q4_k", 4},
                         Case{"tiny-gemma3", "q8_0", 6}, Case{"tiny-qwen35", "q8_0", 4}}) {
     const std::string model = deep_model(c.preset, c.dtype, c.layers);
-    const std::vector<std::string> args = {"run", "-m",        model, "-p", "Once upon a time",
-                                           "-n",  "20",        "-t",  "1",  "-c",
-                                           "128", "--json",    "-b",  "4"};
+    const std::vector<std::string> args = {"run", "-m",     model, "-p", "Once upon a time",
+                                           "-n",  "20",     "-t",  "1",  "-c",
+                                           "128", "--json", "-b",  "4"};
     const json want = run_json(run_tzero(args));
     ASSERT_EQ(want["tokens"].size(), 20u) << c.preset;
     for (int np = 2; np <= 4; ++np) {
@@ -219,10 +228,33 @@ TEST(DistributedRun, EveryRankCountAndSplitGivesTheSingleProcessBits) {
 TEST(DistributedRun, SeedsAndSamplingAreTheSingleProcessOnes) {
   TZ_REQUIRE_MPI();
   const std::string model = deep_model("tiny", "q4_k", 4);
-  const std::vector<std::string> args = {"run", "-m", model,  "-p",     "The little dog saw",
-                                         "-n",  "16", "--temp", "0.9", "--seed",
+  const std::vector<std::string> args = {"run", "-m", model,    "-p",    "The little dog saw",
+                                         "-n",  "16", "--temp", "0.9",   "--seed",
                                          "11",  "-t", "1",      "--json"};
   expect_same_run(run_json(run_tzero(args)), run_json(run_ranks(2, args)), "sampled -np 2");
+}
+
+TEST(DistributedRun, ChatAndEmbeddingsAreTheSingleProcessOnes) {
+  TZ_REQUIRE_MPI();
+  const std::string model = deep_model("tiny", "q8_0", 5);
+  // chat over stdin (mpirun hands it to rank 0): two turns on one KV cache.
+  const std::vector<std::string> chat = {"chat", "-m", model, "-t", "1", "-n", "8"};
+  const CliResult one = run_tzero(chat, "hello\nhow are you\n");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  std::vector<std::string> argv = {"/usr/bin/timeout", "-k", "5", "120"};
+  for (const std::string& w : mpirun_words(2)) argv.push_back(w);
+  argv.push_back(mpi_binary());
+  argv.insert(argv.end(), chat.begin(), chat.end());
+  const CliResult ranks = run_command(argv, "hello\nhow are you\n");
+  EXPECT_EQ(ranks.exit_code, 0) << ranks.err;
+  EXPECT_EQ(ranks.out, one.out);
+  // embeddings: the engine's hidden rows, pooled.
+  const std::vector<std::string> embed = {"embed", "-m", model, "-t", "1", "-p", "the dog ran"};
+  const CliResult e1 = run_tzero(embed);
+  ASSERT_EQ(e1.exit_code, 0) << e1.err;
+  const CliResult e3 = run_ranks(3, embed);
+  EXPECT_EQ(e3.exit_code, 0) << e3.err;
+  EXPECT_EQ(e3.out, e1.out);
 }
 
 TEST(DistributedUsage, BadSplitsAndTooManyRanksAreRefusedByName) {
@@ -278,8 +310,8 @@ TEST(DistributedServe, AnswersAreTheSingleProcessOnesAndSigtermStopsEveryRank) {
   const std::string model = deep_model("tiny-gemma3", "q8_0", 6);
   // 2 slots for 4 requests, and a KV pool of 2 blocks of 16 positions (each answer needs 2):
   // requests wait, batch and preempt one another.
-  const std::vector<std::string> args = {"-m",         model, "-t",          "1",  "--ctx", "64",
-                                         "--parallel", "2",   "--kv-tokens", "32"};
+  const std::vector<std::string> args = {"-m", model,        "-t", "1",           "--ctx",
+                                         "64", "--parallel", "2",  "--kv-tokens", "32"};
   std::vector<std::string> want;
   {
     tzero::test::ServeProcess one(args);
@@ -301,8 +333,8 @@ TEST(DistributedServe, AnswersAreTheSingleProcessOnesAndSigtermStopsEveryRank) {
 TEST(DistributedFaults, AHungRankGets503AndEndsTheJobWithinTheDeadline) {
   TZ_REQUIRE_MPI();
   const std::string model = deep_model("tiny", "q8_0", 4);
-  tzero::test::ServeProcess srv({"-m", model, "-t", "1", "--ctx", "64", "--rank-timeout", "3"},
-                                120, serve_wrapper(2));
+  tzero::test::ServeProcess srv({"-m", model, "-t", "1", "--ctx", "64", "--rank-timeout", "3"}, 120,
+                                serve_wrapper(2));
   ASSERT_TRUE(srv.ok()) << srv.stderr_text();
   auto c = srv.client(60);
   int status = 0;
@@ -326,8 +358,7 @@ TEST(DistributedFaults, AHungRankGets503AndEndsTheJobWithinTheDeadline) {
   EXPECT_FALSE(alive(srv.pid())) << "the job did not end after the deadline";
   code = srv.stop(SIGKILL, 10);
   EXPECT_NE(code, 0);
-  EXPECT_NE(srv.stderr_text().find("--rank-timeout 3 s"), std::string::npos)
-      << srv.stderr_text();
+  EXPECT_NE(srv.stderr_text().find("--rank-timeout 3 s"), std::string::npos) << srv.stderr_text();
   kill(r1, SIGKILL);
 }
 
@@ -354,7 +385,8 @@ TEST(DistributedUsage, AnotherFileAtTheSamePathOnAnotherRankIsNamed) {
   // there, as on another host: the same header with one byte of a layer changed, then another
   // model altogether. Neither runs; both are named.
   const std::string model = deep_model("tiny", "q8_0", 4);
-  const std::string a = tzero::test::scratch_dir() + "/host-a", b = tzero::test::scratch_dir() + "/host-b";
+  const std::string a = tzero::test::scratch_dir() + "/host-a",
+                    b = tzero::test::scratch_dir() + "/host-b";
   mkdir(a.c_str(), 0755);
   mkdir(b.c_str(), 0755);
   const std::string bytes = tzero::test::read_file(model);
