@@ -160,6 +160,7 @@ struct Engine::Impl {
         tzero::check(!opt.draft_model.empty(), "--spec-type draft needs --draft-model FILE");
         tzero::ComputeOptions dc = session->options();
         dc.gpu_layers = 0;
+        dc.whole_here = true;  // under mpirun: whole on rank 0, beside the engine
         dc.n_ctx = n_ctx;
         try {
           spec.draft = tzero::Session::open(opt.draft_model, dc);

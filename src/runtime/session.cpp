@@ -62,7 +62,7 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
   // Over MPI ranks each maps the file and reads only its own layers (dist::load_stage: a model
   // larger than one host); layers on a GPU stream from its memory: the host copy would only be
   // uploaded, so map.
-  const bool ranks = dist::world().several();
+  const bool ranks = dist::world().several() && !options.whole_here;
   check(!ranks || options.gpu_layers == 0,
         "--gpu-layers: not over several MPI ranks yet (docs/DISTRIBUTED.md)");
   check(options.rank_timeout_s >= 1 && options.rank_timeout_s <= 86400,

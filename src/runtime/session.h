@@ -52,6 +52,9 @@ struct ComputeOptions {
   // there. Neither changes the bits.
   std::string pipeline_split = "bytes";
   double rank_timeout_s = 60;
+  // Under mpirun: every layer in this process all the same (a small draft model: its passes
+  // then never wait for the ranks).
+  bool whole_here = false;
 };
 constexpr int kAllGpuLayers = -1;
 

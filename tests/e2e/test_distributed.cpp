@@ -257,6 +257,26 @@ TEST(DistributedRun, ChatAndEmbeddingsAreTheSingleProcessOnes) {
   EXPECT_EQ(e3.out, e1.out);
 }
 
+TEST(DistributedRun, ADraftModelStaysWholeOnRankZeroAndChangesNoBit) {
+  TZ_REQUIRE_MPI();
+  const std::string model = deep_model("tiny", "q8_0", 4);
+  const std::string draft = deep_model("tiny", "q4_k", 4);  // another quantization: some agree
+  const std::vector<std::string> args = {"run", "-m", model, "--draft-model", draft, "-p",
+                                         "Once upon a time", "-n", "24", "-t", "1", "--json"};
+  const json want = run_json(run_tzero(args));
+  const CliResult r = run_ranks(2, args);
+  const json got = run_json(r);
+  expect_same_run(want, got, "draft -np 2");
+  EXPECT_EQ(got["speculative"], want["speculative"]);
+  // Only the target is split: one "over 2 MPI ranks" line, and its passes alone crossed.
+  size_t lines = 0;
+  for (size_t at = 0; (at = r.err.find("over 2 MPI ranks", at)) != std::string::npos; ++at)
+    ++lines;
+  EXPECT_EQ(lines, 1u) << r.err;
+  EXPECT_EQ(got["ranks"]["passes"], want["speculative"]["passes"].get<int>() + 1)
+      << got.dump();
+}
+
 TEST(DistributedUsage, BadSplitsAndTooManyRanksAreRefusedByName) {
   TZ_REQUIRE_MPI();
   const std::string model = deep_model("tiny", "q8_0", 3);
