@@ -27,9 +27,8 @@
 namespace tzero::dist {
 
 struct PipelineOptions {
-  std::string split = "bytes";  // plan_stages's spelling (--pipeline-split)
-  double rank_timeout_s = 60;   // most seconds a pass may take on the other ranks
-  int n_threads = 1;            // each rank's threads
+  double rank_timeout_s = 60;  // most seconds a pass may take on the other ranks
+  int n_threads = 1;           // each rank's threads
   std::string kernels = "auto";
   std::vector<std::string> op_overrides;
   bool fast = false;   // --mode fast

@@ -97,7 +97,6 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
   s->path_ = path;
   if (ranks) {
     dist::PipelineOptions po;
-    po.split = options.pipeline_split;
     po.rank_timeout_s = options.rank_timeout_s;
     po.n_threads = options.n_threads;
     po.kernels = options.kernels;
