@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -145,6 +146,7 @@ struct Engine::Impl {
                                                opt.prefill_chunk, snapshots.get());
     fwd = session->make_forward(opt.max_batch_tokens);
     fwd->prepare(*kv);  // (a pipeline's ranks make their part of the pool now)
+    sched->set_groups(fwd->pipeline_depth());
     logits.resize(size_t(opt.max_seqs) * size_t(hp.n_vocab));
     tzero::check(
         opt.spec_type == "none" || opt.spec_type == "ngram-simple" || opt.spec_type == "draft",
@@ -200,6 +202,7 @@ struct Engine::Impl {
 
   // A step failed for no request's reason: every request ends cancelled, none is taken again.
   void fail(const std::string& why) {
+    abandon_flights();
     std::vector<std::unique_ptr<Sequence>> arrived;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -292,6 +295,7 @@ struct Engine::Impl {
   void propose_drafts() {
     for (auto& [id, sp] : live) {
       Sequence& s = *sp;
+      if (s.in_flight) continue;  // its drafts are in its pass
       s.drafts.clear();
       if (spec.source == tzero::DraftSource::none || s.n_computed == 0 || s.n_pending() != 1 ||
           s.prefill_only() || s.decode.done() || s.decode.replaying())
@@ -318,6 +322,8 @@ struct Engine::Impl {
       arrived.swap(inbox);
       cancelled.swap(cancels);
     }
+    cancelled.insert(cancelled.end(), cancels_later.begin(), cancels_later.end());
+    cancels_later.clear();
     for (auto& s : arrived) {
       sched->add(s.get());
       const uint64_t id = s->id;
@@ -325,23 +331,43 @@ struct Engine::Impl {
     }
     for (uint64_t id : cancelled) {
       auto it = live.find(id);
-      if (it != live.end()) finish(*it->second, StopReason::cancelled, "");
+      if (it == live.end()) continue;
+      if (it->second->in_flight)  // its pass lands first
+        cancels_later.push_back(id);
+      else
+        finish(*it->second, StopReason::cancelled, "");
     }
 
-    propose_drafts();
-    const std::vector<tzero::ScheduledSlice> plan = sched->schedule();
-    if (plan.empty()) {
+    // A pipeline keeps up to its depth of passes in flight, each over its own sequences; one
+    // process launches and lands each pass in the same step.
+    const int depth = fwd->pipeline_depth();
+    bool launched = false;
+    if (int(flights.size()) < depth) {
+      propose_drafts();
+      launched = launch();
+    }
+    if (flights.empty()) {
       publish_stats();
       return !arrived.empty() || !cancelled.empty();
     }
-    batch.clear();
-    outs.clear();
+    if (!launched || int(flights.size()) >= depth) land();
+    publish_stats();
+    return true;
+  }
+
+  // Plans a pass over the sequences not in flight and launches it (Forward::launch_batch):
+  // false when there is nothing to run.
+  bool launch() {
+    const std::vector<tzero::ScheduledSlice> plan = sched->schedule();
+    if (plan.empty()) return false;
+    Flight& f = flights.emplace_back();
+    f.plan = plan;
     for (size_t i = 0; i < plan.size(); ++i) {
       Sequence& s = *plan[i].seq;
-      batch.tables.push_back(s.table.data());
-      batch.state_slots.push_back(s.state_slot);
+      f.batch.tables.push_back(s.table.data());
+      f.batch.state_slots.push_back(s.state_slot);
       if (s.restore_from >= 0) {  // a prefix-cache hit of a recurrent model: its state there
-        batch.state_copies.push_back({int32_t(s.restore_from), int32_t(s.state_slot)});
+        f.batch.state_copies.push_back({int32_t(s.restore_from), int32_t(s.state_slot)});
         s.restore_from = -1;
       }
     }
@@ -355,7 +381,7 @@ struct Engine::Impl {
         for (int b = (s.n_computed / bs + 1) * bs; b <= end; b += bs) {
           if (snapshots->find(s.tokens, b) >= 0) continue;
           const int slot = snapshots->reserve(s.tokens, b);
-          if (slot >= 0) batch.state_saves.push_back({int32_t(i), int32_t(b - 1), int32_t(slot)});
+          if (slot >= 0) f.batch.state_saves.push_back({int32_t(i), int32_t(b - 1), int32_t(slot)});
         }
       }
     for (size_t i = 0; i < plan.size(); ++i) {
@@ -368,38 +394,58 @@ struct Engine::Impl {
                       : s.pools(p)              ? Out::pool
                       : s.replays(p)            ? Out::replay
                                                 : Out::none;
-        batch.add(s.token_at(p), p, int32_t(i),
-                  o == Out::score || o == Out::sample || o == Out::replay || o == Out::verify,
-                  o == Out::pool);
-        outs.push_back(o);
+        f.batch.add(s.token_at(p), p, int32_t(i),
+                    o == Out::score || o == Out::sample || o == Out::replay || o == Out::verify,
+                    o == Out::pool);
+        f.outs.push_back(o);
       }
       if (s.n_generated() == 0) counters.prompt_tokens += uint64_t(plan[i].n_tokens);
     }
-    // One step may score a whole chunk: the buffers grow to the step's rows.
-    const size_t V = size_t(hp.n_vocab), E = size_t(hp.n_embd);
-    if (logits.size() < batch.logits_rows.size() * V) logits.resize(batch.logits_rows.size() * V);
-    if (hidden.size() < batch.hidden_rows.size() * E) hidden.resize(batch.hidden_rows.size() * E);
     try {
-      fwd->eval_batch(batch, *kv, logits.data(),
-                      batch.hidden_rows.empty() ? nullptr : hidden.data());
+      fwd->launch_batch(f.batch, *kv);
     } catch (...) {
+      flights.pop_back();
       if (snapshots) snapshots->abort();  // never findable with a half-written state
       throw;
     }
+    for (const tzero::ScheduledSlice& sl : plan) sl.seq->in_flight = true;
+    return true;
+  }
+
+  // Waits for the oldest pass in flight (Forward::finish_batch) and hands each output row to its
+  // sequence: prompt scores, pooled states, samples and verified drafts; finishes the sequences
+  // that stop.
+  void land() {
+    Flight& f = flights.front();
+    // One step may score a whole chunk: the buffers grow to the step's rows.
+    const size_t V = size_t(hp.n_vocab), E = size_t(hp.n_embd);
+    if (logits.size() < f.batch.logits_rows.size() * V)
+      logits.resize(f.batch.logits_rows.size() * V);
+    if (hidden.size() < f.batch.hidden_rows.size() * E)
+      hidden.resize(f.batch.hidden_rows.size() * E);
+    try {
+      fwd->finish_batch(logits.data(), f.batch.hidden_rows.empty() ? nullptr : hidden.data());
+    } catch (...) {
+      if (snapshots) snapshots->abort();
+      throw;
+    }
+    for (const tzero::ScheduledSlice& sl : f.plan) sl.seq->in_flight = false;
+    // (Reservations of later passes commit too: every rank runs their saves before any later
+    // pass's restore, in launch order.)
     if (snapshots) snapshots->commit();
     ++counters.steps;
 
     size_t t = 0, lrow = 0, hrow = 0;
     std::vector<std::pair<Sequence*, StopReason>> done;
     std::vector<std::string> tails;
-    for (const tzero::ScheduledSlice& sl : plan) {
+    for (const tzero::ScheduledSlice& sl : f.plan) {
       Sequence& s = *sl.seq;
       const float* sample_row = nullptr;
       std::vector<const float*> verify_rows;  // a row per draft fed, in order
       std::string replay_tail;                // a resumed request ending at its last resumed token
       for (int j = 0; j < sl.n_tokens; ++j, ++t) {
         const int p = s.n_computed + j;
-        switch (outs[t]) {
+        switch (f.outs[t]) {
           case Out::score:
             on_prompt_logits(s, p, &logits[lrow++ * V]);
             break;
@@ -450,9 +496,23 @@ struct Engine::Impl {
       blocks->seal(s.table, s.tokens, s.n_computed);
       if (reason != StopReason::none) done.emplace_back(&s, reason), tails.push_back(tail);
     }
+    flights.pop_front();
     for (size_t i = 0; i < done.size(); ++i) finish(*done[i].first, done[i].second, tails[i]);
-    publish_stats();
-    return true;
+  }
+
+  // Passes still in flight when the engine stops or fails: waited for and dropped, so that no
+  // sequence stays in flight (a broken pipeline answers at once).
+  void abandon_flights() {
+    while (fwd->n_launched() > 0) {
+      try {
+        fwd->finish_batch(nullptr, nullptr);
+      } catch (...) {
+      }
+    }
+    for (Flight& f : flights)
+      for (const tzero::ScheduledSlice& sl : f.plan) sl.seq->in_flight = false;
+    flights.clear();
+    if (snapshots) snapshots->abort();
   }
 
   void publish_stats() {
@@ -522,10 +582,17 @@ struct Engine::Impl {
   std::unique_ptr<tzero::StateSnapshots> snapshots;  // recurrent models' prefix cache
   std::unique_ptr<tzero::Scheduler> sched;
   std::unique_ptr<tzero::Forward> fwd;
-  tzero::ForwardBatch batch;
-  std::vector<float> logits;  // (rows, n_vocab): a step's logits rows (at least max_seqs)
-  std::vector<float> hidden;  // (rows, n_embd): a step's hidden rows (embeddings)
-  std::vector<Out> outs;      // (batch tokens) what each token's output row is for
+  // A pass launched and not yet landed: a pipeline over MPI ranks keeps up to its depth in
+  // flight (micro-batches), one process one.
+  struct Flight {
+    std::vector<tzero::ScheduledSlice> plan;
+    tzero::ForwardBatch batch;
+    std::vector<Out> outs;  // (batch tokens) what each token's output row is for
+  };
+  std::deque<Flight> flights;           // in launch order (the Forward holds their batches)
+  std::vector<uint64_t> cancels_later;  // requests cancelled in flight: after they land
+  std::vector<float> logits;            // (rows, n_vocab): a step's logits rows (at least max_seqs)
+  std::vector<float> hidden;            // (rows, n_embd): a step's hidden rows (embeddings)
   ModelInfo info;
   EngineStats counters;                     // stepping thread's own counts
   tzero::SpeculativeOptions spec;           // spec.source none: no speculative decoding
@@ -682,6 +749,7 @@ void Engine::stop() {
     }
     m.inbox.clear();
   }
+  m.abandon_flights();
   while (!m.live.empty()) m.finish(*m.live.begin()->second, StopReason::cancelled, "");
   m.publish_stats();
 }

@@ -1,6 +1,9 @@
 #include "batch/scheduler.h"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "base/error.h"
 
 namespace tzero {
 
@@ -35,7 +38,7 @@ bool Scheduler::make_room(Sequence* s, int n) {
   while (!blocks_.can_append(s->table, s->n_computed + n)) {
     Sequence* victim = nullptr;
     for (auto it = running_.rbegin(); it != running_.rend(); ++it)
-      if (*it != s && !(*it)->scheduled) {
+      if (*it != s && !(*it)->scheduled && !(*it)->in_flight) {
         victim = *it;
         break;
       }
@@ -52,12 +55,16 @@ bool Scheduler::make_room(Sequence* s, int n) {
 std::vector<ScheduledSlice> Scheduler::schedule() {
   std::vector<ScheduledSlice> plan;
   int budget = max_batch_tokens_;
+  // This step's share of the sequences (every one with one group).
+  const int n_seqs = std::min(int(running_.size() + waiting_.size()), max_seqs_);
+  const size_t share =
+      groups_ == 1 ? SIZE_MAX : size_t(std::max(1, (n_seqs + groups_ - 1) / groups_));
   for (const bool decode : {true, false}) {
     // Preemption edits running_, so walk a snapshot and skip what left it.
     const std::vector<Sequence*> snapshot = running_;
     for (Sequence* s : snapshot) {
-      if (budget == 0) break;
-      if (s->scheduled || (s->n_pending() == 1) != decode) continue;
+      if (budget == 0 || plan.size() >= share) break;
+      if (s->scheduled || s->in_flight || (s->n_pending() == 1) != decode) continue;
       if (std::find(running_.begin(), running_.end(), s) == running_.end()) continue;
       // A decode token with its drafts, as many as the budget leaves.
       const int n = std::min({s->n_pending() + int(s->drafts.size()), budget, prefill_chunk_});
@@ -68,7 +75,8 @@ std::vector<ScheduledSlice> Scheduler::schedule() {
       budget -= n;
     }
   }
-  while (!waiting_.empty() && budget > 0 && int(running_.size()) < max_seqs_) {
+  while (!waiting_.empty() && budget > 0 && int(running_.size()) < max_seqs_ &&
+         plan.size() < share) {
     Sequence* s = waiting_.front();
     const int total = int(s->tokens.size()), bs = blocks_.block_size();
     // Always leave the last token to compute: its logits are what the step is for (and every
@@ -101,6 +109,7 @@ std::vector<ScheduledSlice> Scheduler::schedule() {
 }
 
 void Scheduler::remove(Sequence* s) {
+  check(!s->in_flight, "internal: a sequence removed while its pass is in flight");
   auto w = std::find(waiting_.begin(), waiting_.end(), s);
   if (w != waiting_.end()) waiting_.erase(w);
   auto r = std::find(running_.begin(), running_.end(), s);

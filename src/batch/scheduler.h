@@ -14,6 +14,11 @@
 // progresses, so there is no deadlock, and the engine refuses requests that could not fit in
 // the pool alone. Whatever the schedule, each sequence's bits are those of its solo run.
 //
+// A pipeline over MPI ranks keeps several passes in flight (micro-batches, docs/DISTRIBUTED.md):
+// a sequence in one (Sequence::in_flight) is neither scheduled nor preempted until it lands,
+// and with set_groups(G) a step takes at most ceil(n / G) of the n running and waiting
+// sequences, so that they split into groups that take turns on the ranks.
+//
 // Each running sequence also holds one of max_seqs state slots (Sequence::state_slot: where a
 // model with recurrent layers keeps its state, KvStore): taken when it starts running, given
 // back when it is preempted (its state is recomputed from position 0 with its blocks) or
@@ -44,8 +49,11 @@ class Scheduler {
   void add(Sequence* s) { waiting_.push_back(s); }
   // Plans one step; allocates the KV blocks it needs. Empty when there is nothing to run.
   std::vector<ScheduledSlice> schedule();
-  // Removes a sequence (finished or cancelled) wherever it is and frees its blocks.
+  // Removes a sequence (finished or cancelled, not in flight) wherever it is and frees its
+  // blocks.
   void remove(Sequence* s);
+  // How many groups the sequences split into (1: a step takes all it can; the default).
+  void set_groups(int groups) { groups_ = groups < 1 ? 1 : groups; }
 
   int n_waiting() const { return int(waiting_.size()); }
   int n_running() const { return int(running_.size()); }
@@ -61,6 +69,7 @@ class Scheduler {
   BlockManager& blocks_;
   StateSnapshots* snapshots_;  // null: no recurrent state to restore
   int max_batch_tokens_, max_seqs_, prefill_chunk_;
+  int groups_ = 1;
   std::deque<Sequence*> waiting_;
   std::vector<Sequence*> running_;  // in admission order
   std::vector<int> free_slots_;     // state slots no running sequence holds

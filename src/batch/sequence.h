@@ -77,6 +77,7 @@ struct Sequence {
   int n_cached = -1;           // prompt positions reused from the prefix cache (first time)
   int n_preempted = 0;
   bool scheduled = false;  // in the step being planned
+  bool in_flight = false;  // in a pass launched and not finished (a pipeline's micro-batches)
   // Speculative decoding (runtime/speculative.h): tokens proposed to follow tokens.back(), fed
   // with it in the next step (the scheduler may cut them to its budget); each is verified by
   // the token sampled before it, and they are dropped after the step.

@@ -23,6 +23,7 @@ ComputeOptions ComputeFlags::options() const {
   c.use_mmap = !no_mmap;
   c.pipeline_split = pipeline_split;
   c.rank_timeout_s = rank_timeout;
+  c.micro_batches = micro_batches;
   return c;
 }
 
@@ -82,6 +83,12 @@ void add_compute_flags(CLI::App* sub, ComputeFlags& f, unsigned which,
                     "ends with an error naming them")
         ->capture_default_str()
         ->check(CLI::Range(1.0, 86400.0));
+    sub->add_option("--micro-batches", f.micro_batches,
+                    "Under mpirun: the most passes in flight over the ranks, each over its own "
+                    "group of the running sequences, so that every rank works (0: one per rank; "
+                    "1: one pass at a time). Results do not depend on it")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 64));
   }
 }
 

@@ -22,7 +22,7 @@ enum ComputeFlag : unsigned {
   kGpuLayers = 1u << 6,
   kKvType = 1u << 7,
   kMmap = 1u << 8,
-  kRanks = 1u << 9,  // --pipeline-split, --rank-timeout (the MPI build under mpirun)
+  kRanks = 1u << 9,  // --pipeline-split, --rank-timeout, --micro-batches (MPI build, mpirun)
   kAllCompute = (1u << 10) - 1,
 };
 
@@ -38,6 +38,7 @@ struct ComputeFlags {
   bool no_mmap = false;
   std::string pipeline_split = "bytes";
   double rank_timeout = 60;
+  int micro_batches = 0;
 
   // The typed options (tzero::Error naming the flag for a bad value).
   ComputeOptions options() const;

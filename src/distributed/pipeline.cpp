@@ -31,29 +31,61 @@ struct Ring {
   bool broken = false;  // a message was lost or late: no orderly stop any more
   std::string broken_why;
   RingTraffic traffic;
+  // Messages go round in the order posted and come back in that order: the n-th message back
+  // answers ticket n. Answers that arrive while an older ticket's owner waits for a later one
+  // are kept for their owners.
+  uint64_t n_posted = 0, n_back = 0;
+  std::map<uint64_t, std::vector<uint8_t>> early;
 
-  // Sends msg to rank 1 and waits for it to come back from rank N-1. Throws tzero::Error with
-  // a rank's error (the ring stays usable), or for a deadline missed (the ring breaks). `limit`
-  // names the deadline in the error ("--rank-timeout 60 s").
-  std::vector<uint8_t> round_trip(std::vector<uint8_t> msg, double timeout_s,
-                                  const std::string& limit) {
+  // Sends msg to rank 1 without waiting for it to come back; returns its ticket.
+  uint64_t post(std::vector<uint8_t> msg) {
     std::lock_guard<std::mutex> lock(mu);
     check(!broken, "the pipeline over MPI ranks failed earlier: " + broken_why);
-    const World w = world();
-    std::vector<uint8_t> back;
     try {
-      send(1, std::move(msg), timeout_s);
-      back = receive(w.size - 1, timeout_s);
+      dist::post(1, std::move(msg));
     } catch (const Error& e) {
-      broken = true;
-      const std::string ranks = w.size == 2 ? "rank 1" : "ranks 1-" + std::to_string(w.size - 1);
-      broken_why = "a message to " + ranks + " did not come back within " + limit +
-                   ": a rank hangs or died (" + e.what() + ")";
-      throw Error("the pipeline over MPI ranks failed: " + broken_why);
+      fail(e, "");
     }
+    return ++n_posted;
+  }
+
+  // Waits for ticket's message to come back from rank N-1. Throws tzero::Error with a rank's
+  // error (the ring stays usable), or for a deadline missed (the ring breaks). `limit` names
+  // the deadline in the error ("--rank-timeout 60 s").
+  std::vector<uint8_t> collect(uint64_t ticket, double timeout_s, const std::string& limit) {
+    std::lock_guard<std::mutex> lock(mu);
+    check(!broken, "the pipeline over MPI ranks failed earlier: " + broken_why);
+    check(ticket > 0 && ticket <= n_posted, "internal: a ticket the ring never gave");
+    while (!early.count(ticket)) {
+      try {
+        early.emplace(++n_back, receive(world().size - 1, timeout_s));
+      } catch (const Error& e) {
+        fail(e, " within " + limit);
+      }
+    }
+    std::vector<uint8_t> back = std::move(early.at(ticket));
+    early.erase(ticket);
     WireReader r(back);
     if (r.get<MsgKind>() == MsgKind::error) throw Error(r.get_string());
     return back;
+  }
+
+  // post, then collect.
+  std::vector<uint8_t> round_trip(std::vector<uint8_t> msg, double timeout_s,
+                                  const std::string& limit) {
+    const uint64_t ticket = post(std::move(msg));
+    return collect(ticket, timeout_s, limit);
+  }
+
+ private:
+  // The ring breaks (mu held). within: the deadline missed (" within --rank-timeout 3 s"), or "".
+  [[noreturn]] void fail(const Error& e, const std::string& within) {
+    const World w = world();
+    broken = true;
+    const std::string ranks = w.size == 2 ? "rank 1" : "ranks 1-" + std::to_string(w.size - 1);
+    broken_why = "a message to " + ranks + " did not come back" + within +
+                 ": a rank hangs or died (" + e.what() + ")";
+    throw Error("the pipeline over MPI ranks failed: " + broken_why);
   }
 };
 
@@ -91,12 +123,13 @@ std::string header_hash(const GgufFile& f) {
 class RingStages : public RemoteStages {
  public:
   RingStages(std::shared_ptr<Ring> ring, uint64_t id, int local_end, size_t n_embd,
-             double timeout_s)
+             double timeout_s, int depth)
       : ring_(std::move(ring)),
         id_(id),
         local_end_(local_end),
         n_embd_(n_embd),
-        timeout_s_(timeout_s) {}
+        timeout_s_(timeout_s),
+        depth_(depth) {}
   ~RingStages() override {
     WireWriter w;
     w.put(MsgKind::close_forward);
@@ -115,7 +148,9 @@ class RingStages : public RemoteStages {
                       "the KV cache's making on the ranks: " + std::to_string(int(limit)) + " s");
   }
 
-  void run(const ForwardBatch& b, const KvStore& kv, float* residual) override {
+  int depth() const override { return depth_; }
+
+  void send(const ForwardBatch& b, const KvStore& kv, const float* residual) override {
     const size_t E = n_embd_;
     WireWriter w;
     w.put(MsgKind::pass);
@@ -134,16 +169,28 @@ class RingStages : public RemoteStages {
     w.put_vector(b.state_slots);
     w.put_vector(b.state_saves);
     w.put_vector(b.state_copies);
-    const size_t at = w.bytes().size() + sizeof(uint64_t);  // where the rows start
+    Out out;
+    out.rows_at = w.bytes().size() + sizeof(uint64_t);
+    out.n_rows = b.size();
     w.put_array(residual, b.size() * E);
-    const size_t sent = w.bytes().size();
+    out.size = w.bytes().size();
+    out.ticket = ring_->post(std::move(w.bytes()));
+    out_.push_back(out);
+    std::lock_guard<std::mutex> lock(ring_->mu);
+    ring_->traffic.most_in_flight = std::max<uint64_t>(ring_->traffic.most_in_flight, out_.size());
+  }
+
+  void receive(float* residual) override {
+    check(!out_.empty(), "internal: a pass received that was never sent");
+    const Out out = out_.front();
+    out_.pop_front();
     const std::vector<uint8_t> back =
-        ring_->round_trip(std::move(w.bytes()), timeout_s_, rank_timeout(timeout_s_));
-    check(back.size() == sent, "internal: a pipeline pass came back resized");
-    std::memcpy(residual, back.data() + at, b.size() * E * sizeof(float));
+        ring_->collect(out.ticket, timeout_s_, rank_timeout(timeout_s_));
+    check(back.size() == out.size, "internal: a pipeline pass came back resized");
+    std::memcpy(residual, back.data() + out.rows_at, out.n_rows * n_embd_ * sizeof(float));
     std::lock_guard<std::mutex> lock(ring_->mu);
     ring_->traffic.passes += 1;
-    ring_->traffic.rows += b.size();
+    ring_->traffic.rows += out.n_rows;
     ring_->traffic.pass_bytes += back.size();
   }
 
@@ -172,14 +219,22 @@ class RingStages : public RemoteStages {
     w.put(int32_t(kv.n_state_slots()));
   }
 
+  // A pass sent and not yet received: its ticket, its size, and where its rows lie.
+  struct Out {
+    uint64_t ticket = 0;
+    size_t size = 0, rows_at = 0, n_rows = 0;
+  };
+
   static constexpr size_t kMaxStores = 4;
   std::shared_ptr<Ring> ring_;
   uint64_t id_;
   int local_end_;
   size_t n_embd_;  // a row of the stream
   double timeout_s_;
+  int depth_;  // most passes out at once
   std::deque<uint64_t> stores_;
   std::set<uint64_t> dropped_;
+  std::deque<Out> out_;  // in the order sent
 };
 
 }  // namespace
@@ -272,7 +327,11 @@ std::unique_ptr<RemoteStages> Pipeline::stages(int n_ctx, int n_batch) {
   w.put(int32_t(n_batch));
   ring_->round_trip(std::move(w.bytes()), options_.rank_timeout_s,
                     rank_timeout(options_.rank_timeout_s));
-  return std::make_unique<RingStages>(ring_, id, local_end(), n_embd_, options_.rank_timeout_s);
+  // By default one pass per rank: rank 0 computes its layers of the next while the others run
+  // theirs of earlier ones.
+  const int depth = options_.micro_batches > 0 ? options_.micro_batches : world().size;
+  return std::make_unique<RingStages>(ring_, id, local_end(), n_embd_, options_.rank_timeout_s,
+                                      depth);
 }
 
 RingTraffic ring_traffic() {

@@ -5,8 +5,10 @@
 // exactly, so each rank computes exactly the ops the single process computes for its layers, in
 // the same order: the bits are the single process's for any N and any split.
 //
-// Every message travels a ring, rank 0 -> 1 -> ... -> N-1 -> 0, and rank 0 waits for it to come
-// back before the next (one pass in flight). A rank that fails a message turns it into an error
+// Every message travels a ring, rank 0 -> 1 -> ... -> N-1 -> 0, in order. Rank 0 may send up to
+// N passes before the first comes back (micro-batches: Forward::launch_batch), each rank running
+// them one after another in the order sent, so every rank sees the ops of the passes in the
+// order one process would run them. A rank that fails a message turns it into an error
 // that names it, which the later ranks pass on; rank 0 throws it as a tzero::Error. A pass that
 // does not come back within the rank timeout breaks the pipeline: every later use throws, and
 // stop_ranks() then ends the whole job (MPI_Abort) instead of waiting for a rank that hangs.
@@ -28,6 +30,7 @@ namespace tzero::dist {
 
 struct PipelineOptions {
   double rank_timeout_s = 60;  // most seconds a pass may take on the other ranks
+  int micro_batches = 0;       // most passes in flight (0: one per rank)
   int n_threads = 1;           // each rank's threads
   std::string kernels = "auto";
   std::vector<std::string> op_overrides;
@@ -74,8 +77,9 @@ void stop_ranks(int fault_code = 3);
 
 // What crossed the ring so far (rank 0, docs/BENCHMARKS.md): passes, their rows (tokens), and
 // their bytes, which every hop of the ring (each boundary between two ranks) carries once.
+// most_in_flight: the most passes of one Forward out at once (micro-batches: up to N).
 struct RingTraffic {
-  uint64_t passes = 0, rows = 0, pass_bytes = 0;
+  uint64_t passes = 0, rows = 0, pass_bytes = 0, most_in_flight = 0;
 };
 RingTraffic ring_traffic();
 

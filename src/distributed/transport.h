@@ -31,6 +31,11 @@ std::string host_name();
 // (a receiver that hangs) or on an MPI error. After a timeout the bytes stay allocated for good:
 // MPI may still read them if the receiver wakes.
 void send(int to, std::vector<uint8_t>&& bytes, double timeout_s);
+// Starts sending bytes to rank `to` and returns at once (rank 0's passes in flight, several at a
+// time: docs/DISTRIBUTED.md "Micro-batches"). The bytes are kept until the receiver has taken
+// them; later calls to post, send and receive complete earlier posts. A receiver that never
+// takes them shows as a receive that times out.
+void post(int to, std::vector<uint8_t>&& bytes);
 // The next message from rank `from` (messages from one rank arrive in the order sent). Waits at
 // most timeout_s seconds (<= 0: for ever, polling gently: an idle rank does not spin) and throws
 // tzero::Error then.

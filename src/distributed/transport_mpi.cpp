@@ -5,6 +5,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <list>
 #include <thread>
 
 #include "base/error.h"
@@ -26,6 +27,22 @@ void check_mpi(int rc, const char* what) {
 }
 
 using Clock = std::chrono::steady_clock;
+
+// Sends started by post() and not yet taken: their bytes live until MPI is done with them.
+struct Posted {
+  MPI_Request req;
+  std::vector<uint8_t> bytes;
+};
+std::list<Posted> g_posted;
+
+// Completes the posted sends the receivers have taken (and gives MPI's progress engine a turn).
+void reap_posted() {
+  for (auto it = g_posted.begin(); it != g_posted.end();) {
+    int flag = 0;
+    check_mpi(MPI_Test(&it->req, &flag, MPI_STATUS_IGNORE), "MPI_Isend (posted)");
+    it = flag ? g_posted.erase(it) : std::next(it);
+  }
+}
 
 // Polls done() until it is true or timeout_s passes (<= 0: never): a short spin, then naps of
 // at most 50 us for the first 0.2 s (a pass's wait: a hop then costs about 0.1 ms, where 200 us
@@ -86,6 +103,7 @@ std::string host_name() {
 
 void send(int to, std::vector<uint8_t>&& bytes, double timeout_s) {
   check(g_started, "internal: a send without MPI");
+  reap_posted();
   check(bytes.size() <= size_t(INT_MAX), "internal: a message over 2 GiB");
   MPI_Request req;
   check_mpi(MPI_Isend(bytes.data(), int(bytes.size()), MPI_BYTE, to, kTag, MPI_COMM_WORLD, &req),
@@ -107,13 +125,26 @@ void send(int to, std::vector<uint8_t>&& bytes, double timeout_s) {
   check_mpi(rc, "MPI_Isend");
 }
 
+void post(int to, std::vector<uint8_t>&& bytes) {
+  check(g_started, "internal: a send without MPI");
+  check(bytes.size() <= size_t(INT_MAX), "internal: a message over 2 GiB");
+  reap_posted();
+  g_posted.push_back({MPI_REQUEST_NULL, std::move(bytes)});
+  Posted& p = g_posted.back();
+  check_mpi(
+      MPI_Isend(p.bytes.data(), int(p.bytes.size()), MPI_BYTE, to, kTag, MPI_COMM_WORLD, &p.req),
+      "MPI_Isend");
+}
+
 std::vector<uint8_t> receive(int from, double timeout_s) {
   check(g_started, "internal: a receive without MPI");
+  reap_posted();
   MPI_Status status;
   int rc = MPI_SUCCESS;
   const bool done = poll_until(
       [&] {
         int flag = 0;
+        if (!g_posted.empty()) reap_posted();
         rc = MPI_Iprobe(from, kTag, MPI_COMM_WORLD, &flag, &status);
         return rc != MPI_SUCCESS || flag != 0;
       },

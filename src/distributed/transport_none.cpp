@@ -28,6 +28,10 @@ void send(int, std::vector<uint8_t>&&, double) {
   throw Error("internal: a send in a build without MPI");
 }
 
+void post(int, std::vector<uint8_t>&&) {
+  throw Error("internal: a send in a build without MPI");
+}
+
 std::vector<uint8_t> receive(int, double) {
   throw Error("internal: a receive in a build without MPI");
 }

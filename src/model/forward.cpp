@@ -138,7 +138,43 @@ void Forward::validate(const ForwardBatch& in, const KvStore& kv) const {
 }
 
 void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, float* hidden) {
+  check(launched_.empty(), "internal: eval_batch with passes in flight");
+  launch_batch(in, kv);
+  finish_batch(logits, hidden);
+}
+
+int Forward::pipeline_depth() const {
+  return remote_ ? remote_->depth() : 1;
+}
+
+void Forward::launch_batch(const ForwardBatch& in, KvStore& kv) {
+  check(int(launched_.size()) < pipeline_depth(),
+        "internal: more passes launched than the pipeline holds");
   validate(in, kv);
+  Launched l{&in, &kv, {}};
+  if (remote_) {
+    // A pipeline: the first layers here, the rest on the remote stages, the output head at the
+    // finish.
+    check(!trace_ && !perturb_.on,
+          "--trace and --perturb need every layer in one process: not across MPI ranks "
+          "(docs/DISTRIBUTED.md)");
+    if (!spare_rows_.empty()) {
+      l.rows = std::move(spare_rows_.back());
+      spare_rows_.pop_back();
+    }
+    l.rows.resize(in.size() * size_t(hp_.n_embd));
+    apply_state_copies(in, kv);
+    run_layers(in, kv, 0, remote_->local_end(), nullptr, l.rows.data(), 0, nullptr, 0, nullptr);
+    remote_->send(in, kv, l.rows.data());
+  }
+  launched_.push_back(std::move(l));
+}
+
+void Forward::finish_batch(float* logits, float* hidden) {
+  check(!launched_.empty(), "internal: no pass to finish");
+  Launched l = std::move(launched_.front());
+  launched_.pop_front();
+  const ForwardBatch& in = *l.batch;
   const size_t n_logits = logits ? in.logits_rows.size() : 0;
   const size_t n_hidden = hidden ? in.hidden_rows.size() : 0;
   // The backends gather the output rows from batch.logits_rows: with hidden rows, a copy lists
@@ -153,21 +189,16 @@ void Forward::eval_batch(const ForwardBatch& in, KvStore& kv, float* logits, flo
     merged_.hidden_rows.clear();
     pb = &merged_;
   }
-  apply_state_copies(in, kv);
   if (!remote_) {
-    run_layers(*pb, kv, 0, hp_.n_layer, nullptr, nullptr, n_logits, logits, n_hidden, hidden);
+    apply_state_copies(in, *l.kv);
+    run_layers(*pb, *l.kv, 0, hp_.n_layer, nullptr, nullptr, n_logits, logits, n_hidden, hidden);
     return;
   }
-  // A pipeline: the first layers here, the rest on the remote stages, the output head here.
-  check(!trace_ && !perturb_.on,
-        "--trace and --perturb need every layer in one process: not across MPI ranks "
-        "(docs/DISTRIBUTED.md)");
-  const int mid = remote_->local_end();
-  remote_rows_.resize(in.size() * size_t(hp_.n_embd));
-  run_layers(*pb, kv, 0, mid, nullptr, remote_rows_.data(), 0, nullptr, 0, nullptr);
-  remote_->run(in, kv, remote_rows_.data());
-  run_layers(*pb, kv, hp_.n_layer, hp_.n_layer, remote_rows_.data(), nullptr, n_logits, logits,
-             n_hidden, hidden);
+  remote_->receive(l.rows.data());
+  if (n_logits + n_hidden > 0)
+    run_layers(*pb, *l.kv, hp_.n_layer, hp_.n_layer, l.rows.data(), nullptr, n_logits, logits,
+               n_hidden, hidden);
+  spare_rows_.push_back(std::move(l.rows));
 }
 
 void Forward::run_layers(const ForwardBatch& b, KvStore& kv, int begin, int end,

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -35,10 +36,15 @@ class RemoteStages {
  public:
   virtual ~RemoteStages() = default;
   virtual int local_end() const = 0;  // the first layer not run here (>= 1)
-  // residual (b.size(), n_embd): in, the stream leaving layer local_end() - 1; out, the stream
-  // leaving the model's last layer. kv: the store the batch's tables index (its geometry is
-  // mirrored there). Throws tzero::Error when a stage fails or does not answer in time.
-  virtual void run(const ForwardBatch& b, const KvStore& kv, float* residual) = 0;
+  // How many passes may be out at once (sent and not yet received).
+  virtual int depth() const = 0;
+  // Sends a pass: residual (b.size(), n_embd), the stream leaving layer local_end() - 1. kv: the
+  // store the batch's tables index (its geometry is mirrored there). Returns without waiting.
+  virtual void send(const ForwardBatch& b, const KvStore& kv, const float* residual) = 0;
+  // The oldest pass sent and not received: residual (its b.size(), n_embd) gets the stream
+  // leaving the model's last layer. Throws tzero::Error when a stage failed it or does not
+  // answer in time.
+  virtual void receive(float* residual) = 0;
   // Makes kv's mirror there now rather than at its first pass (a large pool takes a while).
   virtual void prepare(const KvStore& kv) = 0;
 };
@@ -71,6 +77,20 @@ class Forward {
   // before the head) of its hidden rows to hidden ((hidden_rows, n_embd)). Each row's bits are
   // those the sequence would get alone. Traces only single-sequence batches.
   void eval_batch(const ForwardBatch& batch, KvStore& kv, float* logits, float* hidden = nullptr);
+
+  // eval_batch in two halves, so that a pipeline keeps several passes in flight (micro-batches,
+  // docs/DISTRIBUTED.md): launch_batch checks the batch, makes its state copies, runs this
+  // process's layers and sends the stream to the remote stages; finish_batch waits for the
+  // oldest launched pass and writes its output rows as eval_batch does. At most
+  // pipeline_depth() passes are launched and not finished; `batch` and `kv` must stay alive and
+  // unchanged until the pass's finish, and a later pass must not touch the KV blocks or state
+  // slots of one in flight (the engine's scheduler keeps their sequences out). Every op runs in
+  // launch order on every rank, so the bits are eval_batch's. Without remote stages the depth is
+  // 1 and finish_batch computes the whole pass.
+  int pipeline_depth() const;
+  void launch_batch(const ForwardBatch& batch, KvStore& kv);
+  void finish_batch(float* logits, float* hidden = nullptr);
+  int n_launched() const { return int(launched_.size()); }
 
   // A pipeline stage (docs/DISTRIBUTED.md): one sequence's pass over layers [begin, end) only.
   // residual (n, n_embd) float32: the stream entering layer `begin` (unused at begin 0, where the
@@ -135,9 +155,17 @@ class Forward {
     int pos = 0;
   } perturb_;
   std::unique_ptr<RemoteStages> remote_;  // null: every layer here
-  std::vector<float> remote_rows_;        // (n_batch, n_embd) the stream to and from remote_
-  std::vector<float> staging_;            // (rows, len) host copy of a device buffer
-  ForwardBatch single_;                   // eval()'s batch
+  // A pass launched and not finished: its batch, store, and the stream it sent (b.size(),
+  // n_embd), which comes back into the same rows.
+  struct Launched {
+    const ForwardBatch* batch;
+    KvStore* kv;
+    std::vector<float> rows;
+  };
+  std::deque<Launched> launched_;               // in launch order
+  std::vector<std::vector<float>> spare_rows_;  // rows of finished passes, for the next
+  std::vector<float> staging_;                  // (rows, len) host copy of a device buffer
+  ForwardBatch single_;                         // eval()'s batch
   ForwardBatch merged_;  // a batch with hidden rows: its logits rows, then its hidden rows
 };
 

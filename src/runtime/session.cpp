@@ -67,6 +67,8 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
         "--gpu-layers: not over several MPI ranks yet (docs/DISTRIBUTED.md)");
   check(options.rank_timeout_s >= 1 && options.rank_timeout_s <= 86400,
         "--rank-timeout must be in [1, 86400] seconds");
+  check(options.micro_batches >= 0 && options.micro_batches <= 64,
+        "--micro-batches must be in [0, 64] (0: one per rank)");
   const MappedFile::Load load = !options.use_mmap         ? MappedFile::Load::Read
                                 : options.gpu_layers != 0 ? MappedFile::Load::Map
                                                           : MappedFile::Load::Auto;
@@ -98,6 +100,7 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
   if (ranks) {
     dist::PipelineOptions po;
     po.rank_timeout_s = options.rank_timeout_s;
+    po.micro_batches = options.micro_batches;
     po.n_threads = options.n_threads;
     po.kernels = options.kernels;
     po.op_overrides = options.op_overrides;

@@ -52,6 +52,9 @@ struct ComputeOptions {
   // there. Neither changes the bits.
   std::string pipeline_split = "bytes";
   double rank_timeout_s = 60;
+  // Under mpirun: the most passes in flight over the ranks (micro-batches of the engine's
+  // sequences, taking turns); 0: one per rank. 1: one pass at a time. Never changes the bits.
+  int micro_batches = 0;
   // Under mpirun: every layer in this process all the same (a small draft model: its passes
   // then never wait for the ranks).
   bool whole_here = false;

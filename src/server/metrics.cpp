@@ -3,6 +3,9 @@
 
 #include <cstdio>
 
+#include "distributed/pipeline.h"
+#include "distributed/transport.h"
+
 namespace tzero::server {
 
 namespace {
@@ -150,6 +153,18 @@ std::string Metrics::render(const tzero::EngineStats& e, int in_flight) const {
   metric_header(out, "tzero_engine_requests_cancelled_total", "counter",
                 "Engine requests cancelled (client disconnect or shutdown).");
   metric_line(out, "tzero_engine_requests_cancelled_total", double(e.requests_cancelled));
+  if (dist::world().several()) {  // a pipeline over MPI ranks (docs/DISTRIBUTED.md)
+    const dist::RingTraffic t = dist::ring_traffic();
+    metric_header(out, "tzero_pipeline_passes_total", "counter",
+                  "Passes that went round the MPI ranks.");
+    metric_line(out, "tzero_pipeline_passes_total", double(t.passes));
+    metric_header(out, "tzero_pipeline_bytes_per_hop_total", "counter",
+                  "Bytes of those passes: each hop between two ranks carried them once.");
+    metric_line(out, "tzero_pipeline_bytes_per_hop_total", double(t.pass_bytes));
+    metric_header(out, "tzero_pipeline_most_in_flight", "gauge",
+                  "The most passes out on the ranks at once (micro-batches).");
+    metric_line(out, "tzero_pipeline_most_in_flight", double(t.most_in_flight));
+  }
   return out;
 }
 

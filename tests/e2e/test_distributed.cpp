@@ -191,6 +191,17 @@ std::vector<std::string> answers(const tzero::test::ServeProcess& srv) {
   return out;
 }
 
+// A value of the server's /metrics (-1 when absent).
+double metric(const tzero::test::ServeProcess& srv, const std::string& name) {
+  auto c = srv.client(30);
+  const auto res = c->Get("/metrics");
+  if (!res || res->status != 200) return -1;
+  std::istringstream in(res->body);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(name + " ", 0) == 0) return std::atof(line.c_str() + name.size() + 1);
+  return -1;
+}
+
 }  // namespace
 
 TEST(DistributedRun, EveryRankCountAndSplitGivesTheSingleProcessBits) {
@@ -342,6 +353,9 @@ TEST(DistributedServe, AnswersAreTheSingleProcessOnesAndSigtermStopsEveryRank) {
   tzero::test::ServeProcess ranks(args, 120, serve_wrapper(3));
   ASSERT_TRUE(ranks.ok()) << ranks.stderr_text();
   EXPECT_EQ(answers(ranks), want);
+  // Micro-batches: the running sequences took turns, two passes out at once.
+  EXPECT_EQ(metric(ranks, "tzero_pipeline_most_in_flight"), 2);
+  EXPECT_GT(metric(ranks, "tzero_engine_preemptions_total"), 0);
   const pid_t r1 = rank_pid(ranks.pid(), 1), r2 = rank_pid(ranks.pid(), 2);
   ASSERT_GT(r1, 0);
   ASSERT_GT(r2, 0);
@@ -349,6 +363,58 @@ TEST(DistributedServe, AnswersAreTheSingleProcessOnesAndSigtermStopsEveryRank) {
   EXPECT_NE(code, -1) << "mpirun did not end after SIGTERM\n" << ranks.stderr_text();
   EXPECT_FALSE(alive(r1));
   EXPECT_FALSE(alive(r2));
+}
+
+// Proves: micro-batches of a recurrent model with its prefix cache give the single process's
+// answers. A first request leaves snapshots of its state at its prompt's block boundaries;
+// then five requests at once (three continue its prompt: they restore a snapshot, one saves
+// new ones) split into groups whose passes are out on 2 and 4 ranks together, each pass's
+// restores and saves running on every rank in launch order. f32: a one-ulp change on a rank
+// moves the digests.
+TEST(DistributedServe, MicroBatchesOfARecurrentModelWithItsPrefixCacheAreTheSingleProcessOnes) {
+  TZ_REQUIRE_MPI();
+  const std::string model = deep_model("tiny-qwen35", "f32", 4);
+  const std::vector<std::string> args = {
+      "-m", model,          "-t", "1", "--ctx", "128", "--parallel", "4", "--batch-tokens",
+      "8",  "--block-size", "8"};
+  const std::string stem = "Once upon a time there was a little dog who saw";
+  const std::vector<std::string> rest = {stem + " a cat", stem + " the sea and",
+                                         stem + " 1 2 3 4 5 6 7 8 9 10 11 12", "She said", "1 2 3"};
+  auto serve = [&](const tzero::test::ServeProcess& srv) {
+    std::vector<std::string> out;
+    auto c = srv.client(120);
+    const json first = complete(*c, stem);
+    out.push_back(first["choices"][0]["text"].get<std::string>() + " | " +
+                  first["choices"][0]["tzero"]["logits_digest"].get<std::string>());
+    std::vector<std::future<std::string>> futures;
+    for (const std::string& p : rest)
+      futures.push_back(std::async(std::launch::async, [&srv, p] {
+        auto cl = srv.client(120);
+        int status = 0;
+        const json j = complete(*cl, p, &status);
+        if (status != 200) return "status " + std::to_string(status) + ": " + j.dump();
+        return j["choices"][0]["text"].get<std::string>() + " | " +
+               j["choices"][0]["tzero"]["logits_digest"].get<std::string>();
+      }));
+    for (auto& f : futures) out.push_back(f.get());
+    return out;
+  };
+  std::vector<std::string> want;
+  double cached = 0;
+  {
+    tzero::test::ServeProcess one(args);
+    ASSERT_TRUE(one.ok()) << one.stderr_text();
+    want = serve(one);
+    cached = metric(one, "tzero_engine_cached_tokens_total");
+  }
+  EXPECT_GE(cached, 8 * 3) << "the prompts did not share a cached prefix";
+  for (const int np : {2, 4}) {
+    tzero::test::ServeProcess ranks(args, 120, serve_wrapper(np));
+    ASSERT_TRUE(ranks.ok()) << ranks.stderr_text();
+    EXPECT_EQ(serve(ranks), want) << "-np " << np;
+    EXPECT_GE(metric(ranks, "tzero_pipeline_most_in_flight"), 2) << "-np " << np;
+    EXPECT_EQ(metric(ranks, "tzero_engine_cached_tokens_total"), cached) << "-np " << np;
+  }
 }
 
 TEST(DistributedFaults, AHungRankGets503AndEndsTheJobWithinTheDeadline) {
