@@ -416,20 +416,29 @@ struct Engine::Impl {
   // sequence: prompt scores, pooled states, samples and verified drafts; finishes the sequences
   // that stop.
   void land() {
-    Flight& f = flights.front();
+    Flight& front = flights.front();
     // One step may score a whole chunk: the buffers grow to the step's rows.
     const size_t V = size_t(hp.n_vocab), E = size_t(hp.n_embd);
-    if (logits.size() < f.batch.logits_rows.size() * V)
-      logits.resize(f.batch.logits_rows.size() * V);
-    if (hidden.size() < f.batch.hidden_rows.size() * E)
-      hidden.resize(f.batch.hidden_rows.size() * E);
+    if (logits.size() < front.batch.logits_rows.size() * V)
+      logits.resize(front.batch.logits_rows.size() * V);
+    if (hidden.size() < front.batch.hidden_rows.size() * E)
+      hidden.resize(front.batch.hidden_rows.size() * E);
+    // Whatever happens next, the pass leaves the flights with the Forward's (which pops it
+    // first): a caller that steps on after an error finds them matched.
+    auto leave = [&] {
+      Flight f = std::move(flights.front());
+      flights.pop_front();
+      for (const tzero::ScheduledSlice& sl : f.plan) sl.seq->in_flight = false;
+      return f;
+    };
     try {
-      fwd->finish_batch(logits.data(), f.batch.hidden_rows.empty() ? nullptr : hidden.data());
+      fwd->finish_batch(logits.data(), front.batch.hidden_rows.empty() ? nullptr : hidden.data());
     } catch (...) {
+      leave();
       if (snapshots) snapshots->abort();
       throw;
     }
-    for (const tzero::ScheduledSlice& sl : f.plan) sl.seq->in_flight = false;
+    const Flight f = leave();
     // (Reservations of later passes commit too: every rank runs their saves before any later
     // pass's restore, in launch order.)
     if (snapshots) snapshots->commit();
@@ -496,7 +505,6 @@ struct Engine::Impl {
       blocks->seal(s.table, s.tokens, s.n_computed);
       if (reason != StopReason::none) done.emplace_back(&s, reason), tails.push_back(tail);
     }
-    flights.pop_front();
     for (size_t i = 0; i < done.size(); ++i) finish(*done[i].first, done[i].second, tails[i]);
   }
 

@@ -43,6 +43,11 @@ bool Scheduler::make_room(Sequence* s, int n) {
         break;
       }
     if (!victim) {
+      // The blocks may be held by sequences whose pass is out: s waits for them to land (and
+      // then preempts them) rather than start over.
+      if (std::any_of(running_.begin(), running_.end(),
+                      [&](const Sequence* r) { return r != s && r->in_flight; }))
+        return false;
       preempt(s);
       return false;
     }

@@ -15,9 +15,10 @@
 // the pool alone. Whatever the schedule, each sequence's bits are those of its solo run.
 //
 // A pipeline over MPI ranks keeps several passes in flight (micro-batches, docs/DISTRIBUTED.md):
-// a sequence in one (Sequence::in_flight) is neither scheduled nor preempted until it lands,
-// and with set_groups(G) a step takes at most ceil(n / G) of the n running and waiting
-// sequences, so that they split into groups that take turns on the ranks.
+// a sequence in one (Sequence::in_flight) is neither scheduled nor preempted until it lands (a
+// sequence that needs its blocks waits for it rather than step back), and with set_groups(G) a step
+// takes at most ceil(n / G) of the n running and waiting sequences, so that they split into groups
+// that take turns on the ranks.
 //
 // Each running sequence also holds one of max_seqs state slots (Sequence::state_slot: where a
 // model with recurrent layers keeps its state, KvStore): taken when it starts running, given
@@ -63,7 +64,7 @@ class Scheduler {
   void preempt(Sequence* s);
   void release_slot(Sequence* s);
   // Grows s to cover n more tokens, preempting younger sequences if needed; false if s itself
-  // had to step back.
+  // had to step back, or waits (its blocks kept) for sequences in flight to land.
   bool make_room(Sequence* s, int n);
 
   BlockManager& blocks_;

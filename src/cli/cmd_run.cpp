@@ -187,6 +187,7 @@ Command add_run(CLI::App& app) {
                               {"passes", t.passes},
                               {"rows", t.rows},
                               {"bytes_per_hop", t.pass_bytes},
+                              {"most_in_flight", t.most_in_flight},
                               {"bytes_per_row_per_hop",
                                t.rows ? double(t.pass_bytes) / double(t.rows) : 0.0}};
               }

@@ -267,6 +267,7 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
   m.put(uint8_t(o.fast));
   m.put(uint8_t(o.repack));
   m.put(o.rank_timeout_s);
+  m.put(int32_t(o.micro_batches > 0 ? o.micro_batches : w.size));
   m.put_vector(p->plan_.first);
   // Opening reads each rank's layers in, one rank after another: minutes for a large model,
   // whatever the pass deadline.
@@ -394,7 +395,9 @@ struct RankForward {
 class Stages {
  public:
   explicit Stages(World w) : w_(w) {}
-  double timeout_s() const { return timeout_s_; }
+  // How long a message of this rank may wait to be taken by the next: a pass's deadline for
+  // each pass rank 0 may launch before it collects (micro-batches: its own layers of each).
+  double send_timeout_s() const { return timeout_s_ * double(depth_); }
 
   // Runs one message; a pass's residual rows are replaced in msg by this rank's output.
   void handle(std::vector<uint8_t>& msg) {
@@ -451,6 +454,7 @@ class Stages {
     m->fast = r.get<uint8_t>() != 0;
     const bool repack = r.get<uint8_t>() != 0;
     timeout_s_ = r.get<double>();
+    depth_ = std::max(1, r.get<int32_t>());
     StagePlan plan;
     plan.first = r.get_vector<int>();
     check(plan.n_ranks() == w_.size, "internal: a plan for another number of ranks");
@@ -541,6 +545,7 @@ class Stages {
 
   World w_;
   double timeout_s_ = 60;
+  int depth_ = 1;  // most passes in flight
   std::map<uint64_t, std::unique_ptr<RankModel>> models_;
   std::map<uint64_t, RankForward> forwards_;
   ForwardBatch batch_;
@@ -578,7 +583,7 @@ int serve_stages() {
           msg = std::move(err.bytes());
         }
       }
-      send(next, std::move(msg), stages.timeout_s());
+      send(next, std::move(msg), stages.send_timeout_s());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tzero: rank %d: %s: ending the MPI job\n", w.rank, e.what());
       abort_job(3);

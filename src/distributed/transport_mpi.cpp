@@ -168,6 +168,24 @@ void abort_job(int code) {
 
 void finalize() {
   if (!g_started) return;
+  // Posted sends still out (the receivers took everything an orderly stop needs): a few seconds
+  // to complete, then their requests are freed (their bytes stay allocated: MPI may still read
+  // them) so that MPI_Finalize finds none active.
+  poll_until(
+      [] {
+        try {
+          reap_posted();
+        } catch (const Error&) {
+          return true;
+        }
+        return g_posted.empty();
+      },
+      5.0);
+  for (Posted& p : g_posted) {
+    MPI_Request_free(&p.req);
+    new std::vector<uint8_t>(std::move(p.bytes));
+  }
+  g_posted.clear();
   g_started = false;
   MPI_Finalize();
 }

@@ -85,9 +85,9 @@ TEST(Scheduler, GroupsTakeTurnsAndASequenceInFlightIsLeftOut) {
 }
 
 // Proves: a sequence in flight is never the victim of a preemption. The pool holds two blocks:
-// A's second prefill chunk needs a third, and the only other running sequence, B, is in flight,
-// so A steps back (and starts over in the block it freed) while B keeps its block. Out of
-// flight, B is the one preempted.
+// A's second prefill chunk needs a third, and the only other running sequence, B, is in flight:
+// A waits this step, keeping its block and its progress, and once B has landed A preempts it.
+// Out of flight from the start, B is preempted at once.
 TEST(Scheduler, ASequenceInFlightIsNeverPreempted) {
   for (const bool b_in_flight : {true, false}) {
     SCOPED_TRACE(b_in_flight ? "B in flight" : "B landed");
@@ -100,21 +100,21 @@ TEST(Scheduler, ASequenceInFlightIsNeverPreempted) {
     ASSERT_EQ(seqs_of(first), (std::vector<Sequence*>{a.get(), b.get()}));
     a->n_computed = 4;  // A's first chunk landed
     b->in_flight = b_in_flight;
-    const std::vector<ScheduledSlice> next = sched.schedule();
-    EXPECT_EQ(sched.preemptions(), 1u);
-    ASSERT_EQ(seqs_of(next), (std::vector<Sequence*>{a.get()}));
     if (b_in_flight) {
-      EXPECT_EQ(a->n_preempted, 1);  // A stepped back and starts over in its own block
-      EXPECT_EQ(a->n_computed, 0);
-      EXPECT_EQ(b->n_preempted, 0);
-      EXPECT_EQ(b->table.size(), 1u);
-    } else {
-      EXPECT_EQ(a->n_preempted, 0);  // A goes on with B's block
+      EXPECT_TRUE(sched.schedule().empty());
+      EXPECT_EQ(sched.preemptions(), 0u);
       EXPECT_EQ(a->n_computed, 4);
-      EXPECT_EQ(b->n_preempted, 1);
-      EXPECT_TRUE(b->table.empty());
+      EXPECT_EQ(a->table.size(), 1u);
+      EXPECT_EQ(b->table.size(), 1u);
+      b->in_flight = false;  // B lands
     }
-    b->in_flight = false;
+    const std::vector<ScheduledSlice> next = sched.schedule();
+    ASSERT_EQ(seqs_of(next), (std::vector<Sequence*>{a.get()}));
+    EXPECT_EQ(sched.preemptions(), 1u);
+    EXPECT_EQ(a->n_preempted, 0);  // A goes on with B's block
+    EXPECT_EQ(a->n_computed, 4);
+    EXPECT_EQ(b->n_preempted, 1);
+    EXPECT_TRUE(b->table.empty());
   }
 }
 
