@@ -24,6 +24,26 @@ inline std::unique_ptr<ServeProcess> serve_tiny(const std::vector<std::string>& 
   return p;
 }
 
+// Streams `body` to /v1/completions and gives up after `keep` bytes (the client drops the
+// connection). Returns what arrived.
+inline std::string stream_and_drop(int port, const nlohmann::json& body, size_t keep) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.body = body.dump();
+  req.set_header("Content-Type", "application/json");
+  std::string got;
+  req.content_receiver = [&](const char* d, size_t n, uint64_t, uint64_t) {
+    got.append(d, n);
+    return got.size() < keep;
+  };
+  c.send(req);
+  c.stop();
+  return got;
+}
+
 // What one choice produced.
 struct Gen {
   std::string text, finish;

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "e2e/serve_test_util.h"
 #include "format/gguf.h"
 #include "support/serve_process.h"
 #include "support/test_support.h"
@@ -370,7 +371,8 @@ TEST(DistributedServe, AnswersAreTheSingleProcessOnesAndSigtermStopsEveryRank) {
 // then five requests at once (three continue its prompt: they restore a snapshot, one saves
 // new ones) split into groups whose passes are out on 2 and 4 ranks together, each pass's
 // restores and saves running on every rank in launch order. f32: a one-ulp change on a rank
-// moves the digests.
+// moves the digests. Then a client drops its stream: its cancel, likely while its pass is out,
+// leaves the other answer and the KV pool as they should be.
 TEST(DistributedServe, MicroBatchesOfARecurrentModelWithItsPrefixCacheAreTheSingleProcessOnes) {
   TZ_REQUIRE_MPI();
   const std::string model = deep_model("tiny-qwen35", "f32", 4);
@@ -414,6 +416,26 @@ TEST(DistributedServe, MicroBatchesOfARecurrentModelWithItsPrefixCacheAreTheSing
     EXPECT_EQ(serve(ranks), want) << "-np " << np;
     EXPECT_GE(metric(ranks, "tzero_pipeline_most_in_flight"), 2) << "-np " << np;
     EXPECT_EQ(metric(ranks, "tzero_engine_cached_tokens_total"), cached) << "-np " << np;
+    if (np != 2) continue;
+    // A client that drops its stream while its sequence's pass is likely out (two sequences
+    // take turns, each in flight most of the time): its cancel waits for the pass to land; the
+    // other request's answer is unchanged and every KV block comes back.
+    auto other = std::async(std::launch::async, [&] {
+      auto c = ranks.client(120);
+      const json j = complete(*c, rest[0]);
+      return j["choices"][0]["text"].get<std::string>() + " | " +
+             j["choices"][0]["tzero"]["logits_digest"].get<std::string>();
+    });
+    const std::string dropped = tzero::test::stream_and_drop(
+        ranks.port(),
+        {{"prompt", "Keep talking"}, {"max_tokens", 100}, {"ignore_eos", true}, {"stream", true}},
+        200);
+    EXPECT_GE(dropped.size(), 200u);
+    EXPECT_EQ(other.get(), want[1]);
+    for (int i = 0; i < 200 && metric(ranks, "tzero_engine_requests_cancelled_total") < 1; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(metric(ranks, "tzero_engine_requests_cancelled_total"), 1);
+    EXPECT_EQ(metric(ranks, "tzero_kv_blocks_used"), 0);
   }
 }
 

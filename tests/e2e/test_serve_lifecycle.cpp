@@ -15,26 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-// Streams `body` and gives up after `keep` bytes (the client drops the connection). Returns
-// what arrived.
-std::string stream_and_drop(int port, const json& body, size_t keep) {
-  httplib::Client c("127.0.0.1", port);
-  c.set_read_timeout(60, 0);
-  httplib::Request req;
-  req.method = "POST";
-  req.path = "/v1/completions";
-  req.body = body.dump();
-  req.set_header("Content-Type", "application/json");
-  std::string got;
-  req.content_receiver = [&](const char* d, size_t n, uint64_t, uint64_t) {
-    got.append(d, n);
-    return got.size() < keep;
-  };
-  c.send(req);
-  c.stop();
-  return got;
-}
-
 json health(tzero::test::ServeProcess& srv) {
   auto res = srv.client()->Get("/health");
   return res ? json::parse(res->body, nullptr, false) : json();
@@ -48,7 +28,7 @@ TEST(ServeLifecycle, DisconnectMidStreamCancelsAndFreesKv) {
                      {"temperature", 0},
                      {"ignore_eos", true},
                      {"stream", true}};
-  const std::string got = stream_and_drop(srv->port(), body, 300);
+  const std::string got = tzero::test::stream_and_drop(srv->port(), body, 300);
   ASSERT_GE(got.size(), 300u);
   // The server notices at its next write and cancels: blocks back, one cancelled request.
   json h;
