@@ -175,18 +175,22 @@ json complete(httplib::Client& c, const std::string& prompt, int* status = nullp
       {{"prompt", prompt}, {"max_tokens", 12}, {"temperature", 0}, {"seed", 3}}, status);
 }
 
-// Each prompt's answer (text and logits digest) from a server, the requests in flight at once.
-std::vector<std::string> answers(const tzero::test::ServeProcess& srv) {
+// A prompt's answer from a server: its text and logits digest (or the error).
+std::string answer(const tzero::test::ServeProcess& srv, const std::string& prompt) {
+  auto c = srv.client(120);
+  int status = 0;
+  const json j = complete(*c, prompt, &status);
+  if (status != 200) return "status " + std::to_string(status) + ": " + j.dump();
+  return j["choices"][0]["text"].get<std::string>() + " | " +
+         j["choices"][0]["tzero"]["logits_digest"].get<std::string>();
+}
+
+// Each prompt's answer, the requests in flight at once.
+std::vector<std::string> answers(const tzero::test::ServeProcess& srv,
+                                 const std::vector<std::string>& prompts = kPrompts) {
   std::vector<std::future<std::string>> futures;
-  for (const std::string& p : kPrompts)
-    futures.push_back(std::async(std::launch::async, [&srv, p] {
-      auto c = srv.client(120);
-      int status = 0;
-      const json j = complete(*c, p, &status);
-      if (status != 200) return "status " + std::to_string(status) + ": " + j.dump();
-      return j["choices"][0]["text"].get<std::string>() + " | " +
-             j["choices"][0]["tzero"]["logits_digest"].get<std::string>();
-    }));
+  for (const std::string& p : prompts)
+    futures.push_back(std::async(std::launch::async, [&srv, p] { return answer(srv, p); }));
   std::vector<std::string> out;
   for (auto& f : futures) out.push_back(f.get());
   return out;
@@ -383,22 +387,8 @@ TEST(DistributedServe, MicroBatchesOfARecurrentModelWithItsPrefixCacheAreTheSing
   const std::vector<std::string> rest = {stem + " a cat", stem + " the sea and",
                                          stem + " 1 2 3 4 5 6 7 8 9 10 11 12", "She said", "1 2 3"};
   auto serve = [&](const tzero::test::ServeProcess& srv) {
-    std::vector<std::string> out;
-    auto c = srv.client(120);
-    const json first = complete(*c, stem);
-    out.push_back(first["choices"][0]["text"].get<std::string>() + " | " +
-                  first["choices"][0]["tzero"]["logits_digest"].get<std::string>());
-    std::vector<std::future<std::string>> futures;
-    for (const std::string& p : rest)
-      futures.push_back(std::async(std::launch::async, [&srv, p] {
-        auto cl = srv.client(120);
-        int status = 0;
-        const json j = complete(*cl, p, &status);
-        if (status != 200) return "status " + std::to_string(status) + ": " + j.dump();
-        return j["choices"][0]["text"].get<std::string>() + " | " +
-               j["choices"][0]["tzero"]["logits_digest"].get<std::string>();
-      }));
-    for (auto& f : futures) out.push_back(f.get());
+    std::vector<std::string> out = {answer(srv, stem)};
+    for (const std::string& a : answers(srv, rest)) out.push_back(a);
     return out;
   };
   std::vector<std::string> want;
@@ -420,12 +410,7 @@ TEST(DistributedServe, MicroBatchesOfARecurrentModelWithItsPrefixCacheAreTheSing
     // A client that drops its stream while its sequence's pass is likely out (two sequences
     // take turns, each in flight most of the time): its cancel waits for the pass to land; the
     // other request's answer is unchanged and every KV block comes back.
-    auto other = std::async(std::launch::async, [&] {
-      auto c = ranks.client(120);
-      const json j = complete(*c, rest[0]);
-      return j["choices"][0]["text"].get<std::string>() + " | " +
-             j["choices"][0]["tzero"]["logits_digest"].get<std::string>();
-    });
+    auto other = std::async(std::launch::async, [&] { return answer(ranks, rest[0]); });
     const std::string dropped = tzero::test::stream_and_drop(
         ranks.port(),
         {{"prompt", "Keep talking"}, {"max_tokens", 100}, {"ignore_eos", true}, {"stream", true}},
