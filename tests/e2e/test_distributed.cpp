@@ -373,7 +373,8 @@ TEST(DistributedServe, AnswersAreTheSingleProcessOnesAndSigtermStopsEveryRank) {
 // Proves: micro-batches of a recurrent model with its prefix cache give the single process's
 // answers. A first request leaves snapshots of its state at its prompt's block boundaries;
 // then five requests at once (three continue its prompt: they restore a snapshot, one saves
-// new ones) split into groups whose passes are out on 2 and 4 ranks together, each pass's
+// new ones) split into groups whose passes are out on 2 and 4 ranks together (and 4 passes on
+// 2 ranks), each pass's
 // restores and saves running on every rank in launch order. f32: a one-ulp change on a rank
 // moves the digests. Then a client drops its stream: its cancel, likely while its pass is out,
 // leaves the other answer and the KV pool as they should be.
@@ -400,11 +401,15 @@ TEST(DistributedServe, MicroBatchesOfARecurrentModelWithItsPrefixCacheAreTheSing
     cached = metric(one, "tzero_engine_cached_tokens_total");
   }
   EXPECT_GE(cached, 8 * 3) << "the prompts did not share a cached prefix";
-  for (const int np : {2, 4}) {
-    tzero::test::ServeProcess ranks(args, 120, serve_wrapper(np));
+  // np 2 and 4 (one pass in flight per rank), and np 2 with --micro-batches 4 (more passes in
+  // flight than ranks: each rank queues them).
+  for (const int np : {2, 4, -2}) {
+    std::vector<std::string> a = args;
+    if (np < 0) a.insert(a.end(), {"--micro-batches", "4"});
+    tzero::test::ServeProcess ranks(a, 120, serve_wrapper(std::abs(np)));
     ASSERT_TRUE(ranks.ok()) << ranks.stderr_text();
     EXPECT_EQ(serve(ranks), want) << "-np " << np;
-    EXPECT_GE(metric(ranks, "tzero_pipeline_most_in_flight"), 2) << "-np " << np;
+    EXPECT_GE(metric(ranks, "tzero_pipeline_most_in_flight"), np < 0 ? 3 : 2) << "-np " << np;
     EXPECT_EQ(metric(ranks, "tzero_engine_cached_tokens_total"), cached) << "-np " << np;
     if (np != 2) continue;
     // A client that drops its stream while its sequence's pass is likely out (two sequences
