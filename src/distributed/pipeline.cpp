@@ -282,11 +282,13 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
     check(back.size() > sent, "internal: no layer hashes came back");
     const std::vector<uint8_t> tail(back.begin() + std::ptrdiff_t(sent), back.end());
     WireReader r(tail);
+    // (Read with the file's hash, which the fingerprint then has: one read of the file.)
+    const std::vector<std::string> ours = ranks_layers_xxh128(model, plan);
     for (int k = 1; k < w.size; ++k) {
       const int rank = r.get<int32_t>();
       const std::string host = r.get_string(), hash = r.get_string();
       check(rank >= 1 && rank < w.size, "internal: a layer hash of no rank");
-      const std::string mine = layers_xxh128(model.gguf(), plan.begin(rank), plan.end(rank));
+      const std::string& mine = ours[size_t(rank)];
       check(hash == mine,
             "rank " + std::to_string(rank) + " (" + host + "): " + path +
                 " there has other weights in layers " + std::to_string(plan.begin(rank)) + "-" +

@@ -54,6 +54,50 @@ std::string layers_xxh128(const GgufFile& file, int begin, int end) {
   return h.hex();
 }
 
+std::vector<std::string> ranks_layers_xxh128(const Model& model, const StagePlan& plan) {
+  const GgufFile& file = model.gguf();
+  const int n = plan.n_ranks();
+  // The file's byte ranges of ranks 1..N-1's tensors, in file order.
+  struct Range {
+    size_t from, to;
+    int rank;
+  };
+  std::vector<Range> ranges;
+  std::vector<size_t> next(size_t(n), 0);  // each rank's tensors must come in file order
+  bool in_order = true;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    const int il = tensor_layer(t.name);
+    if (il < plan.end(0) || il >= plan.end(n - 1) || t.n_bytes == 0) continue;
+    int rank = 1;
+    while (il >= plan.end(rank)) ++rank;
+    const bool mapped = t.data >= file.file_data() && t.data < file.file_data() + file.file_size();
+    const size_t from = mapped ? size_t(t.data - file.file_data()) : 0;
+    in_order = in_order && mapped && from >= next[size_t(rank)];
+    next[size_t(rank)] = from + t.n_bytes;
+    ranges.push_back({from, from + t.n_bytes, rank});
+  }
+  std::vector<std::string> out(static_cast<size_t>(n));
+  if (in_order) {
+    std::sort(ranges.begin(), ranges.end(),
+              [](const Range& a, const Range& b) { return a.from < b.from; });
+    std::vector<Hasher128> h(static_cast<size_t>(n));
+    size_t i = 0;  // the first range not wholly before the bytes seen
+    const bool once = model.hash_file([&](size_t at, const uint8_t* p, size_t len) {
+      while (i < ranges.size() && ranges[i].to <= at) ++i;
+      for (size_t j = i; j < ranges.size() && ranges[j].from < at + len; ++j) {
+        const size_t lo = std::max(ranges[j].from, at), hi = std::min(ranges[j].to, at + len);
+        if (lo < hi) h[size_t(ranges[j].rank)].update(p + (lo - at), hi - lo);
+      }
+    });
+    if (once) {
+      for (int r = 1; r < n; ++r) out[size_t(r)] = h[size_t(r)].hex();
+      return out;
+    }
+  }
+  for (int r = 1; r < n; ++r) out[size_t(r)] = layers_xxh128(file, plan.begin(r), plan.end(r));
+  return out;
+}
+
 StagePart load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io,
                      const KernelSet* layout_for) {
   file->own_tensors([&](const GgufTensorInfo& t) {

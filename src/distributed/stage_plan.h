@@ -43,6 +43,11 @@ StagePart load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io
 // same path on another host with the same header but other weights). Mapped pages are released
 // as they are hashed.
 std::string layers_xxh128(const GgufFile& file, int begin, int end);
+// Rank 0's check of ranks 1..N-1 (element r: layers_xxh128 of rank r's layers; element 0 empty),
+// made while the model file's hash is (Model::hash_file), so that the file is read once for
+// both where its tensor table lists each rank's tensors in file order (a second read of those
+// layers otherwise, or when the file's hash was already made).
+std::vector<std::string> ranks_layers_xxh128(const Model& model, const StagePlan& plan);
 
 // split: "bytes" (the ranges whose largest share of weight bytes is least, the head counted on
 // rank 0), "layers" (equal layer counts, the first ranks one more), or the first layer of ranks

@@ -78,7 +78,14 @@ size_t Model::repacked_tensors(WeightLayout l) const {
 }
 
 std::string Model::file_xxh128() const {
+  hash_file(nullptr);
+  return xxh128_;
+}
+
+bool Model::hash_file(const FileBytesSeen& seen) const {
+  bool now = false;
   std::call_once(xxh128_once_, [&] {
+    now = true;
     const uint8_t* base = file_->file_data();
     std::vector<const GgufTensorInfo*> repacked;
     for (const auto& [name, layout] : repacked_) repacked.push_back(file_->find_tensor(name));
@@ -92,10 +99,11 @@ std::string Model::file_xxh128() const {
     // resident memory once hashed: the rest of a model larger than memory hashes in passing.
     // (Elsewhere they are the weights themselves: released, the next pass would fault them in.)
     const bool release = file_->owns_tensors();
-    auto hash_file = [&](size_t from, size_t to) {
+    auto hash_range = [&](size_t from, size_t to) {
       for (size_t at = from; at < to;) {
         const size_t n = std::min<size_t>(to - at, size_t(64) << 20);
         h.update(base + at, n);
+        if (seen) seen(at, base + at, n);
         if (release) file_->release_file_bytes(at, n);
         at += n;
       }
@@ -105,7 +113,7 @@ std::string Model::file_xxh128() const {
     for (const GgufTensorInfo* t : repacked) {
       const size_t at = file_->data_offset() + size_t(t->offset);
       const size_t rb = row_bytes(t->type, size_t(t->ne[0]));
-      hash_file(pos, at);
+      hash_range(pos, at);
       const WeightLayout l = repacked_.at(t->name);
       const size_t q = layout_row_quantum(l);  // whole Rows16 panels per chunk
       const size_t chunk = std::max<size_t>(1, (4 << 20) / (rb * q)) * q, n_rows = t->n_bytes / rb;
@@ -117,10 +125,10 @@ std::string Model::file_xxh128() const {
       }
       pos = at + t->n_bytes;
     }
-    hash_file(pos, file_->file_size());
+    hash_range(pos, file_->file_size());
     xxh128_ = h.hex();
   });
-  return xxh128_;
+  return now;
 }
 
 void Model::note_float_read(const std::string& name) {

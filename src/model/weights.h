@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -106,6 +107,12 @@ class Model {
   // XXH3-128 (hex) of the model file's bytes as the file has them, the repacked tensors' bytes
   // unpacked as they are hashed; computed on the first call (the fingerprint's model_xxh128).
   std::string file_xxh128() const;
+  // Computes file_xxh128 now if no call has yet, and then gives `seen` every range of the file
+  // [offset, offset + n) the hash reads from the mapped file (all but the repacked tensors'),
+  // in increasing offset order: what else needs those bytes reads them once (a pipeline's
+  // layer hashes). False, without a call to seen, when the hash was already made.
+  using FileBytesSeen = std::function<void(size_t offset, const uint8_t* bytes, size_t n)>;
+  bool hash_file(const FileBytesSeen& seen) const;
   // RoPE frequency factors (n_rot / 2 divisors) for a context of n_ctx positions per sequence,
   // or null: llama 3.1's rope_freqs; phi3's LongRoPE rope_factors_long when n_ctx is above
   // hparams.n_ctx_orig, else rope_factors_short (llama.cpp's choice).

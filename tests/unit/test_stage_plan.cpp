@@ -1,5 +1,6 @@
-// How a pipeline splits the layers over its ranks (distributed/stage_plan.h), and the ring's
-// message reader refusing a cut message (distributed/wire.h).
+// How a pipeline splits the layers over its ranks (distributed/stage_plan.h), rank 0's check of
+// the other ranks' layers, and the ring's message reader refusing a cut message
+// (distributed/wire.h).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,6 +9,8 @@
 #include "base/error.h"
 #include "distributed/stage_plan.h"
 #include "distributed/wire.h"
+#include "kernels/kernel_set.h"
+#include "support/test_support.h"
 
 using tzero::dist::plan_stages;
 using tzero::dist::StagePlan;
@@ -78,4 +81,32 @@ TEST(StagePlan, TensorsBelongToTheLayerTheirNameSays) {
   EXPECT_EQ(tzero::dist::tensor_layer("output.weight"), -1);
   EXPECT_EQ(tzero::dist::tensor_layer("blk.x.attn_q.weight"), -1);
   EXPECT_EQ(tzero::dist::tensor_layer("blk.7"), -1);
+}
+
+// Proves: rank 0's check of the other ranks' layers, made in the same read as the model file's
+// hash, gives each rank's layers_xxh128 and leaves the file's hash what a plain load computes
+// (the fingerprint); once the file's hash is made, it reads the layers again, to the same
+// hashes. Rank 0's part is loaded as under mpirun (its layers copied and laid out for the
+// kernels), the other ranks holding one layer each.
+TEST(StagePlan, RankLayerHashesComeWithTheFileHashInOneRead) {
+  const std::string path = tzero::test::generated_model("tiny", "q4_k");
+  const std::unique_ptr<tzero::Model> whole = tzero::Model::load(path);
+  const int n_layer = whole->hparams().n_layer;
+  ASSERT_GE(n_layer, 2);
+  StagePlan plan;
+  plan.first = {0, 1};
+  for (int l = 2; l <= n_layer; ++l) plan.first.push_back(l);
+  const tzero::KernelSet kernels = tzero::select_kernels("auto");
+  tzero::dist::StagePart part =
+      tzero::dist::load_stage(std::make_unique<tzero::GgufFile>(path, tzero::MappedFile::Load::Map),
+                              0, plan.end(0), true, &kernels);
+  const tzero::GgufFile plain(path);
+  const std::vector<std::string> got = tzero::dist::ranks_layers_xxh128(*part.model, plan);
+  ASSERT_EQ(int(got.size()), plan.n_ranks());
+  EXPECT_FALSE(part.model->hash_file(nullptr)) << "the file's hash was not made in that read";
+  for (int r = 1; r < plan.n_ranks(); ++r)
+    EXPECT_EQ(got[size_t(r)], tzero::dist::layers_xxh128(plain, plan.begin(r), plan.end(r))) << r;
+  EXPECT_NE(got[1], tzero::dist::layers_xxh128(plain, 0, 1));
+  EXPECT_EQ(part.model->file_xxh128(), whole->file_xxh128());
+  EXPECT_EQ(tzero::dist::ranks_layers_xxh128(*part.model, plan), got);  // (a second read)
 }
