@@ -89,15 +89,7 @@ struct Engine::Impl {
       spec.draft_min = opt.draft_min;
       if (spec.source == tzero::DraftSource::model) {
         tzero::check(!opt.draft_model.empty(), "--spec-type draft needs --draft-model FILE");
-        tzero::ComputeOptions dc = session->options();
-        dc.gpu_layers = 0;
-        dc.whole_here = true;  // under mpirun: whole on rank 0, beside the engine
-        dc.n_ctx = n_ctx;
-        try {
-          spec.draft = tzero::Session::open(opt.draft_model, dc);
-        } catch (const tzero::Error& e) {
-          throw tzero::Error(std::string("--draft-model: ") + e.what());
-        }
+        spec.draft = tzero::open_draft_model(opt.draft_model, *session);
       }
       // Checks the model, the vocabularies and the bounds; prompt lookup's drafter is shared,
       // a draft model's is made per request (its KV cache).
@@ -131,11 +123,21 @@ struct Engine::Impl {
 
   // A step failed for no request's reason: every request ends cancelled, none is taken again.
   void fail(const std::string& why) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      failure = why.empty() ? "the engine failed" : why;
+    }
+    cancel_all();
+    if (opt.on_failure) opt.on_failure(failure);
+  }
+
+  // Every request ends cancelled, with its final event (the engine stops or failed): the passes
+  // in flight first, then the running, waiting and newly submitted requests.
+  void cancel_all() {
     abandon_flights();
     std::vector<std::unique_ptr<Sequence>> arrived;
     {
       std::lock_guard<std::mutex> lock(mu);
-      failure = why.empty() ? "the engine failed" : why;
       arrived.swap(inbox);
     }
     for (auto& s : arrived) {
@@ -143,11 +145,8 @@ struct Engine::Impl {
       const uint64_t id = s->id;
       live.emplace(id, std::move(s));
     }
-    std::vector<uint64_t> ids;
-    for (const auto& [id, s] : live) ids.push_back(id);
-    for (const uint64_t id : ids) finish(*live.at(id), StopReason::cancelled, "");
+    while (!live.empty()) finish(*live.begin()->second, StopReason::cancelled, "");
     publish_stats();
-    if (opt.on_failure) opt.on_failure(failure);
   }
 
   void emit(Sequence& s, TokenEvent& e) {
@@ -287,10 +286,18 @@ struct Engine::Impl {
   // Plans a pass over the sequences not in flight and launches it (Forward::launch_batch):
   // false when there is nothing to run.
   bool launch() {
-    const std::vector<tzero::ScheduledSlice> plan = sched->schedule();
-    if (plan.empty()) return false;
+    std::vector<tzero::ScheduledSlice> planned = sched->schedule();
+    if (planned.empty()) return false;
+    // (A landed pass's buffers, cleared: a decode step allocates nothing.)
     Flight& f = flights.emplace_back();
-    f.plan = plan;
+    if (!spare_flights.empty()) {
+      f = std::move(spare_flights.back());
+      spare_flights.pop_back();
+      f.batch.clear();
+      f.outs.clear();
+    }
+    f.plan = std::move(planned);
+    const std::vector<tzero::ScheduledSlice>& plan = f.plan;
     for (size_t i = 0; i < plan.size(); ++i) {
       Sequence& s = *plan[i].seq;
       f.batch.tables.push_back(s.table.data());
@@ -367,7 +374,7 @@ struct Engine::Impl {
       if (snapshots) snapshots->abort();
       throw;
     }
-    const Flight f = leave();
+    Flight f = leave();
     // (Reservations of later passes commit too: every rank runs their saves before any later
     // pass's restore, in launch order.)
     if (snapshots) snapshots->commit();
@@ -434,6 +441,7 @@ struct Engine::Impl {
       blocks->seal(s.table, s.tokens, s.n_computed);
       if (reason != StopReason::none) done.emplace_back(&s, reason), tails.push_back(tail);
     }
+    spare_flights.push_back(std::move(f));
     for (size_t i = 0; i < done.size(); ++i) finish(*done[i].first, done[i].second, tails[i]);
   }
 
@@ -527,6 +535,7 @@ struct Engine::Impl {
     std::vector<Out> outs;  // (batch tokens) what each token's output row is for
   };
   std::deque<Flight> flights;           // in launch order (the Forward holds their batches)
+  std::vector<Flight> spare_flights;    // landed, their buffers kept for the next
   std::vector<uint64_t> cancels_later;  // requests cancelled in flight: after they land
   std::vector<float> logits;            // (rows, n_vocab): a step's logits rows (at least max_seqs)
   std::vector<float> hidden;            // (rows, n_embd): a step's hidden rows (embeddings)
@@ -677,18 +686,7 @@ void Engine::stop() {
   if (m.background.joinable()) m.background.join();
   // Cancel whatever is still in flight so every request gets its final event.
   std::lock_guard<std::mutex> step_lock(m.step_mu);
-  {
-    std::lock_guard<std::mutex> lock(m.mu);
-    for (auto& s : m.inbox) {
-      const uint64_t id = s->id;
-      m.live.emplace(id, std::move(s));
-      m.sched->add(m.live[id].get());
-    }
-    m.inbox.clear();
-  }
-  m.abandon_flights();
-  while (!m.live.empty()) m.finish(*m.live.begin()->second, StopReason::cancelled, "");
-  m.publish_stats();
+  m.cancel_all();
 }
 
 EngineStats Engine::stats() const {

@@ -33,17 +33,7 @@ SpeculativeOptions speculative_options(const SpeculativeFlags& f, const Session&
   } else if (!f.draft_model.empty()) {
     check(f.spec_type.empty() || f.spec_type == "draft",
           "--spec-type none turns speculative decoding off: not with --draft-model");
-    // The draft on the CPU, with the target's context: it drafts as far as the target goes;
-    // under mpirun whole on rank 0 (the target's layers are over the ranks).
-    ComputeOptions c = target.options();
-    c.gpu_layers = 0;
-    c.whole_here = true;
-    c.n_ctx = target.n_ctx();
-    try {
-      o.draft = Session::open(f.draft_model, c);
-    } catch (const Error& e) {
-      throw Error(std::string("--draft-model: ") + e.what());
-    }
+    o.draft = open_draft_model(f.draft_model, target);
     o.source = DraftSource::model;
   } else {
     check(f.spec_type.empty() || f.spec_type == "none",

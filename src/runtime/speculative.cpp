@@ -75,6 +75,18 @@ std::vector<int32_t> ModelDrafter::propose(const std::vector<int32_t>& context, 
   return drafts;
 }
 
+std::shared_ptr<Session> open_draft_model(const std::string& path, const Session& target) {
+  ComputeOptions c = target.options();
+  c.gpu_layers = 0;
+  c.whole_here = true;
+  c.n_ctx = target.n_ctx();
+  try {
+    return Session::open(path, c);
+  } catch (const Error& e) {
+    throw Error(std::string("--draft-model: ") + e.what());
+  }
+}
+
 std::unique_ptr<Drafter> make_drafter(const Session& target, const SpeculativeOptions& o) {
   if (o.source == DraftSource::none) return nullptr;
   check(o.draft_max >= 1 && o.draft_max <= 256, "--draft-max: between 1 and 256");

@@ -95,4 +95,9 @@ class ModelDrafter : public Drafter {
 // draft_max out of range.
 std::unique_ptr<Drafter> make_drafter(const Session& target, const SpeculativeOptions& options);
 
+// A draft model (--draft-model) opened beside `target`: on the CPU with the target's context (it
+// drafts as far as the target goes) and, under mpirun, whole on rank 0 (the target's layers are
+// over the ranks). Errors name --draft-model.
+std::shared_ptr<Session> open_draft_model(const std::string& path, const Session& target);
+
 }  // namespace tzero
