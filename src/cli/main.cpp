@@ -157,15 +157,14 @@ int main(int argc, char** argv) {
   if (const char* p = std::getenv("TZERO_PARSE_ONLY"); p && std::string(p) == "1") return 0;
   // Started by mpirun with several ranks: this build has no MPI, so each rank would run the
   // whole model on its own (N copies, N answers). Refused until the MPI build exists.
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"})
-    if (const char* v = std::getenv(var); v && std::atoi(v) > 1 && !tzero::dist::built_with_mpi()) {
-      std::fprintf(stderr,
-                   "tzero: error: started as one of %d MPI ranks (%s), but this build has no MPI: "
-                   "each rank would run the whole model alone. Build with MPI (make mpi: "
-                   "build-mpi/tzero, docs/DISTRIBUTED.md) or run tzero without mpirun\n",
-                   std::atoi(v), var);
-      return 2;
-    }
+  if (std::string var; tzero::dist::launcher_ranks(&var) > 1 && !tzero::dist::built_with_mpi()) {
+    std::fprintf(stderr,
+                 "tzero: error: started as one of %d MPI ranks (%s), but this build has no MPI: "
+                 "each rank would run the whole model alone. Build with MPI (make mpi: "
+                 "build-mpi/tzero, docs/DISTRIBUTED.md) or run tzero without mpirun\n",
+                 tzero::dist::launcher_ranks(), var.c_str());
+    return 2;
+  }
   try {
     for (const auto& c : commands)
       if (c.sub->parsed()) {

@@ -105,7 +105,8 @@ StagePart load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io
     return il < 0 ? io : il >= begin && il < end;
   });
   StagePart part;
-  part.weights_xxh128 = layers_xxh128(*file, begin, end);  // (the copies, before any repacking)
+  if (!io)  // (the copies, before any repacking)
+    part.weights_xxh128 = layers_xxh128(*file, begin, end);
   part.model = std::make_unique<Model>(std::move(file), layout_for);
   return part;
 }

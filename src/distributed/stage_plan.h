@@ -31,7 +31,8 @@ size_t head_bytes(const GgufFile& file);
 // A rank's part of a model (a mapped file): the tensors of layers [begin, end), and with `io`
 // the embedding, head and every tensor outside the layers (rank 0), read into private memory
 // (GgufFile::own_tensors) and laid out for `layout_for` (Model); nothing else of the file is read.
-// weights_xxh128: layers_xxh128 of its layers, from the bytes read.
+// weights_xxh128: layers_xxh128 of its layers, from the bytes read (ranks 1..N-1, which rank 0
+// checks; empty for rank 0's part, io).
 struct StagePart {
   std::unique_ptr<Model> model;
   std::string weights_xxh128;

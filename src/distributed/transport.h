@@ -19,6 +19,10 @@ struct World {
   bool several() const { return size > 1; }
 };
 
+// How many ranks a launcher (mpirun, srun, hydra) started this process among, as its
+// environment says (`var`, when given, gets the variable that said it); 0 without a launcher.
+int launcher_ranks(std::string* var = nullptr);
+
 // Starts MPI when this build has it and the process was started by a launcher (MPI_Init_thread,
 // errors returned instead of aborting). Safe to call once; world() is {0, 1} before and without.
 void init(int* argc, char*** argv);

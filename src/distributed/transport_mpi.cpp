@@ -71,10 +71,7 @@ bool built_with_mpi() {
 void init(int* argc, char*** argv) {
   if (g_started) return;
   // Only under a launcher: a plain run of this build stays a world of one, without MPI's start.
-  bool launched = false;
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
-    launched = launched || std::getenv(var) != nullptr;
-  if (!launched) return;
+  if (launcher_ranks() == 0) return;
   int provided = 0;
   check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
   g_started = true;

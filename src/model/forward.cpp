@@ -91,10 +91,6 @@ void Forward::set_remote_stages(std::unique_ptr<RemoteStages> remote) {
   remote_ = std::move(remote);
 }
 
-int Forward::local_end() const {
-  return remote_ ? remote_->local_end() : hp_.n_layer;
-}
-
 void Forward::prepare(const KvStore& kv) {
   if (remote_) remote_->prepare(kv);
 }

@@ -106,8 +106,6 @@ class Forward {
 
   // From now on, layers [remote->local_end(), n_layer) run on `remote` (CPU only, no trace).
   void set_remote_stages(std::unique_ptr<RemoteStages> remote);
-  // The first layer this Forward does not run itself: n_layer without remote stages.
-  int local_end() const;
   // The store this Forward will run passes on: with remote stages their mirror of it is made now
   // (else at the first pass). Nothing without.
   void prepare(const KvStore& kv);

@@ -87,17 +87,7 @@ CliResult run_ranks(int np, const std::vector<std::string>& args) {
 
 // A gen-model file with `layers` layers (enough for 4 ranks), made once per process.
 std::string deep_model(const std::string& preset, const std::string& dtype, int layers) {
-  static std::mutex mu;
-  static std::map<std::string, std::string> made;
-  std::lock_guard<std::mutex> lock(mu);
-  const std::string key = preset + "-" + std::to_string(layers) + "l-" + dtype;
-  if (auto it = made.find(key); it != made.end()) return it->second;
-  const std::string path = tzero::test::scratch_dir() + "/" + key + ".gguf";
-  const CliResult r = run_tzero({"gen-model", "--preset", preset, "--dtype", dtype, "--layers",
-                                 std::to_string(layers), "-o", path});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  made[key] = path;
-  return path;
+  return tzero::test::generated_model(preset, dtype, 1, layers);
 }
 
 json run_json(const CliResult& r) {

@@ -106,16 +106,20 @@ CliResult run_command(const std::vector<std::string>& argv_s, const std::string&
   return r;
 }
 
-std::string generated_model(const std::string& preset, const std::string& dtype, uint64_t seed) {
+std::string generated_model(const std::string& preset, const std::string& dtype, uint64_t seed,
+                            int layers) {
   static std::mutex mu;
   static std::map<std::string, std::string> made;
   std::lock_guard<std::mutex> lock(mu);
-  const std::string key = preset + "-" + dtype + "-" + std::to_string(seed);
+  const std::string key = preset + "-" + dtype + "-" + std::to_string(seed) +
+                          (layers > 0 ? "-" + std::to_string(layers) + "l" : "");
   auto it = made.find(key);
   if (it != made.end()) return it->second;
   const std::string path = scratch_dir() + "/" + key + ".gguf";
-  CliResult r = run_tzero({"gen-model", "--preset", preset, "--dtype", dtype, "--seed",
-                           std::to_string(seed), "-o", path});
+  std::vector<std::string> args = {"gen-model", "--preset",           preset, "--dtype", dtype,
+                                   "--seed",    std::to_string(seed), "-o",   path};
+  if (layers > 0) args.insert(args.end(), {"--layers", std::to_string(layers)});
+  CliResult r = run_tzero(args);
   if (r.exit_code != 0) ADD_FAILURE() << "gen-model failed: " << r.err;
   made[key] = path;
   return path;

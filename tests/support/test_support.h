@@ -41,8 +41,10 @@ CliResult run_command(const std::vector<std::string>& argv, const std::string& s
 // words first, since the host cannot exec the target's binaries itself. argv[0] is a path.
 std::vector<std::string> tzero_command();
 
-// Makes (once per process) a gen-model file and returns its path.
-std::string generated_model(const std::string& preset, const std::string& dtype, uint64_t seed = 1);
+// Makes (once per process) a gen-model file and returns its path. layers > 0: that many layers
+// instead of the preset's (gen-model --layers).
+std::string generated_model(const std::string& preset, const std::string& dtype, uint64_t seed = 1,
+                            int layers = 0);
 
 // n values from a normal distribution (mean 0, standard deviation `scale`), reproducible in seed.
 std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f);
