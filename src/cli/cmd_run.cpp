@@ -12,6 +12,7 @@
 #include "cli/generation_flags.h"
 #include "cli/output_files.h"
 #include "cli/speculative_flags.h"
+#include "distributed/experts.h"
 #include "distributed/pipeline.h"
 #include "grammar/json_schema.h"
 #include "runtime/fingerprint.h"
@@ -190,6 +191,16 @@ Command add_run(CLI::App& app) {
                               {"most_in_flight", t.most_in_flight},
                               {"bytes_per_row_per_hop",
                                t.rows ? double(t.pass_bytes) / double(t.rows) : 0.0}};
+                if (plan->n_expert > 0) {  // rank 0's layers' requests for the experts
+                  const dist::ExpertTraffic x = dist::expert_traffic();
+                  nlohmann::json first = nlohmann::json::array();
+                  for (int rank = 0; rank < plan->n_ranks(); ++rank)
+                    first.push_back(plan->experts(rank).first);
+                  j["ranks"]["experts"] = {{"first", first},
+                                           {"requests", x.requests},
+                                           {"slots", x.slots},
+                                           {"bytes", x.bytes}};
+                }
               }
               if (o->gen.speculative.source != DraftSource::none)
                 j["speculative"] = {{"drafted", r.speculative.drafted},

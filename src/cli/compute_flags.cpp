@@ -24,6 +24,7 @@ ComputeOptions ComputeFlags::options() const {
   c.pipeline_split = pipeline_split;
   c.rank_timeout_s = rank_timeout;
   c.micro_batches = micro_batches;
+  c.expert_parallel = expert_parallel;
   return c;
 }
 
@@ -89,6 +90,10 @@ void add_compute_flags(CLI::App* sub, ComputeFlags& f, unsigned which,
                     "1: one pass at a time). Results do not depend on it")
         ->capture_default_str()
         ->check(CLI::Range(0, 64));
+    sub->add_flag("--expert-parallel", f.expert_parallel,
+                  "Under mpirun -np N (N >= 2): split a MoE model's routed experts over ranks "
+                  "1..N-1, every layer's, each token's chosen experts computed where they live "
+                  "(the layers stay split as --pipeline-split says). Results do not depend on it");
   }
 }
 

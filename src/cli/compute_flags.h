@@ -22,7 +22,7 @@ enum ComputeFlag : unsigned {
   kGpuLayers = 1u << 6,
   kKvType = 1u << 7,
   kMmap = 1u << 8,
-  kRanks = 1u << 9,  // --pipeline-split, --rank-timeout, --micro-batches (MPI build, mpirun)
+  kRanks = 1u << 9,  // --pipeline-split, --rank-timeout, --micro-batches, --expert-parallel
   kAllCompute = (1u << 10) - 1,
 };
 
@@ -39,6 +39,7 @@ struct ComputeFlags {
   std::string pipeline_split = "bytes";
   double rank_timeout = 60;
   int micro_batches = 0;
+  bool expert_parallel = false;
 
   // The typed options (tzero::Error naming the flag for a bad value).
   ComputeOptions options() const;

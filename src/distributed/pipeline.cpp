@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/thread_pool.h"
+#include "distributed/experts.h"
 #include "distributed/transport.h"
 #include "distributed/wire.h"
 #include "kernels/kernel_set.h"
@@ -247,6 +248,7 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
   p->ring_ = the_ring();
   p->options_ = o;
   p->n_embd_ = size_t(model.hparams().n_embd);
+  p->hp_ = &model.hparams();
   check(plan.n_ranks() == w.size, "internal: a plan for another number of ranks");
   p->plan_ = plan;
   {
@@ -269,6 +271,7 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
   m.put(o.rank_timeout_s);
   m.put(int32_t(o.micro_batches > 0 ? o.micro_batches : w.size));
   m.put_vector(p->plan_.first);
+  m.put(int32_t(p->plan_.n_expert));
   // Opening reads each rank's layers in, one rank after another: minutes for a large model,
   // whatever the pass deadline.
   const double open_timeout = std::max(o.rank_timeout_s, 1800.0) * double(w.size - 1);
@@ -289,11 +292,15 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
       const std::string host = r.get_string(), hash = r.get_string();
       check(rank >= 1 && rank < w.size, "internal: a layer hash of no rank");
       const std::string& mine = ours[size_t(rank)];
+      const auto [e0, e1] = plan.experts(rank);
       check(hash == mine,
             "rank " + std::to_string(rank) + " (" + host + "): " + path +
                 " there has other weights in layers " + std::to_string(plan.begin(rank)) + "-" +
-                std::to_string(plan.end(rank) - 1) + " than rank 0's (xxh128 " + hash + ", here " +
-                mine + "): every host needs the same file at the same path");
+                std::to_string(plan.end(rank) - 1) +
+                (e1 > e0 ? " or experts " + std::to_string(e0) + "-" + std::to_string(e1 - 1)
+                         : std::string()) +
+                " than rank 0's (xxh128 " + hash + ", here " + mine +
+                "): every host needs the same file at the same path");
     }
   } catch (const Error&) {
     WireWriter c;  // the ranks before the one that failed opened it
@@ -335,6 +342,11 @@ std::unique_ptr<RemoteStages> Pipeline::stages(int n_ctx, int n_batch) {
   const int depth = options_.micro_batches > 0 ? options_.micro_batches : world().size;
   return std::make_unique<RingStages>(ring_, id, local_end(), n_embd_, options_.rank_timeout_s,
                                       depth);
+}
+
+std::shared_ptr<RemoteExperts> Pipeline::remote_experts() const {
+  if (plan_.n_expert == 0) return nullptr;
+  return dist::remote_experts(id_, plan_, *hp_, options_.rank_timeout_s, &ring_->mu);
 }
 
 RingTraffic ring_traffic() {
@@ -386,6 +398,8 @@ struct RankModel {
   KernelSet kernels = scalar_kernels();
   bool fast = false;
   int begin = 0, end = 0;
+  StagePlan plan;
+  std::unique_ptr<ExpertServer> experts;  // expert parallelism: this rank's experts
 };
 
 struct RankForward {
@@ -422,6 +436,9 @@ class Stages {
         RankForward f;
         f.model = model;
         f.fwd = make_forward(*m.model, *m.pool, {n_ctx, n_batch, m.kernels, m.fast, 0});
+        if (m.plan.n_expert > 0)
+          f.fwd->set_remote_experts(
+              remote_experts(model, m.plan, m.model->hparams(), timeout_s_, nullptr));
         forwards_[id] = std::move(f);
         break;
       }
@@ -437,6 +454,30 @@ class Stages {
       default:
         throw Error("internal: an unknown pipeline message");
     }
+  }
+
+  // Answers a request for this rank's experts when one has come (transport's work while
+  // waiting: distributed/experts.h); false when none had.
+  bool serve_expert_request() {
+    int from = 0;
+    std::vector<uint8_t> msg;
+    if (!try_receive_any(Channel::expert_request, &from, &msg)) return false;
+    std::vector<uint8_t> answer;
+    try {
+      WireReader r(msg);
+      const auto it = models_.find(r.get<uint64_t>());
+      check(it != models_.end() && it->second->experts,
+            "internal: a request for experts of a model this rank does not hold");
+      answer = it->second->experts->answer(r);
+    } catch (const std::exception& e) {
+      WireWriter err;
+      err.put(uint8_t(0));
+      err.put_string("rank " + std::to_string(w_.rank) + " (" + host_name() +
+                     "), its experts: " + e.what());
+      answer = std::move(err.bytes());
+    }
+    post(from, std::move(answer), Channel::expert_answer);
+    return true;
   }
 
  private:
@@ -459,9 +500,11 @@ class Stages {
     depth_ = std::max(1, r.get<int32_t>());
     StagePlan plan;
     plan.first = r.get_vector<int>();
+    plan.n_expert = r.get<int32_t>();
     check(plan.n_ranks() == w_.size, "internal: a plan for another number of ranks");
     m->begin = plan.begin(w_.rank);
     m->end = plan.end(w_.rank);
+    m->plan = plan;
     m->kernels = with_overrides(select_kernels(kernels), overrides);
     // Mapped; only this rank's layers are read, into private memory (load_stage).
     auto file = std::make_unique<GgufFile>(path, MappedFile::Load::Map);
@@ -472,10 +515,12 @@ class Stages {
           path +
               " here is not rank 0's file: its metadata or tensor table differs (every host "
               "needs the same file at the same path)");
-    StagePart part =
-        load_stage(std::move(file), m->begin, m->end, false, repack ? &m->kernels : nullptr);
+    StagePart part = load_stage(std::move(file), plan, w_.rank, repack ? &m->kernels : nullptr);
     m->model = std::move(part.model);
     m->pool = std::make_unique<ThreadPool>(n_threads);
+    if (plan.n_expert > 0)
+      m->experts =
+          std::make_unique<ExpertServer>(*m->model, plan, w_.rank, *m->pool, m->kernels, m->fast);
     models_[id] = std::move(m);
     WireWriter tail;  // rank 0 checks the hash against its own file
     tail.put(int32_t(w_.rank));
@@ -569,6 +614,7 @@ int serve_stages() {
   const World w = world();
   const int prev = w.rank - 1, next = (w.rank + 1) % w.size;
   Stages stages(w);
+  set_work_while_waiting([&stages] { return stages.serve_expert_request(); });
   while (true) {
     std::vector<uint8_t> msg;
     MsgKind kind = MsgKind::error;
@@ -592,6 +638,7 @@ int serve_stages() {
     }
     if (kind == MsgKind::stop) break;
   }
+  set_work_while_waiting(nullptr);
   finalize();
   return 0;
 }

@@ -57,12 +57,16 @@ class Pipeline {
   // The stages after rank 0's for a Forward of n_ctx positions and n_batch tokens a pass
   // (Forward::set_remote_stages). Each Forward has its own, and its own KV caches there.
   std::unique_ptr<RemoteStages> stages(int n_ctx, int n_batch);
+  // With expert parallelism (plan().n_expert > 0), a Forward's calls to the experts, which all
+  // live on ranks 1..N-1 (Forward::set_remote_experts, distributed/experts.h); null without.
+  std::shared_ptr<RemoteExperts> remote_experts() const;
 
  private:
   Pipeline() = default;
   std::shared_ptr<Ring> ring_;
   uint64_t id_ = 0;  // 0: not open on the other ranks
   size_t n_embd_ = 0;
+  const HParams* hp_ = nullptr;
   PipelineOptions options_;
   StagePlan plan_;
 };

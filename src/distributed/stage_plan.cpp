@@ -1,6 +1,7 @@
 #include "distributed/stage_plan.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "base/error.h"
@@ -15,7 +16,25 @@ std::string StagePlan::describe() const {
            (end(r) - begin(r) == 1
                 ? ": layer " + std::to_string(begin(r))
                 : ": layers " + std::to_string(begin(r)) + "-" + std::to_string(end(r) - 1));
+  if (n_expert > 0)
+    for (int r = 1; r < n_ranks(); ++r) {
+      const auto [e0, e1] = experts(r);
+      out += (r == 1 ? "; experts " : ", experts ") + std::to_string(e0) +
+             (e1 - e0 == 1 ? "" : "-" + std::to_string(e1 - 1)) + " on rank " + std::to_string(r);
+    }
   return out;
+}
+
+std::pair<int, int> StagePlan::experts(int rank) const {
+  const int n = n_ranks() - 1;  // the ranks holding experts: 1..N-1
+  if (n_expert <= 0 || rank < 1 || n < 1) return {0, 0};
+  return {int(int64_t(n_expert) * (rank - 1) / n), int(int64_t(n_expert) * rank / n)};
+}
+
+int StagePlan::expert_owner(int e) const {
+  for (int r = 1; r < n_ranks(); ++r)
+    if (e < experts(r).second) return r;
+  throw Error("internal: expert " + std::to_string(e) + " has no rank");
 }
 
 int tensor_layer(const std::string& name) {
@@ -27,13 +46,57 @@ int tensor_layer(const std::string& name) {
   return i > 4 && i < name.size() && name[i] == '.' ? il : -1;
 }
 
-std::vector<size_t> layer_bytes(const GgufFile& file, int n_layer) {
+bool is_expert_tensor(const std::string& name) {
+  if (tensor_layer(name) < 0) return false;
+  for (const char* w : {"ffn_gate_exps.", "ffn_up_exps.", "ffn_down_exps."})
+    if (name.find(w) != std::string::npos) return true;
+  return false;
+}
+
+std::vector<size_t> layer_bytes(const GgufFile& file, int n_layer, bool without_experts) {
   std::vector<size_t> bytes(size_t(std::max(n_layer, 0)), 0);
   for (const GgufTensorInfo& t : file.tensors()) {
     const int il = tensor_layer(t.name);
-    if (il >= 0 && il < n_layer) bytes[size_t(il)] += t.n_bytes;
+    if (il >= 0 && il < n_layer && !(without_experts && is_expert_tensor(t.name)))
+      bytes[size_t(il)] += t.n_bytes;
   }
   return bytes;
+}
+
+namespace {
+
+// The bytes rank `rank` computes with (rank_xxh128), in the order of the file's tensor table:
+// [from, to) of each tensor's data.
+struct Bytes {
+  const uint8_t *from, *to;
+};
+std::vector<Bytes> rank_bytes(const GgufFile& file, const StagePlan& plan, int rank) {
+  std::vector<Bytes> out;
+  const auto [e0, e1] = plan.experts(rank);
+  for (const GgufTensorInfo& t : file.tensors()) {
+    const int il = tensor_layer(t.name);
+    if (il < 0 || t.n_bytes == 0) continue;
+    if (plan.n_expert > 0 && is_expert_tensor(t.name)) {
+      const size_t slab = t.n_bytes / size_t(plan.n_expert);
+      if (e1 > e0) out.push_back({t.data + size_t(e0) * slab, t.data + size_t(e1) * slab});
+    } else if (il >= plan.begin(rank) && il < plan.end(rank)) {
+      out.push_back({t.data, t.data + t.n_bytes});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string rank_xxh128(const GgufFile& file, const StagePlan& plan, int rank) {
+  Hasher128 h;
+  const uint8_t* base = file.file_data();
+  for (const Bytes& b : rank_bytes(file, plan, rank)) {
+    h.update(b.from, size_t(b.to - b.from));
+    if (b.from >= base && b.from < base + file.file_size())
+      file.release_file_bytes(size_t(b.from - base), size_t(b.to - b.from));
+  }
+  return h.hex();
 }
 
 size_t head_bytes(const GgufFile& file) {
@@ -63,18 +126,17 @@ std::vector<std::string> ranks_layers_xxh128(const Model& model, const StagePlan
     int rank;
   };
   std::vector<Range> ranges;
-  std::vector<size_t> next(size_t(n), 0);  // each rank's tensors must come in file order
-  bool in_order = true;
-  for (const GgufTensorInfo& t : file.tensors()) {
-    const int il = tensor_layer(t.name);
-    if (il < plan.end(0) || il >= plan.end(n - 1) || t.n_bytes == 0) continue;
-    int rank = 1;
-    while (il >= plan.end(rank)) ++rank;
-    const bool mapped = t.data >= file.file_data() && t.data < file.file_data() + file.file_size();
-    const size_t from = mapped ? size_t(t.data - file.file_data()) : 0;
-    in_order = in_order && mapped && from >= next[size_t(rank)];
-    next[size_t(rank)] = from + t.n_bytes;
-    ranges.push_back({from, from + t.n_bytes, rank});
+  bool in_order = true;  // each rank's bytes must come in file order
+  const uint8_t* base = file.file_data();
+  for (int rank = 1; rank < n; ++rank) {
+    size_t next = 0;
+    for (const Bytes& b : rank_bytes(file, plan, rank)) {
+      const bool mapped = b.from >= base && b.from < base + file.file_size();
+      const size_t from = mapped ? size_t(b.from - base) : 0;
+      in_order = in_order && mapped && from >= next;
+      next = from + size_t(b.to - b.from);
+      ranges.push_back({from, next, rank});
+    }
   }
   std::vector<std::string> out(static_cast<size_t>(n));
   if (in_order) {
@@ -94,19 +156,22 @@ std::vector<std::string> ranks_layers_xxh128(const Model& model, const StagePlan
       return out;
     }
   }
-  for (int r = 1; r < n; ++r) out[size_t(r)] = layers_xxh128(file, plan.begin(r), plan.end(r));
+  for (int r = 1; r < n; ++r) out[size_t(r)] = rank_xxh128(file, plan, r);
   return out;
 }
 
-StagePart load_stage(std::unique_ptr<GgufFile> file, int begin, int end, bool io,
+StagePart load_stage(std::unique_ptr<GgufFile> file, const StagePlan& plan, int rank,
                      const KernelSet* layout_for) {
+  const bool io = rank == 0;
   file->own_tensors([&](const GgufTensorInfo& t) {
     const int il = tensor_layer(t.name);
-    return il < 0 ? io : il >= begin && il < end;
+    if (il < 0) return io;
+    if (plan.n_expert > 0 && is_expert_tensor(t.name)) return false;  // (mapped: slabs read)
+    return il >= plan.begin(rank) && il < plan.end(rank);
   });
   StagePart part;
   if (!io)  // (the copies, before any repacking)
-    part.weights_xxh128 = layers_xxh128(*file, begin, end);
+    part.weights_xxh128 = rank_xxh128(*file, plan, rank);
   part.model = std::make_unique<Model>(std::move(file), layout_for);
   return part;
 }

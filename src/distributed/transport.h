@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,19 +32,32 @@ bool built_with_mpi();
 // This host's name, as MPI names it (gethostname without MPI): for error messages.
 std::string host_name();
 
+// What a message is (an MPI tag): a pipeline's ring message, or expert parallelism's request
+// for a rank's experts and its answer (distributed/experts.h). Messages of one channel from one
+// rank arrive in the order sent.
+enum class Channel : int { ring = 7, expert_request = 8, expert_answer = 9 };
+
 // Sends bytes to rank `to`; throws tzero::Error when they are not taken within timeout_s seconds
 // (a receiver that hangs) or on an MPI error. After a timeout the bytes stay allocated for good:
 // MPI may still read them if the receiver wakes.
-void send(int to, std::vector<uint8_t>&& bytes, double timeout_s);
+void send(int to, std::vector<uint8_t>&& bytes, double timeout_s, Channel c = Channel::ring);
 // Starts sending bytes to rank `to` and returns at once (rank 0's passes in flight, several at a
 // time: docs/DISTRIBUTED.md "Micro-batches"). The bytes are kept until the receiver has taken
 // them; later calls to post, send and receive complete earlier posts. A receiver that never
 // takes them shows as a receive that times out.
-void post(int to, std::vector<uint8_t>&& bytes);
+void post(int to, std::vector<uint8_t>&& bytes, Channel c = Channel::ring);
 // The next message from rank `from` (messages from one rank arrive in the order sent). Waits at
 // most timeout_s seconds (<= 0: for ever, polling gently: an idle rank does not spin) and throws
 // tzero::Error then.
-std::vector<uint8_t> receive(int from, double timeout_s);
+std::vector<uint8_t> receive(int from, double timeout_s, Channel c = Channel::ring);
+// A message of channel c from any rank when one has arrived (true: its sender in *from and its
+// bytes); false at once otherwise.
+bool try_receive_any(Channel c, int* from, std::vector<uint8_t>* bytes);
+// Work every wait of send and receive does while it polls: a rank that holds experts answers
+// their requests while it waits itself (for the ring, or for other ranks' experts), so that two
+// ranks waiting on each other never deadlock. work returns true when it did something. It may
+// post, not send or receive (it is not called within itself).
+void set_work_while_waiting(std::function<bool()> work);
 
 // Ends the whole job now (MPI_Abort: mpirun stops every rank) with exit status `code`: after a
 // rank hung, when no orderly stop can be agreed. Without MPI, std::_Exit(code).

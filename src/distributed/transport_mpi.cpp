@@ -5,6 +5,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <functional>
 #include <list>
 #include <thread>
 
@@ -16,7 +17,8 @@ namespace {
 
 World g_world;
 bool g_started = false;
-constexpr int kTag = 7;
+std::function<bool()> g_work;  // set_work_while_waiting
+bool g_working = false;
 
 void check_mpi(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -53,6 +55,22 @@ bool poll_until(Done done, double timeout_s) {
   int spins = 0;
   std::chrono::microseconds nap(10);
   while (!done()) {
+    if (g_work && !g_working) {
+      g_working = true;
+      bool did = false;
+      try {
+        did = g_work();
+      } catch (...) {
+        g_working = false;
+        throw;
+      }
+      g_working = false;
+      if (did) {  // (more may follow: poll closely again)
+        spins = 0;
+        nap = std::chrono::microseconds(10);
+        continue;
+      }
+    }
     const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
     if (timeout_s > 0 && waited > timeout_s) return false;
     if (++spins < 200) continue;
@@ -98,12 +116,16 @@ std::string host_name() {
   return name;
 }
 
-void send(int to, std::vector<uint8_t>&& bytes, double timeout_s) {
+void set_work_while_waiting(std::function<bool()> work) {
+  g_work = std::move(work);
+}
+
+void send(int to, std::vector<uint8_t>&& bytes, double timeout_s, Channel c) {
   check(g_started, "internal: a send without MPI");
   reap_posted();
   check(bytes.size() <= size_t(INT_MAX), "internal: a message over 2 GiB");
   MPI_Request req;
-  check_mpi(MPI_Isend(bytes.data(), int(bytes.size()), MPI_BYTE, to, kTag, MPI_COMM_WORLD, &req),
+  check_mpi(MPI_Isend(bytes.data(), int(bytes.size()), MPI_BYTE, to, int(c), MPI_COMM_WORLD, &req),
             "MPI_Isend");
   int rc = MPI_SUCCESS;
   const bool done = poll_until(
@@ -122,18 +144,44 @@ void send(int to, std::vector<uint8_t>&& bytes, double timeout_s) {
   check_mpi(rc, "MPI_Isend");
 }
 
-void post(int to, std::vector<uint8_t>&& bytes) {
+void post(int to, std::vector<uint8_t>&& bytes, Channel c) {
   check(g_started, "internal: a send without MPI");
   check(bytes.size() <= size_t(INT_MAX), "internal: a message over 2 GiB");
   reap_posted();
   g_posted.push_back({MPI_REQUEST_NULL, std::move(bytes)});
   Posted& p = g_posted.back();
   check_mpi(
-      MPI_Isend(p.bytes.data(), int(p.bytes.size()), MPI_BYTE, to, kTag, MPI_COMM_WORLD, &p.req),
+      MPI_Isend(p.bytes.data(), int(p.bytes.size()), MPI_BYTE, to, int(c), MPI_COMM_WORLD, &p.req),
       "MPI_Isend");
 }
 
-std::vector<uint8_t> receive(int from, double timeout_s) {
+namespace {
+
+// The message `status` announced (MPI_Iprobe), received.
+std::vector<uint8_t> take_probed(const MPI_Status& status) {
+  int count = 0;
+  check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+  std::vector<uint8_t> bytes(static_cast<size_t>(count));
+  check_mpi(MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            "MPI_Recv");
+  return bytes;
+}
+
+}  // namespace
+
+bool try_receive_any(Channel c, int* from, std::vector<uint8_t>* bytes) {
+  check(g_started, "internal: a receive without MPI");
+  MPI_Status status;
+  int flag = 0;
+  check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, int(c), MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
+  if (!flag) return false;
+  *from = status.MPI_SOURCE;
+  *bytes = take_probed(status);
+  return true;
+}
+
+std::vector<uint8_t> receive(int from, double timeout_s, Channel c) {
   check(g_started, "internal: a receive without MPI");
   reap_posted();
   MPI_Status status;
@@ -142,7 +190,7 @@ std::vector<uint8_t> receive(int from, double timeout_s) {
       [&] {
         int flag = 0;
         if (!g_posted.empty()) reap_posted();
-        rc = MPI_Iprobe(from, kTag, MPI_COMM_WORLD, &flag, &status);
+        rc = MPI_Iprobe(from, int(c), MPI_COMM_WORLD, &flag, &status);
         return rc != MPI_SUCCESS || flag != 0;
       },
       timeout_s);
@@ -150,12 +198,7 @@ std::vector<uint8_t> receive(int from, double timeout_s) {
     throw Error("no message from rank " + std::to_string(from) + " within " +
                 std::to_string(int(timeout_s)) + " s");
   check_mpi(rc, "MPI_Iprobe");
-  int count = 0;
-  check_mpi(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
-  std::vector<uint8_t> bytes(static_cast<size_t>(count));
-  check_mpi(MPI_Recv(bytes.data(), count, MPI_BYTE, from, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-            "MPI_Recv");
-  return bytes;
+  return take_probed(status);
 }
 
 void abort_job(int code) {

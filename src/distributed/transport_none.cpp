@@ -24,17 +24,23 @@ std::string host_name() {
   return name;
 }
 
-void send(int, std::vector<uint8_t>&&, double) {
+void send(int, std::vector<uint8_t>&&, double, Channel) {
   throw Error("internal: a send in a build without MPI");
 }
 
-void post(int, std::vector<uint8_t>&&) {
+void post(int, std::vector<uint8_t>&&, Channel) {
   throw Error("internal: a send in a build without MPI");
 }
 
-std::vector<uint8_t> receive(int, double) {
+std::vector<uint8_t> receive(int, double, Channel) {
   throw Error("internal: a receive in a build without MPI");
 }
+
+bool try_receive_any(Channel, int*, std::vector<uint8_t>*) {
+  throw Error("internal: a receive in a build without MPI");
+}
+
+void set_work_while_waiting(std::function<bool()>) {}
 
 void abort_job(int code) {
   std::_Exit(code);

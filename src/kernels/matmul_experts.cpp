@@ -22,7 +22,7 @@ size_t act_row_bytes(TensorType t, size_t K) {
 
 constexpr size_t kRowChunk = 16;  // weight rows per unit of the partition
 static_assert(kRowChunk % 16 == 0, "a unit is whole Rows16 panels (MatrixGemm::row_quantum)");
-constexpr size_t kRowCost = 2;    // a weight row's read, in units of one token's dot product
+constexpr size_t kRowCost = 2;  // a weight row's read, in units of one token's dot product
 
 }  // namespace
 
@@ -35,15 +35,18 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
   const MatrixGemm gemm(kernels, w.first);  // every expert's rows alike
 
   // Group the slots by expert (counting sort: ascending expert, then ascending slot).
+  // Slots with a negative id are left out (their experts run on another rank).
   s.start.assign(E + 1, 0);
   for (size_t i = 0; i < n_slots; ++i) {
-    check(ids[i] >= 0 && size_t(ids[i]) < E, "internal: expert id out of range");
+    if (ids[i] < 0) continue;
+    check(size_t(ids[i]) < E, "internal: expert id out of range");
     ++s.start[size_t(ids[i]) + 1];
   }
   for (size_t e = 0; e < E; ++e) s.start[e + 1] += s.start[e];
-  s.slot_order.resize(n_slots);
+  s.slot_order.resize(size_t(s.start[E]));
   s.fill.assign(s.start.begin(), s.start.end() - 1);
-  for (size_t i = 0; i < n_slots; ++i) s.slot_order[size_t(s.fill[size_t(ids[i])]++)] = int32_t(i);
+  for (size_t i = 0; i < n_slots; ++i)
+    if (ids[i] >= 0) s.slot_order[size_t(s.fill[size_t(ids[i])]++)] = int32_t(i);
 
   // The activations once, then gathered by expert (row-local quantization: same bits).
   const size_t n_x = x_per_slot ? n_slots : n_tok, arb = act_row_bytes(type, K);
@@ -106,6 +109,7 @@ void matmul_experts_ref(const ExpertMatrix& w, const float* x, bool x_per_slot, 
                         size_t n_tok, size_t k, float* y) {
   const size_t K = size_t(w.first.n_cols), N = size_t(w.first.n_rows);
   for (size_t s = 0; s < n_tok * k; ++s) {
+    if (ids[s] < 0) continue;  // (left out: matmul_experts)
     const Matrix m = w.expert(ids[s]);
     const float* xr = x + (x_per_slot ? s : s / k) * K;
     for (size_t r = 0; r < N; ++r) y[s * N + r] = matmul_row_ref(m, r, xr);

@@ -34,7 +34,9 @@ struct ExpertScratch {
   std::vector<Unit> units;  // the pass's units in (expert, rows) order
 };
 
-// Slots s = t * k + j (token t, rank j), ids[s] the expert of slot s (0 <= ids[s] < n_expert).
+// Slots s = t * k + j (token t, rank j), ids[s] the expert of slot s (0 <= ids[s] < n_expert,
+// or negative: a slot left out, its row of y untouched: an expert on another rank,
+// docs/DISTRIBUTED.md "Expert parallelism").
 // y (n_tok * k, w.n_rows): y row s = W[ids[s]] times x row (x_per_slot ? s : t), where x is
 // (n_tok, w.n_cols) or, per slot, (n_tok * k, w.n_cols).
 void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatrix& w,

@@ -164,7 +164,9 @@ class BackendOps {
   virtual void moe_route(Act logits, const MoeSpec& spec, Act probs, Act ids, Act weights,
                          size_t rows) = 0;
   // y slot (t, j) = W[ids (t, j)] times x row t (x_per_slot false) or x slot (t, j) (true);
-  // y.len = k * W rows. Tokens are grouped by expert: each chosen expert is read once.
+  // y.len = k * W rows. Tokens are grouped by expert: each chosen expert is read once. A slot
+  // whose id is negative is left out, its y slot untouched (its expert runs on another rank:
+  // RemoteExperts, model/arch/moe_ffn.h); so is it in add_expert_bias.
   virtual void matmul_experts(const ExpertMatrix& w, Act x, bool x_per_slot, Act ids, Act y,
                               size_t rows) = 0;
   // y slot (t, j) += b row ids (t, j) (b: (n_expert, y.len / k), gpt-oss's expert biases).

@@ -91,6 +91,11 @@ void Forward::set_remote_stages(std::unique_ptr<RemoteStages> remote) {
   remote_ = std::move(remote);
 }
 
+void Forward::set_remote_experts(std::shared_ptr<RemoteExperts> experts) {
+  check(!device_, "internal: remote experts with device layers");
+  experts_ = std::move(experts);
+}
+
 void Forward::prepare(const KvStore& kv) {
   if (remote_) remote_->prepare(kv);
 }
@@ -210,6 +215,7 @@ void Forward::run_layers(const ForwardBatch& b, KvStore& kv, int begin, int end,
   pass.n_tok = N;
   pass.n_out = n_out;
   pass.n_logits = n_logits;
+  pass.experts = experts_.get();
   TraceFn trace_fn;
   if (b.tables.size() == 1 && (trace_ || perturb_.on)) {
     trace_fn = [&](std::string_view name, int layer, Act a, size_t rows) {

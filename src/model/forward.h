@@ -106,6 +106,9 @@ class Forward {
 
   // From now on, layers [remote->local_end(), n_layer) run on `remote` (CPU only, no trace).
   void set_remote_stages(std::unique_ptr<RemoteStages> remote);
+  // From now on the experts of its MoE layers that live on other ranks run there (expert
+  // parallelism, model/arch/moe_ffn.h; CPU only, no trace).
+  void set_remote_experts(std::shared_ptr<RemoteExperts> experts);
   // The store this Forward will run passes on: with remote stages their mirror of it is made now
   // (else at the first pass). Nothing without.
   void prepare(const KvStore& kv);
@@ -152,7 +155,8 @@ class Forward {
     std::string op;
     int pos = 0;
   } perturb_;
-  std::unique_ptr<RemoteStages> remote_;  // null: every layer here
+  std::unique_ptr<RemoteStages> remote_;    // null: every layer here
+  std::shared_ptr<RemoteExperts> experts_;  // null: every expert here
   // A pass launched and not finished: its batch, store, and the stream it sent (b.size(),
   // n_embd), which comes back into the same rows.
   struct Launched {

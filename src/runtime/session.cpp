@@ -69,6 +69,9 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
         "--rank-timeout must be in [1, 86400] seconds");
   check(options.micro_batches >= 0 && options.micro_batches <= 64,
         "--micro-batches must be in [0, 64] (0: one per rank)");
+  check(!options.expert_parallel || ranks || options.whole_here,
+        "--expert-parallel splits a MoE model's experts over MPI ranks: it needs the MPI build "
+        "started by mpirun with 2 or more ranks (docs/DISTRIBUTED.md)");
   const MappedFile::Load load = !options.use_mmap         ? MappedFile::Load::Read
                                 : options.gpu_layers != 0 ? MappedFile::Load::Map
                                                           : MappedFile::Load::Auto;
@@ -82,11 +85,19 @@ std::shared_ptr<Session> Session::open(const std::string& path, const ComputeOpt
   dist::StagePlan plan;
   if (ranks) {  // rank 0's part: the embedding, the head and the first layers
     auto file = std::make_unique<GgufFile>(path, MappedFile::Load::Map);
-    const int n_layer = read_hparams(*file).n_layer;
-    plan = dist::plan_stages(dist::layer_bytes(*file, n_layer), dist::head_bytes(*file),
-                             dist::world().size, options.pipeline_split);
-    model =
-        dist::load_stage(std::move(file), 0, plan.end(0), true, repack ? &kernels : nullptr).model;
+    const HParams hp = read_hparams(*file);
+    const int n_ranks = dist::world().size;
+    if (options.expert_parallel) {
+      check(hp.n_expert > 0, "--expert-parallel: " + path + " has no experts (not a MoE model)");
+      check(hp.n_expert >= n_ranks - 1,
+            "--expert-parallel: " + std::to_string(n_ranks - 1) + " ranks to hold experts but " +
+                path + " has " + std::to_string(hp.n_expert) + " (start fewer with mpirun -np)");
+    }
+    // (With expert parallelism the layers split by their bytes without the routed experts.)
+    plan = dist::plan_stages(dist::layer_bytes(*file, hp.n_layer, options.expert_parallel),
+                             dist::head_bytes(*file), n_ranks, options.pipeline_split);
+    plan.n_expert = options.expert_parallel ? hp.n_expert : 0;
+    model = dist::load_stage(std::move(file), plan, 0, repack ? &kernels : nullptr).model;
     if (const std::string note = unknown_keys_note(*model); !note.empty())
       std::fprintf(stderr, "tzero: note: %s\n", note.c_str());
   } else {
@@ -139,7 +150,10 @@ std::unique_ptr<Forward> Session::make_forward(int n_batch) {
   const int b = n_batch > 0 ? n_batch : std::min(options_.n_batch, n_ctx_);
   std::unique_ptr<Forward> fwd = tzero::make_forward(
       *model_, *pool_, {n_ctx_, b, kernels_, options_.mode == Mode::fast, gpu_layers_});
-  if (pipeline_) fwd->set_remote_stages(pipeline_->stages(n_ctx_, b));
+  if (pipeline_) {
+    fwd->set_remote_stages(pipeline_->stages(n_ctx_, b));
+    if (auto experts = pipeline_->remote_experts()) fwd->set_remote_experts(std::move(experts));
+  }
   return fwd;
 }
 

@@ -55,6 +55,9 @@ struct ComputeOptions {
   // Under mpirun: the most passes in flight over the ranks (micro-batches of the engine's
   // sequences, taking turns); 0: one per rank. 1: one pass at a time. Never changes the bits.
   int micro_batches = 0;
+  // Under mpirun: a MoE model's routed experts split over ranks 1..N-1 (expert parallelism,
+  // distributed/experts.h), each slot computed where its expert lives. Never changes the bits.
+  bool expert_parallel = false;
   // Under mpirun: every layer in this process all the same (a small draft model: its passes
   // then never wait for the ranks).
   bool whole_here = false;

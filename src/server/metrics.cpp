@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "distributed/experts.h"
 #include "distributed/pipeline.h"
 #include "distributed/transport.h"
 
@@ -164,6 +165,13 @@ std::string Metrics::render(const tzero::EngineStats& e, int in_flight) const {
     metric_header(out, "tzero_pipeline_most_in_flight", "gauge",
                   "The most passes out on the ranks at once (micro-batches).");
     metric_line(out, "tzero_pipeline_most_in_flight", double(t.most_in_flight));
+    const dist::ExpertTraffic x = dist::expert_traffic();
+    metric_header(out, "tzero_expert_slots_total", "counter",
+                  "Expert slots of rank 0's layers computed on other ranks (--expert-parallel).");
+    metric_line(out, "tzero_expert_slots_total", double(x.slots));
+    metric_header(out, "tzero_expert_bytes_total", "counter",
+                  "Bytes of those requests and their answers.");
+    metric_line(out, "tzero_expert_bytes_total", double(x.bytes));
   }
   return out;
 }

@@ -284,6 +284,78 @@ TEST(DistributedRun, ADraftModelStaysWholeOnRankZeroAndChangesNoBit) {
   EXPECT_EQ(got["ranks"]["passes"], want["speculative"]["passes"].get<int>() + 1) << got.dump();
 }
 
+// Proves: expert parallelism gives the single process's bits. Each MoE layer's slots run on
+// the rank holding their expert, one slot a row, and come back for the combine: np 2 leaves
+// rank 0's layers none of their experts and rank 1's all of theirs; np 3 and 4 split both.
+// Routed experts with renormalised softmax weights (qwen3moe), with biases and the clamped
+// SwiGLU (gpt-oss, f32: a one-ulp change on a rank moves the digest), with a gated shared
+// expert (qwen2moe), and with sigmoid routing in groups beside MLA (deepseek2).
+TEST(DistributedExperts, EveryPlacementOfTheExpertsGivesTheSingleProcessBits) {
+  TZ_REQUIRE_MPI();
+  struct Case {
+    std::string preset, dtype;
+    int layers;
+  };
+  for (const Case& c : {Case{"tiny-qwen3moe", "q4_k", 4}, Case{"tiny-gpt-oss", "f32", 4},
+                        Case{"tiny-qwen2moe", "q8_0", 4}, Case{"tiny-deepseek2", "q8_0", 4}}) {
+    const std::string model = deep_model(c.preset, c.dtype, c.layers);
+    const std::vector<std::string> args = {"run", "-m",     model, "-p", "Once upon a time",
+                                           "-n",  "12",     "-t",  "1",  "-c",
+                                           "128", "--json", "-b",  "4"};
+    const json want = run_json(run_tzero(args));
+    ASSERT_EQ(want["tokens"].size(), 12u) << c.preset;
+    // (Rank 0 runs layers 0-1 at np 2 and 3: deepseek2's layer 0 is dense.)
+    for (const auto& [np, split] :
+         std::vector<std::pair<int, std::string>>{{2, "2"}, {3, "2,3"}, {4, "layers"}}) {
+      std::vector<std::string> a = args;
+      a.insert(a.end(), {"--expert-parallel", "--pipeline-split", split});
+      const json got = run_json(run_ranks(np, a));
+      const std::string what = c.preset + " -np " + std::to_string(np);
+      expect_same_run(want, got, what);
+      // Rank 0 holds no expert; the others hold equal ranges; rank 0's layers asked for slots.
+      ASSERT_TRUE(got["ranks"].contains("experts")) << what << ": " << got.dump();
+      EXPECT_EQ(got["ranks"]["experts"]["first"][0], 0) << what;
+      EXPECT_EQ(got["ranks"]["experts"]["first"].size(), size_t(np)) << what;
+      if (np < 4) EXPECT_GT(got["ranks"]["experts"]["slots"].get<int>(), 0) << what;
+    }
+  }
+}
+
+// Proves: expert parallelism under micro-batches neither deadlocks nor moves a bit. Three
+// ranks: ranks 1 and 2 each run layers and hold half the experts, with passes of several
+// sequences out at once, so each asks the other for experts while the other may be waiting on
+// it (each answers requests while it waits). Then it refuses, by name, what it cannot do.
+TEST(DistributedExperts, MicroBatchesAskEachOthersExpertsWithoutDeadlock) {
+  TZ_REQUIRE_MPI();
+  const std::string model = deep_model("tiny-qwen3moe", "f32", 6);
+  const std::vector<std::string> args = {"-m", model, "-t", "1", "--ctx", "64", "--parallel", "4"};
+  std::vector<std::string> want;
+  {
+    tzero::test::ServeProcess one(args);
+    ASSERT_TRUE(one.ok()) << one.stderr_text();
+    want = answers(one);
+  }
+  std::vector<std::string> a = args;
+  a.insert(a.end(), {"--expert-parallel", "--pipeline-split", "layers"});
+  tzero::test::ServeProcess ranks(a, 120, serve_wrapper(3));
+  ASSERT_TRUE(ranks.ok()) << ranks.stderr_text();
+  EXPECT_EQ(answers(ranks), want);
+  EXPECT_GE(metric(ranks, "tzero_pipeline_most_in_flight"), 2);
+  EXPECT_GT(metric(ranks, "tzero_expert_slots_total"), 0);
+  EXPECT_NE(ranks.stop(SIGTERM, 60), -1) << ranks.stderr_text();
+
+  const std::vector<std::string> dense = {
+      "run", "-m", deep_model("tiny", "q8_0", 3), "-p", "hi", "-n", "2", "--expert-parallel"};
+  const CliResult no_experts = run_ranks(2, dense);
+  EXPECT_EQ(no_experts.exit_code, 2) << no_experts.err;
+  EXPECT_NE(no_experts.err.find("--expert-parallel"), std::string::npos) << no_experts.err;
+  EXPECT_NE(no_experts.err.find("no experts"), std::string::npos) << no_experts.err;
+  const CliResult one_rank =
+      run_tzero({"run", "-m", model, "-p", "hi", "-n", "2", "--expert-parallel"});
+  EXPECT_EQ(one_rank.exit_code, 2) << one_rank.err;
+  EXPECT_NE(one_rank.err.find("2 or more ranks"), std::string::npos) << one_rank.err;
+}
+
 TEST(DistributedUsage, BadSplitsAndTooManyRanksAreRefusedByName) {
   TZ_REQUIRE_MPI();
   const std::string model = deep_model("tiny", "q8_0", 3);

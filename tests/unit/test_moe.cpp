@@ -314,6 +314,53 @@ TEST(MoeMatmul, GroupedProductsEqualTheScalarReferenceSlotBySlot) {
   }
 }
 
+// Expert parallelism's two halves (docs/DISTRIBUTED.md): the slots whose experts live on other
+// ranks are left out here (a negative id: their rows untouched), and the other rank computes
+// them one slot per row (k = 1, each slot's input row copied). Both give the slots' bits of
+// the whole call.
+TEST(MoeMatmul, SlotsLeftOutAndSlotsComputedOneARowGiveTheWholeCallsBits) {
+  const size_t K = 256, N = 48, E = 8, k = 3, n_tok = 20;
+  std::vector<uint8_t> bytes;
+  ThreadPool pool(2);
+  for (TensorType type : {TensorType::F32, TensorType::Q8_0, TensorType::Q4_K, TensorType::MXFP4}) {
+    const ExpertMatrix w = random_experts(type, E, N, K, 21, bytes);
+    const std::vector<float> x = test::random_floats(n_tok * K, 22);
+    const std::vector<int32_t> ids = random_ids(n_tok, k, E, 23);
+    for (const KernelSet* ks : every_set()) {
+      ExpertScratch scratch;
+      std::vector<float> whole(n_tok * k * N);
+      matmul_experts(pool, *ks, w, x.data(), false, ids.data(), n_tok, k, whole.data(), scratch);
+      // Here: experts 0-3; elsewhere: 4-7, their slots one per row.
+      std::vector<int32_t> here = ids, there;
+      std::vector<float> rows;
+      std::vector<size_t> slots;
+      for (size_t s = 0; s < here.size(); ++s)
+        if (here[s] >= 4) {
+          there.push_back(here[s]);
+          slots.push_back(s);
+          rows.insert(rows.end(), x.begin() + std::ptrdiff_t(s / k * K),
+                      x.begin() + std::ptrdiff_t((s / k + 1) * K));
+          here[s] = -1;
+        }
+      ASSERT_FALSE(slots.empty());
+      std::vector<float> got(whole.size(), -7.0f), far(slots.size() * N);
+      matmul_experts(pool, *ks, w, x.data(), false, here.data(), n_tok, k, got.data(), scratch);
+      matmul_experts(pool, *ks, w, rows.data(), false, there.data(), slots.size(), 1, far.data(),
+                     scratch);
+      for (size_t i = 0; i < slots.size(); ++i) {
+        for (size_t c = 0; c < N; ++c)
+          ASSERT_EQ(got[slots[i] * N + c], -7.0f) << "a slot left out was written";
+        std::memcpy(&got[slots[i] * N], &far[i * N], N * sizeof(float));
+      }
+      EXPECT_TRUE(same_bits(whole.data(), got.data(), whole.size()))
+          << traits(type).name << " " << ks->name;
+      std::vector<float> ref(whole.size(), -7.0f);  // the scalar reference leaves them out too
+      matmul_experts_ref(w, x.data(), false, here.data(), n_tok, k, ref.data());
+      EXPECT_EQ(ref[slots[0] * N], -7.0f);
+    }
+  }
+}
+
 // A token's expert outputs do not depend on its batch mates: alone, or among tokens that chose
 // the same experts (a bigger group, AMX-sized at 16+), the bits are the same.
 TEST(MoeMatmul, ATokensRowsDoNotDependOnItsBatchMates) {

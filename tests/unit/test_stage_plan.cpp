@@ -97,9 +97,8 @@ TEST(StagePlan, RankLayerHashesComeWithTheFileHashInOneRead) {
   plan.first = {0, 1};
   for (int l = 2; l <= n_layer; ++l) plan.first.push_back(l);
   const tzero::KernelSet kernels = tzero::select_kernels("auto");
-  tzero::dist::StagePart part =
-      tzero::dist::load_stage(std::make_unique<tzero::GgufFile>(path, tzero::MappedFile::Load::Map),
-                              0, plan.end(0), true, &kernels);
+  tzero::dist::StagePart part = tzero::dist::load_stage(
+      std::make_unique<tzero::GgufFile>(path, tzero::MappedFile::Load::Map), plan, 0, &kernels);
   const tzero::GgufFile plain(path);
   const std::vector<std::string> got = tzero::dist::ranks_layers_xxh128(*part.model, plan);
   ASSERT_EQ(int(got.size()), plan.n_ranks());
@@ -109,4 +108,53 @@ TEST(StagePlan, RankLayerHashesComeWithTheFileHashInOneRead) {
   EXPECT_NE(got[1], tzero::dist::layers_xxh128(plain, 0, 1));
   EXPECT_EQ(part.model->file_xxh128(), whole->file_xxh128());
   EXPECT_EQ(tzero::dist::ranks_layers_xxh128(*part.model, plan), got);  // (a second read)
+}
+
+// The experts' split (expert parallelism): contiguous ranges over ranks 1..N-1, rank 0 none.
+TEST(StagePlan, ExpertsSplitOverRanksOneToNMinusOne) {
+  StagePlan plan;
+  plan.first = {0, 1, 2, 3};
+  EXPECT_EQ(plan.experts(1), (std::pair<int, int>{0, 0})) << "without expert parallelism";
+  plan.n_expert = 16;
+  EXPECT_EQ(plan.experts(0), (std::pair<int, int>{0, 0}));
+  EXPECT_EQ(plan.experts(1), (std::pair<int, int>{0, 8}));
+  EXPECT_EQ(plan.experts(2), (std::pair<int, int>{8, 16}));
+  EXPECT_EQ(plan.expert_owner(7), 1);
+  EXPECT_EQ(plan.expert_owner(8), 2);
+  EXPECT_EQ(plan.describe(),
+            "rank 0: layer 0, rank 1: layer 1, rank 2: layer 2; experts 0-7 on rank 1, experts "
+            "8-15 on rank 2");
+  plan.first = {0, 1, 2, 3, 4};
+  EXPECT_EQ(plan.experts(1), (std::pair<int, int>{0, 5}));
+  EXPECT_EQ(plan.experts(3), (std::pair<int, int>{10, 16}));
+  EXPECT_TRUE(tzero::dist::is_expert_tensor("blk.3.ffn_down_exps.weight"));
+  EXPECT_TRUE(tzero::dist::is_expert_tensor("blk.0.ffn_gate_exps.bias"));
+  EXPECT_FALSE(tzero::dist::is_expert_tensor("blk.0.ffn_down_shexp.weight"));
+  EXPECT_FALSE(tzero::dist::is_expert_tensor("blk.0.ffn_gate_inp.weight"));
+}
+
+// Proves: with expert parallelism each rank's hash covers its layers without the routed
+// experts, plus its experts' slabs of every layer, and rank 0 makes them in its one read of the
+// file; a rank holding other experts has another hash.
+TEST(StagePlan, ExpertRanksHashTheirSlabsOfEveryLayer) {
+  const std::string path = tzero::test::generated_model("tiny-qwen3moe", "q8_0");
+  StagePlan plan;
+  plan.first = {0, 1, 2};
+  plan.n_expert = 16;
+  const tzero::KernelSet kernels = tzero::select_kernels("auto");
+  tzero::dist::StagePart part = tzero::dist::load_stage(
+      std::make_unique<tzero::GgufFile>(path, tzero::MappedFile::Load::Map), plan, 0, &kernels);
+  const tzero::GgufFile plain(path);
+  const std::vector<std::string> got = tzero::dist::ranks_layers_xxh128(*part.model, plan);
+  EXPECT_FALSE(part.model->hash_file(nullptr)) << "the file's hash was not made in that read";
+  EXPECT_EQ(got[1], tzero::dist::rank_xxh128(plain, plan, 1));
+  EXPECT_NE(got[1], tzero::dist::layers_xxh128(plain, 1, 2)) << "the whole layer's experts";
+  StagePlan other = plan;
+  other.first = {0, 1, 2, 2};  // (rank 1 of 3: experts 0-7 only)
+  EXPECT_NE(tzero::dist::rank_xxh128(plain, other, 1), got[1]);
+  // The routed experts stay mapped on rank 0: only its layer's other tensors were copied.
+  const tzero::GgufTensorInfo* exps = part.model->gguf().find_tensor("blk.0.ffn_up_exps.weight");
+  ASSERT_NE(exps, nullptr);
+  EXPECT_GE(exps->data, part.model->gguf().file_data());
+  EXPECT_LT(exps->data, part.model->gguf().file_data() + part.model->gguf().file_size());
 }

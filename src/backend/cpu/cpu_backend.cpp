@@ -172,6 +172,7 @@ void CpuBackend::add_expert_bias(Act y, const float* b, Act ids, size_t rows) {
   const float* id = in(ids);
   for (size_t t = 0; t < rows; ++t)
     for (size_t j = 0; j < k; ++j) {
+      if (id[t * k + j] < 0) continue;  // (left out: another rank's expert)
       const float* be = b + size_t(id[t * k + j]) * n;
       float* s = a + t * y.len + j * n;
       for (size_t i = 0; i < n; ++i) s[i] = s[i] + be[i];

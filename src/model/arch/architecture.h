@@ -21,6 +21,8 @@ namespace tzero {
 using TraceFn = std::function<void(std::string_view name, int layer, Act a, size_t rows)>;
 
 // One forward pass as an architecture sees it.
+class RemoteExperts;  // model/arch/moe_ffn.h
+
 struct Pass {
   BackendOps* ops = nullptr;          // the backend of the current step (embed, a layer, output)
   size_t n_tok = 0;                   // tokens in the batch
@@ -28,6 +30,7 @@ struct Pass {
   size_t n_logits = 0;                // the first n_logits of them also get logits (the rest
                                       // are hidden rows: their final norm is the output)
   const TraceFn* trace_fn = nullptr;  // null: untraced
+  RemoteExperts* experts = nullptr;   // null: every expert of a MoE layer here
 
   void trace(std::string_view name, int layer, Act a, size_t rows) const {
     if (trace_fn) (*trace_fn)(name, layer, a, rows);
@@ -71,7 +74,7 @@ std::unique_ptr<Architecture> make_architecture(const Model& model);
 
 // One per family (model/arch/<family>.cpp).
 std::unique_ptr<Architecture> make_llama_family(const Model& model);
-std::unique_ptr<Architecture> make_gemma(const Model& model);  // gemma2, gemma3
+std::unique_ptr<Architecture> make_gemma(const Model& model);       // gemma2, gemma3
 std::unique_ptr<Architecture> make_nemotron_h(const Model& model);  // Mamba-2 hybrids
 
 }  // namespace tzero

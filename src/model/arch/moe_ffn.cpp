@@ -2,10 +2,49 @@
 
 namespace tzero {
 
+namespace {
+
+Activation expert_activation(const HParams& hp) {
+  return hp.arch == Arch::GptOss ? Activation::SwigluOai : Activation::SiLU;
+}
+
+// Each slot's expert product: gate, up = W[e] x (with the experts' biases), act(gate) * up into
+// gate, down = Wdown[e] of it (with its bias). A slot whose id is negative is left out.
+void expert_products(BackendOps& o, const Pass* p, int il, Activation act, const LayerWeights& L,
+                     Act x, Act ids, Act gate, Act up, Act down, size_t n) {
+  o.matmul_experts(L.gate_exps, x, false, ids, gate, n);
+  o.matmul_experts(L.up_exps, x, false, ids, up, n);
+  if (L.gate_exps_b) {
+    o.add_expert_bias(gate, L.gate_exps_b, ids, n);
+    o.add_expert_bias(up, L.up_exps_b, ids, n);
+  }
+  if (p) p->trace("ffn_moe_gate", il, gate, n);
+  if (p) p->trace("ffn_moe_up", il, up, n);
+  o.glu(act, gate, up, gate, n);
+  if (p) p->trace("ffn_moe_swiglu", il, gate, n);
+  o.matmul_experts(L.down_exps, gate, true, ids, down, n);
+  if (L.down_exps_b) o.add_expert_bias(down, L.down_exps_b, ids, n);
+}
+
+}  // namespace
+
+ExpertSlots::ExpertSlots(const HParams& hp, ActLayout& layout) : act_(expert_activation(hp)) {
+  const size_t F = size_t(hp.n_ff_exp), E = size_t(hp.n_embd);
+  x_ = layout.add(E);     // (n, n_embd)
+  ids_ = layout.add(1);   // (n, 1)
+  gate_ = layout.add(F);  // (n, n_ff_exp)
+  up_ = layout.add(F);    // (n, n_ff_exp)
+  down_ = layout.add(E);  // (n, n_embd)
+}
+
+void ExpertSlots::run(BackendOps& o, const LayerWeights& L, size_t n) const {
+  expert_products(o, nullptr, -1, act_, L, x_, ids_, gate_, up_, down_, n);
+}
+
 MoeFeedForward::MoeFeedForward(const HParams& hp, ActLayout& layout)
     : shared_(hp.arch == Arch::Qwen2Moe || hp.arch == Arch::Qwen3Next ||
               hp.arch == Arch::Qwen35Moe || hp.n_expert_shared > 0),
-      act_(hp.arch == Arch::GptOss ? Activation::SwigluOai : Activation::SiLU) {
+      act_(expert_activation(hp)) {
   spec_.n_expert = hp.n_expert;
   spec_.n_used = hp.n_expert_used;
   spec_.norm_weights = hp.expert_weights_norm;
@@ -44,18 +83,12 @@ void MoeFeedForward::run(const Pass& p, int il, const LayerWeights& L, Act x, Ac
   p.trace("ffn_moe_probs", il, probs_, n);
   p.trace("ffn_moe_topk", il, ids_, n);
   p.trace("ffn_moe_weights", il, weights_, n);
-  o.matmul_experts(L.gate_exps, x, false, ids_, gate_, n);
-  o.matmul_experts(L.up_exps, x, false, ids_, up_, n);
-  if (L.gate_exps_b) {
-    o.add_expert_bias(gate_, L.gate_exps_b, ids_, n);
-    o.add_expert_bias(up_, L.up_exps_b, ids_, n);
-  }
-  p.trace("ffn_moe_gate", il, gate_, n);
-  p.trace("ffn_moe_up", il, up_, n);
-  o.glu(act_, gate_, up_, gate_, n);
-  p.trace("ffn_moe_swiglu", il, gate_, n);
-  o.matmul_experts(L.down_exps, gate_, true, ids_, down_, n);
-  if (L.down_exps_b) o.add_expert_bias(down_, L.down_exps_b, ids_, n);
+  // Slots whose experts live on other ranks are sent there first (their ids marked -1 here),
+  // computed there while this rank computes its own, and their down rows come back before the
+  // combine (CPU only: the host rows).
+  if (p.experts) p.experts->send(il, o.host_rows(x), o.host_rows(ids_), n, ids_.len);
+  expert_products(o, &p, il, act_, L, x, ids_, gate_, up_, down_, n);
+  if (p.experts) p.experts->receive(il, o.host_rows(ids_), o.host_rows(down_), n, ids_.len);
   p.trace("ffn_moe_down", il, down_, n);
   o.moe_combine(down_, weights_, out, n);
   p.trace("ffn_moe_out", il, out, n);

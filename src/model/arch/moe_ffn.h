@@ -22,6 +22,39 @@
 
 namespace tzero {
 
+// Experts that live on other ranks (expert parallelism, docs/DISTRIBUTED.md): a MoE layer's
+// slots whose experts are elsewhere are computed there, one slot per row (ExpertSlots), and
+// their down rows come back before the combine, which stays here in rank order (moe-v1). Each
+// slot's row is its own dot products whatever else the call computes (kernels/matmul_experts.h),
+// so where a slot runs changes no bit.
+class RemoteExperts {
+ public:
+  virtual ~RemoteExperts() = default;
+  // Starts layer il's slots whose experts live elsewhere: x (n_tok, n_embd) the normed input,
+  // ids (n_tok, k) the chosen experts (as floats). Marks those slots -1 in ids, so that this
+  // rank's products leave them out (backend_ops.h, matmul_experts).
+  virtual void send(int il, const float* x, float* ids, size_t n_tok, size_t k) = 0;
+  // Waits for them: each one's down row (after its down bias) into down (n_tok, k * n_embd),
+  // and their ids back. Throws tzero::Error when a rank failed them or does not answer in time.
+  virtual void receive(int il, float* ids, float* down, size_t n_tok, size_t k) = 0;
+};
+
+// The expert part of MoeFeedForward for slots one per row, on the rank that holds their experts:
+// down row s = the slot's expert (gate, up, biases, activation, down, down bias) of x row s.
+class ExpertSlots {
+ public:
+  // Declares its buffers in `layout`.
+  ExpertSlots(const HParams& hp, ActLayout& layout);
+  Act x() const { return x_; }        // (n, n_embd) in: each slot's input row
+  Act ids() const { return ids_; }    // (n, 1) in: each slot's expert (as a float)
+  Act down() const { return down_; }  // (n, n_embd) out
+  void run(BackendOps& o, const LayerWeights& L, size_t n) const;
+
+ private:
+  Activation act_;
+  Act x_, ids_, gate_, up_, down_;
+};
+
 class MoeFeedForward {
  public:
   // Declares its buffers in `layout`.
