@@ -10,10 +10,11 @@ namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
 }  // namespace
 
-HugePageBuffer::HugePageBuffer(size_t n) {
+HugePageBuffer::HugePageBuffer(size_t n, bool sparse) {
   if (n == 0) return;
   const size_t map_size = n + kHugePage;
-  void* m = ::mmap(nullptr, map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* m = ::mmap(nullptr, map_size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (sparse ? MAP_NORESERVE : 0), -1, 0);
   if (m == MAP_FAILED) return;
   map_ = m;
   map_size_ = map_size;

@@ -13,8 +13,10 @@ namespace tzero {
 class HugePageBuffer {
  public:
   HugePageBuffer() = default;
-  // n bytes, zero-filled on first touch; empty (false) when the mapping fails.
-  explicit HugePageBuffer(size_t n);
+  // n bytes, zero-filled on first touch; empty (false) when the mapping fails. sparse: only a
+  // part will ever be touched (an expert parallelism rank's experts of a whole tensor), so the
+  // mapping reserves no memory for the rest (MAP_NORESERVE: the kernel does not count it).
+  explicit HugePageBuffer(size_t n, bool sparse = false);
   ~HugePageBuffer();
   HugePageBuffer(HugePageBuffer&& other) noexcept;
   HugePageBuffer& operator=(HugePageBuffer&& other) noexcept;

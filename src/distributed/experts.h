@@ -7,17 +7,22 @@
 // not depend on the other slots of its call, so the bits are the single process's.
 //
 // Messages (distributed/transport.h, channels expert_request and expert_answer):
-//   request: model id, layer, the slots' expert ids (n), each slot's row among the input
-//            rows (n), the input rows (m, n_embd) float32: each token's normed row once
-//   answer:  1 and the slots' down rows (n, n_embd) float32, or 0 and an error naming the rank
+//   request: its number (this rank's requests to that rank: 1, 2, ...), model id, layer, the
+//            slots' expert ids (n), each slot's row among the input rows (n), the input rows
+//            (m, n_embd) float32: each token's normed row once
+//   answer:  the request's number, then 1 and the slots' down rows (n, n_embd) float32, or 0
+//            and an error naming the rank. An answer to an earlier number (its request timed
+//            out or was abandoned) is dropped.
 // A rank answers requests whenever it waits (transport's work while waiting): for the ring, for
 // its own requests' answers, or for the next rank to take a message. Rank 0 holds no experts and
 // is never asked. Requests of one rank to another are answered in the order sent.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -37,11 +42,13 @@ ExpertTraffic expert_traffic();
 
 // The caller's side (RemoteExperts) of model `model_id` (the pipeline's id of the model) split
 // by `plan`, on this rank. An answer later than timeout_s seconds breaks it: every later use
-// throws (the slots in flight cannot be told apart any more). `serialise`, when given, is held
-// around each exchange (rank 0: the ring's mutex, as MPI is called from one thread at a time).
-std::shared_ptr<RemoteExperts> remote_experts(uint64_t model_id, const StagePlan& plan,
-                                              const HParams& hp, double timeout_s,
-                                              std::mutex* serialise);
+// throws (the slots in flight cannot be told apart any more), and `on_broken` (when given) is
+// told why. `serialise`, when given, is held around each exchange and while on_broken runs
+// (rank 0: the ring's mutex, as MPI is called from one thread at a time; on_broken breaks the
+// ring, so that the job ends at once).
+std::shared_ptr<RemoteExperts> remote_experts(
+    uint64_t model_id, const StagePlan& plan, const HParams& hp, double timeout_s,
+    std::mutex* serialise, std::function<void(const std::string&)> on_broken = nullptr);
 
 // A rank's side: answers requests for the experts it holds of one model.
 class ExpertServer {
@@ -50,8 +57,8 @@ class ExpertServer {
   ExpertServer(const Model& model, const StagePlan& plan, int rank, ThreadPool& pool,
                const KernelSet& kernels, bool fast);
   ~ExpertServer();
-  // The answer to a request, read from r after its model id.
-  std::vector<uint8_t> answer(WireReader& r);
+  // The answer to request `number`, read from r after its number and model id.
+  std::vector<uint8_t> answer(uint64_t number, WireReader& r);
 
  private:
   const Model& model_;

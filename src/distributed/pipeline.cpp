@@ -346,7 +346,12 @@ std::unique_ptr<RemoteStages> Pipeline::stages(int n_ctx, int n_batch) {
 
 std::shared_ptr<RemoteExperts> Pipeline::remote_experts() const {
   if (plan_.n_expert == 0) return nullptr;
-  return dist::remote_experts(id_, plan_, *hp_, options_.rank_timeout_s, &ring_->mu);
+  std::shared_ptr<Ring> ring = ring_;
+  return dist::remote_experts(id_, plan_, *hp_, options_.rank_timeout_s, &ring_->mu,
+                              [ring](const std::string& why) {  // (the ring's mutex held)
+                                ring->broken = true;
+                                ring->broken_why = why;
+                              });
 }
 
 RingTraffic ring_traffic() {
@@ -463,14 +468,16 @@ class Stages {
     std::vector<uint8_t> msg;
     if (!try_receive_any(Channel::expert_request, &from, &msg)) return false;
     std::vector<uint8_t> answer;
+    WireReader r(msg);
+    const uint64_t number = r.get<uint64_t>();
     try {
-      WireReader r(msg);
       const auto it = models_.find(r.get<uint64_t>());
       check(it != models_.end() && it->second->experts,
             "internal: a request for experts of a model this rank does not hold");
-      answer = it->second->experts->answer(r);
+      answer = it->second->experts->answer(number, r);
     } catch (const std::exception& e) {
       WireWriter err;
+      err.put(number);
       err.put(uint8_t(0));
       err.put_string("rank " + std::to_string(w_.rank) + " (" + host_name() +
                      "), its experts: " + e.what());

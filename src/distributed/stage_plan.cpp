@@ -163,12 +163,19 @@ std::vector<std::string> ranks_layers_xxh128(const Model& model, const StagePlan
 StagePart load_stage(std::unique_ptr<GgufFile> file, const StagePlan& plan, int rank,
                      const KernelSet* layout_for) {
   const bool io = rank == 0;
-  file->own_tensors([&](const GgufTensorInfo& t) {
-    const int il = tensor_layer(t.name);
-    if (il < 0) return io;
-    if (plan.n_expert > 0 && is_expert_tensor(t.name)) return false;  // (mapped: slabs read)
-    return il >= plan.begin(rank) && il < plan.end(rank);
-  });
+  const auto [e0, e1] = plan.experts(rank);
+  file->own_tensors(
+      [&](const GgufTensorInfo& t) {
+        const int il = tensor_layer(t.name);
+        if (il < 0) return io;
+        if (plan.n_expert > 0 && is_expert_tensor(t.name)) return false;  // (its slabs: below)
+        return il >= plan.begin(rank) && il < plan.end(rank);
+      },
+      [&](const GgufTensorInfo& t) {  // this rank's experts' slabs of every layer
+        if (plan.n_expert == 0 || !is_expert_tensor(t.name)) return std::pair<size_t, size_t>{};
+        const size_t slab = t.n_bytes / size_t(plan.n_expert);
+        return std::pair<size_t, size_t>{size_t(e0) * slab, size_t(e1) * slab};
+      });
   StagePart part;
   if (!io)  // (the copies, before any repacking)
     part.weights_xxh128 = rank_xxh128(*file, plan, rank);

@@ -44,8 +44,9 @@ size_t head_bytes(const GgufFile& file);
 // Rank `rank`'s part of a model (a mapped file) under `plan`: the tensors of its layers, and on
 // rank 0 the embedding, head and every tensor outside the layers, read into private memory
 // (GgufFile::own_tensors) and laid out for `layout_for` (Model); nothing else of the file is
-// read. With expert parallelism the routed experts' tensors stay mapped on every rank: a rank
-// reads only its experts' slabs of them, as it computes with them.
+// read. With expert parallelism a rank copies only its experts' slabs of every layer's routed
+// expert tensors (GgufFile::own_tensors' parts: each such tensor keeps its size in a sparse
+// mapping); rank 0 holds no expert, and they stay mapped and unread there.
 // weights_xxh128: rank_xxh128 of the rank, from the bytes read (ranks 1..N-1, which rank 0
 // checks; empty for rank 0's part).
 struct StagePart {

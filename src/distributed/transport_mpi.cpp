@@ -48,13 +48,19 @@ void reap_posted() {
 
 // Polls done() until it is true or timeout_s passes (<= 0: never): a short spin, then naps of
 // at most 50 us for the first 0.2 s (a pass's wait: a hop then costs about 0.1 ms, where 200 us
-// naps cost a decode step 5-10% more), then of 1 ms (an idle rank costs next to no core).
+// naps cost a decode step 5-10% more), then of 1 ms (an idle rank costs next to no core). The
+// work while waiting (set_work_while_waiting) runs each turn; work done brings back the short
+// naps for 0.2 s.
 template <class Done>
 bool poll_until(Done done, double timeout_s) {
   const Clock::time_point t0 = Clock::now();
+  Clock::time_point busy = t0;  // the start, or the last work done while waiting
   int spins = 0;
   std::chrono::microseconds nap(10);
   while (!done()) {
+    const Clock::time_point now = Clock::now();
+    const double waited = std::chrono::duration<double>(now - t0).count();
+    if (timeout_s > 0 && waited > timeout_s) return false;  // (however much work came)
     if (g_work && !g_working) {
       g_working = true;
       bool did = false;
@@ -68,14 +74,14 @@ bool poll_until(Done done, double timeout_s) {
       if (did) {  // (more may follow: poll closely again)
         spins = 0;
         nap = std::chrono::microseconds(10);
+        busy = Clock::now();
         continue;
       }
     }
-    const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (timeout_s > 0 && waited > timeout_s) return false;
     if (++spins < 200) continue;
     std::this_thread::sleep_for(nap);
-    nap = std::min(nap * 2, std::chrono::microseconds(waited < 0.2 ? 50 : 1000));
+    const double idle = std::chrono::duration<double>(now - busy).count();
+    nap = std::min(nap * 2, std::chrono::microseconds(idle < 0.2 ? 50 : 1000));
   }
   return true;
 }

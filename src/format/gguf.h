@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/huge_pages.h"
@@ -110,9 +111,15 @@ class GgufFile {
   // A mapped file: copies the bytes of the tensors `keep` chooses into memory this object owns
   // (2 MiB pages: base/huge_pages.h) and points them there, leaving the others mapped and
   // unread. A pipeline rank (docs/DISTRIBUTED.md) keeps its own layers so: it reads only them,
-  // and they stream as fast as a whole model read into memory. Returns the bytes copied.
-  size_t own_tensors(const std::function<bool(const GgufTensorInfo&)>& keep);
-  bool owns_tensors() const { return bool(owned_); }  // own_tensors copied some
+  // and they stream as fast as a whole model read into memory. `part`, when given, names the
+  // bytes [first, second) of a tensor `keep` left out that are copied all the same (an expert
+  // parallelism rank's experts: slabs of every layer's expert tensors): such a tensor keeps its
+  // whole size in a sparse mapping of its own, only the part copied and ever resident; it is
+  // never writable (never laid out anew). Returns the bytes copied.
+  using TensorPart = std::function<std::pair<size_t, size_t>(const GgufTensorInfo&)>;
+  size_t own_tensors(const std::function<bool(const GgufTensorInfo&)>& keep,
+                     const TensorPart& part = nullptr);
+  bool owns_tensors() const { return owned_ || !partly_.empty(); }  // own_tensors copied some
   // The file's pages of bytes [offset, offset + n) leave resident memory (MappedFile::release):
   // read once and not needed again. Nothing unless mapped.
   void release_file_bytes(size_t offset, size_t n) const;
@@ -140,7 +147,8 @@ class GgufFile {
  private:
   void parse();
   std::unique_ptr<MappedFile> map_;
-  HugePageBuffer owned_;  // own_tensors' copies
+  HugePageBuffer owned_;                // own_tensors' copies
+  std::vector<HugePageBuffer> partly_;  // own_tensors' tensors of which a part is copied
   std::string name_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;

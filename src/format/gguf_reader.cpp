@@ -339,13 +339,30 @@ uint8_t* GgufFile::writable_data(const GgufTensorInfo& t) {
   return const_cast<uint8_t*>(t.data);
 }
 
-size_t GgufFile::own_tensors(const std::function<bool(const GgufTensorInfo&)>& keep) {
-  if (!map_ || !map_->mapped() || owned_) return 0;  // already private memory, or done
+size_t GgufFile::own_tensors(const std::function<bool(const GgufTensorInfo&)>& keep,
+                             const TensorPart& part) {
+  if (!map_ || !map_->mapped() || owned_ || !partly_.empty()) return 0;  // private, or done
+  size_t copied = 0;
+  if (part)
+    for (GgufTensorInfo& t : tensors_) {
+      if (t.n_bytes == 0 || keep(t)) continue;
+      const auto [lo, hi] = part(t);
+      if (lo >= hi) continue;
+      check(hi <= t.n_bytes, "internal: a part past its tensor");
+      HugePageBuffer buf(t.n_bytes, true);
+      if (!buf)
+        fail("cannot map " + std::to_string(t.n_bytes >> 20) + " MiB for " + quoted(t.name));
+      std::memcpy(buf.data() + lo, t.data + lo, hi - lo);
+      release_file_bytes(size_t(t.data + lo - data_), hi - lo);
+      t.data = buf.data();
+      partly_.push_back(std::move(buf));
+      copied += hi - lo;
+    }
   constexpr size_t kAlign = 64;
   size_t total = 0;
   for (const GgufTensorInfo& t : tensors_)
     if (t.n_bytes > 0 && keep(t)) total += (t.n_bytes + kAlign - 1) / kAlign * kAlign;
-  if (total == 0) return 0;
+  if (total == 0) return copied;
   HugePageBuffer buf(total);
   if (!buf) fail("cannot allocate " + std::to_string(total >> 20) + " MiB for its tensors");
   size_t at = 0;
@@ -357,7 +374,7 @@ size_t GgufFile::own_tensors(const std::function<bool(const GgufTensorInfo&)>& k
     at += (t.n_bytes + kAlign - 1) / kAlign * kAlign;
   }
   owned_ = std::move(buf);
-  return total;
+  return total + copied;
 }
 
 void GgufFile::release_file_bytes(size_t offset, size_t n) const {

@@ -43,6 +43,7 @@ void matmul_experts(ThreadPool& pool, const KernelSet& kernels, const ExpertMatr
     ++s.start[size_t(ids[i]) + 1];
   }
   for (size_t e = 0; e < E; ++e) s.start[e + 1] += s.start[e];
+  if (s.start[E] == 0) return;  // every slot left out: nothing to read, not even x
   s.slot_order.resize(size_t(s.start[E]));
   s.fill.assign(s.start.begin(), s.start.end() - 1);
   for (size_t i = 0; i < n_slots; ++i)

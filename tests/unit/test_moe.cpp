@@ -322,43 +322,52 @@ TEST(MoeMatmul, SlotsLeftOutAndSlotsComputedOneARowGiveTheWholeCallsBits) {
   const size_t K = 256, N = 48, E = 8, k = 3, n_tok = 20;
   std::vector<uint8_t> bytes;
   ThreadPool pool(2);
-  for (TensorType type : {TensorType::F32, TensorType::Q8_0, TensorType::Q4_K, TensorType::MXFP4}) {
-    const ExpertMatrix w = random_experts(type, E, N, K, 21, bytes);
-    const std::vector<float> x = test::random_floats(n_tok * K, 22);
-    const std::vector<int32_t> ids = random_ids(n_tok, k, E, 23);
-    for (const KernelSet* ks : every_set()) {
-      ExpertScratch scratch;
-      std::vector<float> whole(n_tok * k * N);
-      matmul_experts(pool, *ks, w, x.data(), false, ids.data(), n_tok, k, whole.data(), scratch);
-      // Here: experts 0-3; elsewhere: 4-7, their slots one per row.
-      std::vector<int32_t> here = ids, there;
-      std::vector<float> rows;
-      std::vector<size_t> slots;
-      for (size_t s = 0; s < here.size(); ++s)
-        if (here[s] >= 4) {
-          there.push_back(here[s]);
-          slots.push_back(s);
-          rows.insert(rows.end(), x.begin() + std::ptrdiff_t(s / k * K),
-                      x.begin() + std::ptrdiff_t((s / k + 1) * K));
-          here[s] = -1;
+  for (TensorType type : {TensorType::F32, TensorType::Q8_0, TensorType::Q4_K, TensorType::MXFP4})
+    for (const bool per_slot : {false, true}) {  // (gate and up: a token's row; down: a slot's)
+      const ExpertMatrix w = random_experts(type, E, N, K, 21, bytes);
+      const std::vector<float> x = test::random_floats((per_slot ? n_tok * k : n_tok) * K, 22);
+      const std::vector<int32_t> ids = random_ids(n_tok, k, E, 23);
+      for (const KernelSet* ks : every_set()) {
+        ExpertScratch scratch;
+        std::vector<float> whole(n_tok * k * N);
+        matmul_experts(pool, *ks, w, x.data(), per_slot, ids.data(), n_tok, k, whole.data(),
+                       scratch);
+        // Here: experts 0-3; elsewhere: 4-7, their slots one per row.
+        std::vector<int32_t> here = ids, there;
+        std::vector<float> rows;
+        std::vector<size_t> slots;
+        for (size_t s = 0; s < here.size(); ++s)
+          if (here[s] >= 4) {
+            const size_t row = per_slot ? s : s / k;
+            there.push_back(here[s]);
+            slots.push_back(s);
+            rows.insert(rows.end(), x.begin() + std::ptrdiff_t(row * K),
+                        x.begin() + std::ptrdiff_t((row + 1) * K));
+            here[s] = -1;
+          }
+        ASSERT_FALSE(slots.empty());
+        std::vector<float> got(whole.size(), -7.0f), far(slots.size() * N);
+        matmul_experts(pool, *ks, w, x.data(), per_slot, here.data(), n_tok, k, got.data(),
+                       scratch);
+        matmul_experts(pool, *ks, w, rows.data(), false, there.data(), slots.size(), 1, far.data(),
+                       scratch);
+        for (size_t i = 0; i < slots.size(); ++i) {
+          for (size_t c = 0; c < N; ++c)
+            ASSERT_EQ(got[slots[i] * N + c], -7.0f) << "a slot left out was written";
+          std::memcpy(&got[slots[i] * N], &far[i * N], N * sizeof(float));
         }
-      ASSERT_FALSE(slots.empty());
-      std::vector<float> got(whole.size(), -7.0f), far(slots.size() * N);
-      matmul_experts(pool, *ks, w, x.data(), false, here.data(), n_tok, k, got.data(), scratch);
-      matmul_experts(pool, *ks, w, rows.data(), false, there.data(), slots.size(), 1, far.data(),
-                     scratch);
-      for (size_t i = 0; i < slots.size(); ++i) {
-        for (size_t c = 0; c < N; ++c)
-          ASSERT_EQ(got[slots[i] * N + c], -7.0f) << "a slot left out was written";
-        std::memcpy(&got[slots[i] * N], &far[i * N], N * sizeof(float));
+        EXPECT_TRUE(same_bits(whole.data(), got.data(), whole.size()))
+            << traits(type).name << " " << ks->name << (per_slot ? " per slot" : "");
+        std::vector<float> ref(whole.size(), -7.0f);  // the scalar reference leaves them out too
+        matmul_experts_ref(w, x.data(), per_slot, here.data(), n_tok, k, ref.data());
+        EXPECT_EQ(ref[slots[0] * N], -7.0f);
+        std::vector<int32_t> none(ids.size(), -1);  // all left out: nothing written
+        std::vector<float> untouched(whole.size(), -7.0f);
+        matmul_experts(pool, *ks, w, x.data(), per_slot, none.data(), n_tok, k, untouched.data(),
+                       scratch);
+        EXPECT_EQ(untouched, std::vector<float>(whole.size(), -7.0f));
       }
-      EXPECT_TRUE(same_bits(whole.data(), got.data(), whole.size()))
-          << traits(type).name << " " << ks->name;
-      std::vector<float> ref(whole.size(), -7.0f);  // the scalar reference leaves them out too
-      matmul_experts_ref(w, x.data(), false, here.data(), n_tok, k, ref.data());
-      EXPECT_EQ(ref[slots[0] * N], -7.0f);
     }
-  }
 }
 
 // A token's expert outputs do not depend on its batch mates: alone, or among tokens that chose

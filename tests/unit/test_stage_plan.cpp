@@ -3,6 +3,7 @@
 // (distributed/wire.h).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -153,8 +154,20 @@ TEST(StagePlan, ExpertRanksHashTheirSlabsOfEveryLayer) {
   other.first = {0, 1, 2, 2};  // (rank 1 of 3: experts 0-7 only)
   EXPECT_NE(tzero::dist::rank_xxh128(plain, other, 1), got[1]);
   // The routed experts stay mapped on rank 0: only its layer's other tensors were copied.
-  const tzero::GgufTensorInfo* exps = part.model->gguf().find_tensor("blk.0.ffn_up_exps.weight");
+  const tzero::GgufFile& f0 = part.model->gguf();
+  const tzero::GgufTensorInfo* exps = f0.find_tensor("blk.0.ffn_up_exps.weight");
   ASSERT_NE(exps, nullptr);
-  EXPECT_GE(exps->data, part.model->gguf().file_data());
-  EXPECT_LT(exps->data, part.model->gguf().file_data() + part.model->gguf().file_size());
+  EXPECT_GE(exps->data, f0.file_data());
+  EXPECT_LT(exps->data, f0.file_data() + f0.file_size());
+  // Rank 1 copies its experts' slabs of every layer (layer 0 is rank 0's) and hashes the
+  // copies: the hash rank 0 expects, made from the bytes it computes with.
+  tzero::dist::StagePart one = tzero::dist::load_stage(
+      std::make_unique<tzero::GgufFile>(path, tzero::MappedFile::Load::Map), plan, 1, &kernels);
+  EXPECT_EQ(one.weights_xxh128, got[1]);
+  const tzero::GgufFile& f1 = one.model->gguf();
+  const tzero::GgufTensorInfo* t = f1.find_tensor("blk.0.ffn_up_exps.weight");
+  const tzero::GgufTensorInfo* p = plain.find_tensor("blk.0.ffn_up_exps.weight");
+  ASSERT_TRUE(t && p);
+  EXPECT_TRUE(t->data < f1.file_data() || t->data >= f1.file_data() + f1.file_size());
+  EXPECT_EQ(std::memcmp(t->data, p->data, t->n_bytes / 16 * 8), 0) << "experts 0-7 copied";
 }
