@@ -8,11 +8,7 @@ set -eu
 MODEL=${1:?usage: bench/ranks.sh MODEL.gguf [ROUNDS] [TOKENS]}
 ROUNDS=${2:-3}
 TOKENS=${3:-64}
-ONE=${TZ_BINARY:-build/tzero}
-MPI=${TZERO_MPI_BINARY:-build-mpi/tzero}
-ROOT=""
-[ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
-RUN="/usr/bin/mpirun $ROOT --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo"
+. "$(dirname "$0")/mpi_common.sh"
 ARGS="-m $MODEL -p 'Once upon a time' -n $TOKENS -t 1 --json"
 rate() { python3 -c 'import json,sys; j=json.load(sys.stdin); t=j["timings"]; r=j.get("ranks",{}); print("%-6s prompt %7.1f tok/s  decode %6.2f tok/s  %s  digest %s" % (sys.argv[1], t["prompt_tokens_per_s"], t["gen_tokens_per_s"], ("%d B per token per hop, layers from %s" % (r["bytes_per_row_per_hop"], r["first_layers"])) if r else "", j["logits_digest"]))' "$1"; }
 for i in $(seq "$ROUNDS"); do
@@ -24,7 +20,6 @@ done
 # cores the ranks use), and np 2 with one pass at a time (--micro-batches 1) against the default
 # (one pass per rank in flight).
 BARGS="-m $MODEL -p 16 -n $TOKENS -c 1 -c 2 -c 4 -r 1 --json"
-conc() { python3 -c 'import json,sys; j=json.load(sys.stdin); print("%-22s %s" % (sys.argv[1], "  ".join("C=%d %6.2f tok/s" % (r["concurrency"], r["tg_tokens_per_s"]) for r in j["concurrency"])))' "$1"; }
 for i in $(seq "$ROUNDS"); do
   eval "$ONE bench $BARGS -t 1" 2>/dev/null | conc "one process -t 1"
   eval "$ONE bench $BARGS -t 2" 2>/dev/null | conc "one process -t 2"
@@ -32,14 +27,5 @@ for i in $(seq "$ROUNDS"); do
   eval "$RUN -np 2 $MPI bench $BARGS -t 1" 2>/dev/null | conc "np 2, 2 in flight"
 done
 # Resident memory of each rank while serving (VmRSS after the model is open).
-for np in 2 4; do
-  $RUN -np $np "$MPI" serve -m "$MODEL" -t 1 --port 0 --ctx 256 --parallel 1 2>/tmp/ranks_rss.err &
-  pid=$!
-  for _ in $(seq 300); do grep -q "listening on" /tmp/ranks_rss.err && break; sleep 0.1; done
-  for p in $(pgrep -P $pid); do
-    r=$(tr '\0' '\n' < /proc/$p/environ | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
-    echo "np $np rank $r: $(grep VmRSS /proc/$p/status | tr -s ' ')"
-  done | sort
-  kill -TERM $pid; wait $pid 2>/dev/null || true
-done
+for np in 2 4; do rss_of_ranks $np "" -m "$MODEL" -t 1 --ctx 256 --parallel 1; done
 echo "one process: $(/usr/bin/time -f 'peak RSS %M kB' "$ONE" run -m "$MODEL" -p hi -n 1 -t 1 -c 256 2>&1 >/dev/null | tail -1)"

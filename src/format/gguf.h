@@ -105,9 +105,13 @@ class GgufFile {
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
 
   // Tensor t's bytes, writable, when the file was read into memory this object owns (not
-  // mapped, not a caller's buffer), or t was copied by own_tensors: the loader lays some
-  // matrices out anew (model/weights.h). nullptr otherwise.
+  // mapped, not a caller's buffer), or t was copied by own_tensors (wholly or in part: only
+  // owned_part's bytes are then the file's): the loader lays some matrices out anew
+  // (model/weights.h). nullptr otherwise.
   uint8_t* writable_data(const GgufTensorInfo& t);
+  // The bytes [first, second) of t that hold the file's: all of them, but for a tensor of which
+  // own_tensors copied a part.
+  std::pair<size_t, size_t> owned_part(const GgufTensorInfo& t) const;
   // A mapped file: copies the bytes of the tensors `keep` chooses into memory this object owns
   // (2 MiB pages: base/huge_pages.h) and points them there, leaving the others mapped and
   // unread. A pipeline rank (docs/DISTRIBUTED.md) keeps its own layers so: it reads only them,
@@ -149,6 +153,7 @@ class GgufFile {
   std::unique_ptr<MappedFile> map_;
   HugePageBuffer owned_;                // own_tensors' copies
   std::vector<HugePageBuffer> partly_;  // own_tensors' tensors of which a part is copied
+  std::map<std::string, std::pair<size_t, size_t>> parts_;  // and those parts, by name
   std::string name_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;

@@ -331,9 +331,15 @@ const GgufValue* GgufFile::find(const std::string& key) const {
   return it == kv_index_.end() ? nullptr : &kv_[it->second].second;
 }
 
+std::pair<size_t, size_t> GgufFile::owned_part(const GgufTensorInfo& t) const {
+  const auto it = parts_.find(t.name);
+  return it == parts_.end() ? std::pair<size_t, size_t>{0, t.n_bytes} : it->second;
+}
+
 uint8_t* GgufFile::writable_data(const GgufTensorInfo& t) {
   if (owned_ && t.data >= owned_.data() && t.data < owned_.data() + owned_.size())
-    return const_cast<uint8_t*>(t.data);  // an own_tensors copy
+    return const_cast<uint8_t*>(t.data);                          // an own_tensors copy
+  if (parts_.count(t.name)) return const_cast<uint8_t*>(t.data);  // a copy of a part
   if (!map_ || map_->mapped()) return nullptr;
   // The bytes are in map_'s private buffer (read(2) into memory this object owns).
   return const_cast<uint8_t*>(t.data);
@@ -356,6 +362,7 @@ size_t GgufFile::own_tensors(const std::function<bool(const GgufTensorInfo&)>& k
       release_file_bytes(size_t(t.data + lo - data_), hi - lo);
       t.data = buf.data();
       partly_.push_back(std::move(buf));
+      parts_[t.name] = {lo, hi};
       copied += hi - lo;
     }
   constexpr size_t kAlign = 64;

@@ -63,10 +63,16 @@ WeightLayout Model::matrix_layout(const GgufTensorInfo& t, size_t n_rows, size_t
   if (l == WeightLayout::File) return l;
   uint8_t* bytes = file_->writable_data(t);
   if (!bytes) return WeightLayout::File;  // mapped: the page cache's bytes are not ours
+  // Only the rows this process holds: all, or an expert parallelism rank's experts (whole
+  // matrices of rows_per_matrix rows, so whole Rows16 panels).
+  const auto [lo, hi] = file_->owned_part(t);
+  const size_t matrix_bytes = rows_per_matrix * row_bytes;
+  check((lo == 0 && hi == t.n_bytes) || (lo % matrix_bytes == 0 && hi % matrix_bytes == 0),
+        "internal: a part of '" + t.name + "' that is not whole matrices");
   if (l == WeightLayout::Rows16)
-    to_rows16(t.type, bytes, n_rows, row_bytes);
+    to_rows16(t.type, bytes + lo, (hi - lo) / row_bytes, row_bytes);
   else
-    to_blocks8(t.type, bytes, n_rows, row_bytes);
+    to_blocks8(t.type, bytes + lo, (hi - lo) / row_bytes, row_bytes);
   repacked_[t.name] = l;
   return l;
 }
@@ -111,19 +117,22 @@ bool Model::hash_file(const FileBytesSeen& seen) const {
     size_t pos = 0;
     std::vector<uint8_t> rows;
     for (const GgufTensorInfo* t : repacked) {
+      // Its repacked rows unpacked; the rest of it (a part copied: an expert parallelism rank's
+      // experts) as the file has it.
+      const auto [lo, hi] = file_->owned_part(*t);
       const size_t at = file_->data_offset() + size_t(t->offset);
       const size_t rb = row_bytes(t->type, size_t(t->ne[0]));
-      hash_range(pos, at);
+      hash_range(pos, at + lo);
       const WeightLayout l = repacked_.at(t->name);
       const size_t q = layout_row_quantum(l);  // whole Rows16 panels per chunk
-      const size_t chunk = std::max<size_t>(1, (4 << 20) / (rb * q)) * q, n_rows = t->n_bytes / rb;
-      for (size_t r = 0; r < n_rows; r += chunk) {
-        const size_t nr = std::min(chunk, n_rows - r);
+      const size_t chunk = std::max<size_t>(1, (4 << 20) / (rb * q)) * q;
+      for (size_t r = lo / rb; r < hi / rb; r += chunk) {
+        const size_t nr = std::min(chunk, hi / rb - r);
         rows.resize(nr * rb);
         unpack_rows(l, t->type, t->data + r * rb, rows.data(), nr, rb);
         h.update(rows.data(), rows.size());
       }
-      pos = at + t->n_bytes;
+      pos = at + hi;
     }
     hash_range(pos, file_->file_size());
     xxh128_ = h.hex();

@@ -159,15 +159,38 @@ TEST(StagePlan, ExpertRanksHashTheirSlabsOfEveryLayer) {
   ASSERT_NE(exps, nullptr);
   EXPECT_GE(exps->data, f0.file_data());
   EXPECT_LT(exps->data, f0.file_data() + f0.file_size());
-  // Rank 1 copies its experts' slabs of every layer (layer 0 is rank 0's) and hashes the
-  // copies: the hash rank 0 expects, made from the bytes it computes with.
+  // Rank 1 of 3 (experts 0-7) copies its experts' slabs of every layer (layer 0 is rank 0's)
+  // and hashes the copies: the hash rank 0 expects, made from the bytes it computes with.
+  // (Not laid out for the kernels, to compare the bytes.)
   tzero::dist::StagePart one = tzero::dist::load_stage(
-      std::make_unique<tzero::GgufFile>(path, tzero::MappedFile::Load::Map), plan, 1, &kernels);
-  EXPECT_EQ(one.weights_xxh128, got[1]);
+      std::make_unique<tzero::GgufFile>(path, tzero::MappedFile::Load::Map), other, 1, nullptr);
+  EXPECT_EQ(one.weights_xxh128, tzero::dist::rank_xxh128(plain, other, 1));
   const tzero::GgufFile& f1 = one.model->gguf();
   const tzero::GgufTensorInfo* t = f1.find_tensor("blk.0.ffn_up_exps.weight");
   const tzero::GgufTensorInfo* p = plain.find_tensor("blk.0.ffn_up_exps.weight");
   ASSERT_TRUE(t && p);
   EXPECT_TRUE(t->data < f1.file_data() || t->data >= f1.file_data() + f1.file_size());
-  EXPECT_EQ(std::memcmp(t->data, p->data, t->n_bytes / 16 * 8), 0) << "experts 0-7 copied";
+  EXPECT_EQ(f1.owned_part(*t), (std::pair<size_t, size_t>{0, t->n_bytes / 2}));
+  EXPECT_EQ(std::memcmp(t->data, p->data, t->n_bytes / 2), 0) << "experts 0-7 copied";
+}
+
+// Proves: a rank's experts' slabs are laid out for its kernels like a whole model's (only those
+// rows: the rest of the tensor is never touched), and the file's hash still reads the rest from
+// the file and the slabs as the file has them.
+TEST(StagePlan, ARanksExpertSlabsAreLaidOutForItsKernelsAndHashAsTheFile) {
+  const std::string path = tzero::test::generated_model("tiny-qwen3moe", "q4_k");
+  const tzero::KernelSet kernels = tzero::select_kernels("auto");
+  const std::unique_ptr<tzero::Model> whole =
+      tzero::Model::load(path, tzero::MappedFile::Load::Read, &kernels);
+  if (whole->repacked_tensors(tzero::WeightLayout::Rows16) == 0)
+    GTEST_SKIP() << "this CPU's kernels (" << kernels.name << ") lay no Q4_K matrix out anew";
+  StagePlan plan;
+  plan.first = {0, 1, 2, 2};  // (rank 1 of 3: experts 0-7)
+  plan.n_expert = 16;
+  tzero::dist::StagePart one = tzero::dist::load_stage(
+      std::make_unique<tzero::GgufFile>(path, tzero::MappedFile::Load::Map), plan, 1, &kernels);
+  const tzero::Model& m = *one.model;
+  EXPECT_EQ(m.layers()[0].up_exps.first.layout, tzero::WeightLayout::Rows16) << "layer 0's experts";
+  EXPECT_EQ(m.layers()[1].up_exps.first.layout, tzero::WeightLayout::Rows16);
+  EXPECT_EQ(m.file_xxh128(), whole->file_xxh128());
 }
