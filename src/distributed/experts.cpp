@@ -103,7 +103,6 @@ class ExpertCalls final : public RemoteExperts {
       for (size_t i = 0; i < o.slots.size(); ++i) ids[o.slots[i]] = float(o.experts[i]);
     std::string failed;  // every answer is taken, the first error thrown after
     for (const Out& o : outs) {
-      if (broken_) break;
       std::vector<uint8_t> back;
       uint64_t number = 0;
       try {
@@ -112,10 +111,16 @@ class ExpertCalls final : public RemoteExperts {
           number = WireReader(back).get<uint64_t>();
         } while (number < o.number);
       } catch (const Error& e) {
-        broken_ = true;
-        broken_why_ = "waiting for rank " + std::to_string(o.rank) + "'s experts: " + e.what();
-        if (on_broken_) on_broken_(broken_why_);
-        break;
+        // Its answer, if it comes, will be dropped (numbered). Rank 0 breaks the ring (the job
+        // ends); another rank fails this pass, and rank 0 hears of it through the ring.
+        const std::string why =
+            "waiting for rank " + std::to_string(o.rank) + "'s experts: " + e.what();
+        if (on_broken_) {
+          broken_ = true;
+          broken_why_ = why;
+          on_broken_(why);
+        }
+        throw Error("the experts on other MPI ranks failed: " + why);
       }
       check(number == o.number, "internal: an expert answer to a request never sent");
       {
@@ -133,7 +138,6 @@ class ExpertCalls final : public RemoteExperts {
       for (size_t i = 0; i < o.slots.size(); ++i)
         std::memcpy(down + size_t(o.slots[i]) * E, &rows[i * E], E * sizeof(float));
     }
-    check(!broken_, "the experts on other MPI ranks failed: " + broken_why_);
     if (!failed.empty()) throw Error(failed);
   }
 

@@ -41,11 +41,11 @@ struct ExpertTraffic {
 ExpertTraffic expert_traffic();
 
 // The caller's side (RemoteExperts) of model `model_id` (the pipeline's id of the model) split
-// by `plan`, on this rank. An answer later than timeout_s seconds breaks it: every later use
-// throws (the slots in flight cannot be told apart any more), and `on_broken` (when given) is
-// told why. `serialise`, when given, is held around each exchange and while on_broken runs
-// (rank 0: the ring's mutex, as MPI is called from one thread at a time; on_broken breaks the
-// ring, so that the job ends at once).
+// by `plan`, on this rank. An answer later than timeout_s seconds fails the pass (the answer is
+// dropped if it comes: requests are numbered); with `on_broken` (rank 0) it breaks the caller
+// for good and on_broken is told why (it breaks the ring, so that the job ends at once).
+// `serialise`, when given, is held around each exchange and while on_broken runs (rank 0: the
+// ring's mutex, as MPI is called from one thread at a time).
 std::shared_ptr<RemoteExperts> remote_experts(
     uint64_t model_id, const StagePlan& plan, const HParams& hp, double timeout_s,
     std::mutex* serialise, std::function<void(const std::string&)> on_broken = nullptr);

@@ -87,7 +87,17 @@ void MoeFeedForward::run(const Pass& p, int il, const LayerWeights& L, Act x, Ac
   // computed there while this rank computes its own, and their down rows come back before the
   // combine (CPU only: the host rows).
   if (p.experts) p.experts->send(il, o.host_rows(x), o.host_rows(ids_), n, ids_.len);
-  expert_products(o, &p, il, act_, L, x, ids_, gate_, up_, down_, n);
+  try {
+    expert_products(o, &p, il, act_, L, x, ids_, gate_, up_, down_, n);
+  } catch (...) {
+    if (p.experts) {  // (the answers taken all the same: no request is left out there)
+      try {
+        p.experts->receive(il, o.host_rows(ids_), o.host_rows(down_), n, ids_.len);
+      } catch (...) {
+      }
+    }
+    throw;
+  }
   if (p.experts) p.experts->receive(il, o.host_rows(ids_), o.host_rows(down_), n, ids_.len);
   p.trace("ffn_moe_down", il, down_, n);
   o.moe_combine(down_, weights_, out, n);
