@@ -572,11 +572,12 @@ TEST(DistributedUsage, AnotherFileAtTheSamePathOnAnotherRankIsNamed) {
     changed[f.data_offset() + t->offset + 7] ^= 0x10;
   }
   tzero::test::write_file(b + "/m.gguf", changed);
-  auto run_split = [&] {
+  auto run_split = [&](const std::string& flag = "--pipeline-split=bytes") {
     std::vector<std::string> argv = {"/usr/bin/timeout", "-k", "5", "120"};
     for (const std::string& w : mpirun_words(1)) argv.push_back(w);
-    argv.insert(argv.end(), {"--wdir", a, mpi_binary(), "run", "-m", "m.gguf", "-p", "hi", "-n",
-                             "2", "-t", "1", ":", "-np", "1", "--wdir", b, mpi_binary(), "run"});
+    argv.insert(argv.end(), {"--wdir", a,    mpi_binary(), "run", "-m",         "m.gguf", "-p",
+                             "hi",     "-n", "2",          "-t",  "1",          flag,     ":",
+                             "-np",    "1",  "--wdir",     b,     mpi_binary(), "run"});
     return run_command(argv);
   };
   CliResult r = run_split();
@@ -593,4 +594,25 @@ TEST(DistributedUsage, AnotherFileAtTheSamePathOnAnotherRankIsNamed) {
   tzero::test::write_file(b + "/m.gguf", bytes);
   r = run_split();
   EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  // With expert parallelism rank 1 computes its experts of every layer: one byte of expert 0 in
+  // layer 0 (rank 0's layer) changed on its side is named; without it, rank 1 never reads it.
+  const std::string moe = deep_model("tiny-qwen3moe", "q8_0", 2);
+  const std::string moe_bytes = tzero::test::read_file(moe);
+  tzero::test::write_file(a + "/m.gguf", moe_bytes);
+  changed = moe_bytes;
+  {
+    const tzero::GgufFile f(moe);
+    const tzero::GgufTensorInfo* t = f.find_tensor("blk.0.ffn_up_exps.weight");
+    ASSERT_NE(t, nullptr);
+    changed[f.data_offset() + t->offset + 7] ^= 0x10;
+  }
+  tzero::test::write_file(b + "/m.gguf", changed);
+  r = run_split();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_split("--expert-parallel");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("m.gguf there has other weights in layers 1-1 or experts 0-15"),
+            std::string::npos)
+      << r.err;
 }
