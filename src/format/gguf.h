@@ -118,8 +118,8 @@ class GgufFile {
   // and they stream as fast as a whole model read into memory. `part`, when given, names the
   // bytes [first, second) of a tensor `keep` left out that are copied all the same (an expert
   // parallelism rank's experts: slabs of every layer's expert tensors): such a tensor keeps its
-  // whole size in a sparse mapping of its own, only the part copied and ever resident; it is
-  // never writable (never laid out anew). Returns the bytes copied.
+  // whole size in a sparse mapping of its own, only the part copied and ever resident (and laid
+  // out anew: owned_part). Returns the bytes copied.
   using TensorPart = std::function<std::pair<size_t, size_t>(const GgufTensorInfo&)>;
   size_t own_tensors(const std::function<bool(const GgufTensorInfo&)>& keep,
                      const TensorPart& part = nullptr);

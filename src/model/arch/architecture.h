@@ -20,9 +20,9 @@ namespace tzero {
 // names ("attn_norm", "Qcur", ..., "result_output"), so traces line up with its dumps.
 using TraceFn = std::function<void(std::string_view name, int layer, Act a, size_t rows)>;
 
-// One forward pass as an architecture sees it.
 class RemoteExperts;  // model/arch/moe_ffn.h
 
+// One forward pass as an architecture sees it.
 struct Pass {
   BackendOps* ops = nullptr;          // the backend of the current step (embed, a layer, output)
   size_t n_tok = 0;                   // tokens in the batch
