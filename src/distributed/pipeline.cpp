@@ -247,7 +247,6 @@ std::shared_ptr<Pipeline> Pipeline::open(const Model& model, const std::string& 
   std::shared_ptr<Pipeline> p(new Pipeline());
   p->ring_ = the_ring();
   p->options_ = o;
-  p->n_embd_ = size_t(model.hparams().n_embd);
   p->hp_ = &model.hparams();
   check(plan.n_ranks() == w.size, "internal: a plan for another number of ranks");
   p->plan_ = plan;
@@ -340,8 +339,8 @@ std::unique_ptr<RemoteStages> Pipeline::stages(int n_ctx, int n_batch) {
   // By default one pass per rank: rank 0 computes its layers of the next while the others run
   // theirs of earlier ones.
   const int depth = options_.micro_batches > 0 ? options_.micro_batches : world().size;
-  return std::make_unique<RingStages>(ring_, id, local_end(), n_embd_, options_.rank_timeout_s,
-                                      depth);
+  return std::make_unique<RingStages>(ring_, id, local_end(), size_t(hp_->n_embd),
+                                      options_.rank_timeout_s, depth);
 }
 
 std::shared_ptr<RemoteExperts> Pipeline::remote_experts() const {
@@ -402,8 +401,7 @@ struct RankModel {
   std::unique_ptr<ThreadPool> pool;
   KernelSet kernels = scalar_kernels();
   bool fast = false;
-  int begin = 0, end = 0;
-  StagePlan plan;
+  StagePlan plan;                         // this rank's layers: [plan.begin(rank), plan.end(rank))
   std::unique_ptr<ExpertServer> experts;  // expert parallelism: this rank's experts
 };
 
@@ -509,8 +507,6 @@ class Stages {
     plan.first = r.get_vector<int>();
     plan.n_expert = r.get<int32_t>();
     check(plan.n_ranks() == w_.size, "internal: a plan for another number of ranks");
-    m->begin = plan.begin(w_.rank);
-    m->end = plan.end(w_.rank);
     m->plan = plan;
     m->kernels = with_overrides(select_kernels(kernels), overrides);
     // Mapped; only this rank's layers are read, into private memory (load_stage).
@@ -553,7 +549,8 @@ class Stages {
     std::unique_ptr<KvStore>& kv = f.stores[id];
     if (!kv)
       kv = std::make_unique<KvStore>(m.model->hparams(), n_blocks, block_size, type,
-                                     std::max(n_slots, 1), LayerRange{m.begin, m.end});
+                                     std::max(n_slots, 1),
+                                     LayerRange{m.plan.begin(w_.rank), m.plan.end(w_.rank)});
     check(kv->n_blocks() == n_blocks && kv->block_size() == block_size,
           "internal: a KV store changed its geometry");
     return {&f, &m, kv.get()};
@@ -593,7 +590,7 @@ class Stages {
     uint8_t* rows = msg.data() + r.offset();  // (n_tokens, n_embd) float32, unaligned
     residual_.resize(n_rows);
     std::memcpy(residual_.data(), rows, n_rows * sizeof(float));
-    f.fwd->eval_batch_stage(b, *kv, m.begin, m.end, residual_.data());
+    f.fwd->eval_batch_stage(b, *kv, m.plan.begin(w_.rank), m.plan.end(w_.rank), residual_.data());
     std::memcpy(rows, residual_.data(), n_rows * sizeof(float));  // passed on in place
   }
 

@@ -64,9 +64,8 @@ class Pipeline {
  private:
   Pipeline() = default;
   std::shared_ptr<Ring> ring_;
-  uint64_t id_ = 0;  // 0: not open on the other ranks
-  size_t n_embd_ = 0;
-  const HParams* hp_ = nullptr;
+  uint64_t id_ = 0;              // 0: not open on the other ranks
+  const HParams* hp_ = nullptr;  // rank 0's model's
   PipelineOptions options_;
   StagePlan plan_;
 };
